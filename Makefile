@@ -1,0 +1,35 @@
+# Two commands matter on a fresh machine:
+#   make demo   grade the bundled demo class and print the grade table
+#   make test   lint and run the whole test suite (what .ci/run calls)
+# Both create .venv and install the pinned requirements first.
+
+PYTHON ?= python3.11
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: test lint demo example wheel clean
+
+$(STAMP): requirements/lock.txt pyproject.toml harness/pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/lock.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e harness -e .
+	touch $@
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+test: lint
+	$(PY) -m pytest
+
+example: $(STAMP)
+	$(PY) examples/chapter_listings.py --out build/chapter
+
+wheel: $(STAMP)
+	$(PY) -m ch11_autograder.wheel build --out dist
+
+demo: $(STAMP)
+	$(PY) -m ch11_autograder.demo
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .hypothesis
