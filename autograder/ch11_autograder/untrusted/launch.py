@@ -1,0 +1,131 @@
+"""How untrusted scripts are started: the launcher interface and its limits.
+
+A launcher runs one script of ``runtime/`` with the Python interpreter of the
+grading environment, with its working directory set to a scratch directory
+that holds a copy of one submission. Script arguments are always paths
+*relative to the scratch directory*, so the same call works whether the
+launcher is a sandbox (which mounts the scratch directory somewhere of its own)
+or the explicit unsandboxed opt-out.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Protocol
+
+RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
+
+__all__ = ["RUNTIME_DIR", "Launcher", "Limits", "SandboxUnavailable", "UnsandboxedLauncher"]
+
+
+class SandboxUnavailable(RuntimeError):
+    """No sandbox backend can run here; the message says what is missing and how to get it."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits for one untrusted process tree.
+
+    Attributes:
+        cpu_seconds: CPU time of the process (RLIMIT_CPU), seconds.
+        wall_seconds: wall-clock limit enforced by the caller that waits, seconds.
+        memory_bytes: address-space / memory limit, bytes.
+        max_processes: processes or threads the tree may hold at once.
+        max_file_bytes: largest file the tree may write (RLIMIT_FSIZE), bytes.
+        max_output_bytes: bytes of stdout/stderr the trusted side reads; the rest is dropped.
+    """
+
+    cpu_seconds: int = 120
+    wall_seconds: float = 180.0
+    memory_bytes: int = 2 * 1024**3
+    max_processes: int = 256
+    max_file_bytes: int = 64 * 1024**2
+    max_output_bytes: int = 4 * 1024**2
+
+
+class Launcher(Protocol):
+    """Starts a runtime script as an untrusted process.
+
+    Implementations: :class:`UnsandboxedLauncher` (explicit opt-out for
+    trusted code), and the sandbox backends in this package.
+    """
+
+    #: short name shown in logs and reports, e.g. "bwrap", "docker", "unsandboxed".
+    name: str
+
+    def spawn(
+        self,
+        script: str,
+        args: Sequence[str],
+        *,
+        scratch: Path,
+        limits: Limits,
+        env: Mapping[str, str] | None = None,
+        stdin: int | IO[bytes] | None = subprocess.PIPE,
+        stdout: int | IO[bytes] | None = subprocess.PIPE,
+        stderr: int | IO[bytes] | None = subprocess.PIPE,
+    ) -> subprocess.Popen[bytes]:
+        """Start ``python runtime/<script> *args`` with cwd = ``scratch``.
+
+        ``scratch`` is the only writable place the process sees. The caller
+        owns the returned process: it enforces ``limits.wall_seconds`` and
+        kills the process group when done.
+        """
+        ...
+
+
+def _rlimit_setter(limits: Limits):
+    def apply() -> None:
+        os.setsid()
+        resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds))
+        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.max_file_bytes, limits.max_file_bytes))
+
+    return apply
+
+
+@dataclass
+class UnsandboxedLauncher:
+    """Runs runtime scripts as plain subprocesses: for trusted code only.
+
+    This is the explicit opt-out (CI grading the reference solutions, or a
+    developer's machine). It applies rlimits but isolates nothing: student code
+    started this way can read and write everything the grader can. Every
+    spawn writes a warning to stderr so that the choice is never silent.
+    """
+
+    name: str = "unsandboxed"
+    python: str = sys.executable
+    quiet: bool = False
+
+    def spawn(
+        self,
+        script: str,
+        args: Sequence[str],
+        *,
+        scratch: Path,
+        limits: Limits,
+        env: Mapping[str, str] | None = None,
+        stdin: int | IO[bytes] | None = subprocess.PIPE,
+        stdout: int | IO[bytes] | None = subprocess.PIPE,
+        stderr: int | IO[bytes] | None = subprocess.PIPE,
+    ) -> subprocess.Popen[bytes]:
+        if not self.quiet:
+            print(f"WARNING: running {script} UNSANDBOXED in {scratch} (trusted-run opt-out)", file=sys.stderr)
+        child_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(scratch), "MPLBACKEND": "Agg"}
+        child_env.update(env or {})
+        return subprocess.Popen(
+            [self.python, "-I", str(RUNTIME_DIR / script), *args],
+            cwd=scratch,
+            env=child_env,
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            preexec_fn=_rlimit_setter(limits),
+        )
