@@ -26,7 +26,7 @@ example: $(STAMP)
 	$(PY) examples/chapter_listings.py --out build/chapter
 
 wheel: $(STAMP)
-	$(PY) -m ch11_autograder.wheel build --out dist
+	$(PY) harness/build_wheel.py --out dist --check
 
 demo: $(STAMP)
 	$(PY) -m ch11_autograder.demo
