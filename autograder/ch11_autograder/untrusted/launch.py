@@ -10,6 +10,7 @@ or the explicit unsandboxed opt-out.
 
 from __future__ import annotations
 
+import importlib
 import os
 import resource
 import subprocess
@@ -21,7 +22,35 @@ from typing import IO, Protocol
 
 RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
 
-__all__ = ["RUNTIME_DIR", "Launcher", "Limits", "SandboxUnavailable", "UnsandboxedLauncher"]
+#: The wire-format module the verdict worker speaks (``ch11_autograder/protocol.py``).
+#: It imports only the standard library, numpy and (lazily) trainable_harness, so it
+#: may be shown to untrusted code. Runtime scripts load it from
+#: ``<their own directory>/../../protocol.py``; see :data:`RUNTIME_READONLY_PATHS`.
+PROTOCOL_FILE = RUNTIME_DIR.parent.parent / "protocol.py"
+
+#: Everything of ch11_autograder a sandboxed process may see, read-only. A launcher
+#: must expose exactly these, keeping their relative position (simplest: bind each
+#: at its own host path), and nothing else of the package: suites, the reference
+#: library and the course directory stay invisible.
+RUNTIME_READONLY_PATHS: tuple[Path, ...] = (RUNTIME_DIR, PROTOCOL_FILE)
+
+#: Environment variable naming the sandbox backend: ``bwrap`` (default), ``docker``,
+#: or ``none`` (the explicit, loud opt-out for trusted runs).
+SANDBOX_ENV = "CH11_SANDBOX"
+DEFAULT_SANDBOX = "bwrap"
+
+__all__ = [
+    "DEFAULT_SANDBOX",
+    "PROTOCOL_FILE",
+    "RUNTIME_DIR",
+    "RUNTIME_READONLY_PATHS",
+    "SANDBOX_ENV",
+    "Launcher",
+    "Limits",
+    "SandboxUnavailable",
+    "UnsandboxedLauncher",
+    "choose_launcher",
+]
 
 
 class SandboxUnavailable(RuntimeError):
@@ -75,7 +104,10 @@ class Launcher(Protocol):
 
         ``scratch`` is the only writable place the process sees. The caller
         owns the returned process: it enforces ``limits.wall_seconds`` and
-        kills the process group when done.
+        kills the process group when done, with ``os.killpg(proc.pid, SIGKILL)``;
+        so the started process must lead its own process group (``os.setsid``).
+        The script must find :data:`PROTOCOL_FILE` at ``../../protocol.py``
+        relative to itself (see :data:`RUNTIME_READONLY_PATHS`).
         """
         ...
 
@@ -129,3 +161,36 @@ class UnsandboxedLauncher:
             stderr=stderr,
             preexec_fn=_rlimit_setter(limits),
         )
+
+
+def choose_launcher(name: str | None = None) -> Launcher:
+    """The launcher for backend ``name``, or ``$CH11_SANDBOX``, or ``bwrap``.
+
+    ``none`` returns :class:`UnsandboxedLauncher` (which warns on every spawn).
+    Sandbox backends are imported lazily, so a missing backend only matters
+    when it is asked for.
+
+    Raises:
+        SandboxUnavailable: the backend is not part of this installation, or
+            it cannot run on this machine (raised by the backend itself).
+        ValueError: ``name`` is not a known backend.
+    """
+    if name is None:
+        name = os.environ.get(SANDBOX_ENV, "").strip() or DEFAULT_SANDBOX
+    name = name.strip().lower()
+    if name == "none":
+        return UnsandboxedLauncher()
+    backends = {"bwrap": ("bwrap", "BwrapLauncher"), "docker": ("docker", "DockerLauncher")}
+    if name not in backends:
+        raise ValueError(f"unknown sandbox backend {name!r}: choose one of bwrap, docker, none (${SANDBOX_ENV})")
+    module_name, class_name = backends[name]
+    try:
+        module = importlib.import_module(f"{__package__}.{module_name}")
+        launcher_class = getattr(module, class_name)
+    except (ImportError, AttributeError) as exc:
+        raise SandboxUnavailable(
+            f"the {name} sandbox backend ({__package__}.{module_name}.{class_name}) is not available "
+            f"in this installation ({exc}). Install it, choose another backend with ${SANDBOX_ENV}, "
+            f"or set {SANDBOX_ENV}=none for a trusted run (reference solutions only: no isolation)."
+        ) from None
+    return launcher_class()
