@@ -150,8 +150,9 @@ def fd_estimate(x: float, y: float, k: int, scheme: Scheme = "forward", wrt: Var
     ``wrt="y"`` perturbs ``y`` the same way. Dividing by the step actually
     applied, not by the nominal ``h`` (or ``2h``), matters because ``x + h``
     can round: in float32, ``2 + 2**-23`` rounds back to ``2``. For ``0 < h <= x``
-    the forward ``h_eff`` is exact (Sterbenz); it equals ``h`` whenever
-    ``x + h`` is representable.
+    the forward ``h_eff`` is exact (Sterbenz), and so is the central one for
+    ``0 < 3h <= x``; it equals ``h`` (``2h``) whenever ``x + h`` (and ``x - h``)
+    is representable.
 
     Args:
         x, y: the point; any real numbers, rounded to float32 first.
