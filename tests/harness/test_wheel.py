@@ -89,6 +89,13 @@ def test_manifest_version_is_the_projects_version():
     assert data["wheel_filename"] == f"trainable_harness-{project['version']}-py3-none-any.whl"
 
 
+def test_readme_shows_the_committed_manifest():
+    readme = (HARNESS / "README.md").read_text(encoding="utf-8")
+    assert "```json\n" + MANIFEST.read_text(encoding="utf-8") + "```" in readme, (
+        "harness/README.md quotes an old manifest; paste the current harness/manifest.json"
+    )
+
+
 def test_manifest_mismatches_names_each_differing_key(tmp_path):
     wheel = build_tool.BuiltWheel(
         path=tmp_path / "w.whl", filename="w.whl", sha256="a" * 64, version="11.0.0", seconds=0.0
