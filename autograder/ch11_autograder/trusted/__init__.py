@@ -1,0 +1,8 @@
+"""Trusted grading: everything that decides a grade runs here, never in the sandbox.
+
+``worker_client`` talks to the sandboxed verdict worker, ``suite`` is the API
+hidden property suites are written against, ``verdicts`` turns property
+results into scores and student-readable messages, ``preprocessors`` plugs all
+of it into nbgrader, ``feedback`` sanitizes what untrusted execution produced,
+and ``submission_cells`` decides which cells of a submission are code to run.
+"""

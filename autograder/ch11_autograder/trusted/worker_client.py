@@ -1,0 +1,449 @@
+"""The trusted side of the verdict worker: start it, call student functions, survive it.
+
+:class:`WorkerSession` writes the submission's code cells into a fresh
+scratch directory, starts ``runtime/worker.py`` there through a
+:class:`~ch11_autograder.untrusted.launch.Launcher`, and turns calls into
+request/reply exchanges (``ch11_autograder.protocol``). Every reply is hostile
+data: it is read with a time limit and a byte cap and decoded strictly.
+
+Failure model:
+
+* the student's function raises -> :class:`StudentError` (the worker lives on);
+* the name is missing or not callable -> :class:`NotDefined` (a StudentError);
+* the return value cannot travel -> :class:`Unencodable` (a StudentError);
+* no reply within ``call_timeout`` -> :class:`CallTimeout`;
+* the worker exits or closes its pipe -> :class:`WorkerCrashed`;
+* the reply is malformed or has the wrong id -> :class:`ProtocolError`.
+
+After a timeout, crash or malformed reply the process group is killed and the
+session is marked dead; the next call starts a fresh worker, which executes
+the cells again. After ``max_restarts`` restarts the session gives up and
+every further call raises :class:`WorkerCrashed` at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path, PurePosixPath
+from typing import IO, Any
+
+from .. import protocol
+from ..protocol import CellOutcome, ProtocolError
+from ..untrusted.launch import Launcher, Limits
+
+__all__ = [
+    "CallTimeout",
+    "NotDefined",
+    "ProtocolError",
+    "StudentError",
+    "Unencodable",
+    "WorkerCrashed",
+    "WorkerError",
+    "WorkerSession",
+]
+
+#: Bytes of the worker's own stderr kept for the grader's log.
+DIAGNOSTIC_BYTES = 4096
+
+
+class WorkerError(Exception):
+    """Base of everything a call can raise because of the worker or the student.
+
+    ``str(error)`` is written for the student: no paths, no trusted code.
+    """
+
+
+class StudentError(WorkerError):
+    """The student's code raised (or the name is unusable, see subclasses).
+
+    Attributes:
+        type: exception class name as reported by the worker.
+        message: exception message, truncated.
+        where: ``cell N, line M`` in the submission, or ``""``.
+    """
+
+    def __init__(self, type: str, message: str, where: str = "") -> None:
+        self.type = type
+        self.message = message
+        self.where = where
+        location = f" (at {where})" if where else ""
+        super().__init__(f"{type}: {message}{location}" if message else f"{type}{location}")
+
+
+class NotDefined(StudentError):
+    """The called name is not a top-level function of the submission."""
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class Unencodable(StudentError):
+    """The student's function returned a value that cannot travel over the wire."""
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class CallTimeout(WorkerError):
+    """No reply within the time limit; the worker was killed."""
+
+    def __init__(self, fn: str, seconds: float) -> None:
+        self.fn = fn
+        self.seconds = seconds
+        if fn:
+            text = (
+                f"{fn}() did not return within {seconds:g} s, so the grader stopped it "
+                "(look for an infinite loop or a much slower algorithm than needed)"
+            )
+        else:
+            text = (
+                f"your notebook's code did not finish running within {seconds:g} s, so the grader stopped it "
+                "(look for a long computation or an infinite loop at the top level of a cell)"
+            )
+        super().__init__(text)
+
+
+class WorkerCrashed(WorkerError):
+    """The worker process ended or could not be (re)started.
+
+    Attributes:
+        detail: text for the grader's log (exit status, the worker's own
+            stderr tail); never shown to students.
+    """
+
+    def __init__(self, message: str, detail: str = "") -> None:
+        self.detail = detail
+        super().__init__(message)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+_SIGNAL_HINTS = {
+    signal.SIGXCPU: "the CPU time limit was reached",
+    signal.SIGXFSZ: "a file grew beyond the size limit",
+    signal.SIGSEGV: "a segmentation fault",
+    signal.SIGKILL: "killed, usually for using too much memory",
+}
+
+
+def _exit_description(returncode: int | None) -> str:
+    if returncode is None:
+        return "it stopped answering"
+    if returncode < 0:
+        number = -returncode
+        hint = _SIGNAL_HINTS.get(number)
+        return f"it was ended by {_signal_name(number)}" + (f" ({hint})" if hint else "")
+    return f"it exited with status {returncode}"
+
+
+class WorkerSession:
+    """A running verdict worker for one submission; use as a context manager.
+
+    Args:
+        cells: source of the submission's code cells, in notebook order.
+        launcher: how to start untrusted code (a sandbox backend).
+        limits: resource limits for each worker process.
+        call_timeout: seconds one call may take, wall clock.
+        startup_timeout: seconds the worker may take to start and execute all
+            cells (answering hello).
+        cell_time_limit: seconds one cell may run inside the worker before it
+            is interrupted (the worker then moves on to the next cell);
+            0 disables it.
+        max_restarts: fresh workers started after the first one; after that,
+            calls fail at once with :class:`WorkerCrashed`.
+        support_files: extra files to place in the scratch directory,
+            relative POSIX path -> bytes (data files the notebook reads).
+    """
+
+    def __init__(
+        self,
+        cells: Sequence[str],
+        launcher: Launcher,
+        limits: Limits | None = None,
+        call_timeout: float = 10.0,
+        *,
+        startup_timeout: float = 60.0,
+        cell_time_limit: float = 30.0,
+        max_restarts: int = 2,
+        support_files: Mapping[str, bytes] | None = None,
+    ) -> None:
+        self.cells = list(cells)
+        self.launcher = launcher
+        self.limits = limits or Limits()
+        self.call_timeout = float(call_timeout)
+        self.startup_timeout = float(startup_timeout)
+        self.cell_time_limit = float(cell_time_limit)
+        self.max_restarts = int(max_restarts)
+        self.support_files = dict(support_files or {})
+        for name in self.support_files:
+            _check_relative(name)
+        #: Outcome of each cell in the most recent worker, after it answered hello.
+        self.report: tuple[CellOutcome, ...] = ()
+        #: Workers started so far (the first start plus restarts).
+        self.starts = 0
+        #: Log lines about crashes and restarts, for the grader's log only.
+        self.incidents: list[str] = []
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._scratch: Path | None = None
+        self._stderr: IO[bytes] | None = None
+        self._buffer = bytearray()
+        self._next_id = 1
+        self._gave_up: WorkerCrashed | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def __enter__(self) -> WorkerSession:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @property
+    def alive(self) -> bool:
+        """True while a worker process is running and trusted to be in sync."""
+        return self._proc is not None and self._proc.poll() is None
+
+    def close(self) -> None:
+        """Stop the worker (if any) and delete its scratch directory."""
+        self._kill()
+
+    def _kill(self) -> None:
+        proc = self._proc
+        self._proc = None
+        self._buffer = bytearray()
+        if proc is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            for stream in (proc.stdin, proc.stdout):
+                if stream is not None:
+                    with contextlib.suppress(OSError):
+                        stream.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=10)
+        if self._stderr is not None:
+            with contextlib.suppress(OSError):
+                self._stderr.close()
+            self._stderr = None
+        if self._scratch is not None:
+            _remove_tree(self._scratch)
+            self._scratch = None
+
+    def _diagnostics(self) -> str:
+        proc = self._proc
+        parts = [f"worker exit status: {proc.poll() if proc else None}"]
+        if self._stderr is not None:
+            with contextlib.suppress(OSError):
+                self._stderr.seek(0)
+                tail = self._stderr.read(DIAGNOSTIC_BYTES)
+                if tail:
+                    parts.append("worker stderr: " + tail.decode("utf-8", "replace"))
+        return "\n".join(parts)
+
+    def start(self) -> tuple[CellOutcome, ...]:
+        """Start a fresh worker, execute the cells, and return the cell report.
+
+        Raises:
+            WorkerCrashed: the restart budget is spent, or the worker died or
+                answered garbage while starting.
+            CallTimeout: the cells did not finish within ``startup_timeout``.
+        """
+        if self._gave_up is not None:
+            raise self._gave_up
+        self._kill()
+        if self.starts > self.max_restarts:
+            self._gave_up = WorkerCrashed(
+                f"the process running your code failed {self.starts} times in a row, so the grader stopped "
+                "retrying; the remaining checks could not run",
+                detail="\n".join(self.incidents),
+            )
+            raise self._gave_up
+        self.starts += 1
+        self._scratch = Path(tempfile.mkdtemp(prefix="ch11-worker-"))
+        spec = {"version": 1, "cells": self.cells, "cell_time_limit": self.cell_time_limit}
+        (self._scratch / "cells.json").write_text(json.dumps(spec), encoding="utf-8")
+        for name, data in self.support_files.items():
+            target = self._scratch / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        self._stderr = tempfile.TemporaryFile()
+        self._proc = self.launcher.spawn(
+            "worker.py",
+            ["cells.json"],
+            scratch=self._scratch,
+            limits=self.limits,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+        )
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        os.set_blocking(self._proc.stdin.fileno(), False)
+        os.set_blocking(self._proc.stdout.fileno(), False)
+        call_id = self._take_id()
+        try:
+            self._send(protocol.make_hello(call_id), "", self.startup_timeout)
+            message = self._receive("", self.startup_timeout)
+            reply = protocol.parse_reply(message)
+            if not isinstance(reply, protocol.HelloReply) or reply.id != call_id:
+                raise ProtocolError("message", "the worker did not answer hello with its cell report")
+        except (CallTimeout, WorkerCrashed, ProtocolError) as exc:
+            self._record_incident(exc)
+            self._kill()
+            raise
+        self.report = reply.cells
+        return self.report
+
+    def _record_incident(self, exc: BaseException) -> None:
+        self.incidents.append(f"start {self.starts}: {type(exc).__name__}: {exc}\n{self._diagnostics()}")
+
+    def _take_id(self) -> int:
+        call_id = self._next_id
+        self._next_id += 1
+        return call_id
+
+    # ------------------------------------------------------------------ calls
+
+    def call(self, fn: str, *args: Any, **kwargs: Any) -> Any:
+        """``fn(*args, **kwargs)`` evaluated by the student's code, decoded.
+
+        Arguments are encoded as requests (so :class:`~ch11_autograder.protocol.RngSeed`
+        and ``StochasticChain`` are rebuilt in the worker).
+
+        Raises:
+            StudentError, NotDefined, Unencodable: see the module docstring;
+                the worker stays alive.
+            CallTimeout, WorkerCrashed, ProtocolError: the worker was killed;
+                the next call starts a fresh one.
+            TypeError: an argument cannot be encoded (a bug in the suite).
+        """
+        call_id = self._take_id()
+        try:
+            request = protocol.make_call(call_id, fn, args, kwargs)
+        except ProtocolError as exc:
+            raise TypeError(f"grader bug: argument of {fn}() cannot be sent: {exc}") from None
+        if not self.alive:
+            self.start()
+        try:
+            self._send(request, fn, self.call_timeout)
+            reply = protocol.parse_reply(self._receive(fn, self.call_timeout))
+            if not isinstance(reply, protocol.Reply) or reply.id != call_id:
+                raise ProtocolError("message.id", f"expected the reply to call {call_id}")
+        except (CallTimeout, WorkerCrashed, ProtocolError) as exc:
+            self._record_incident(exc)
+            self._kill()
+            raise
+        if reply.ok:
+            return reply.value
+        error = reply.error
+        assert error is not None
+        if error.kind == "exception":
+            raise StudentError(error.type, error.message, error.where)
+        if error.kind in ("not_defined", "not_callable"):
+            raise NotDefined(error.type, error.message, error.where)
+        if error.kind == "unencodable":
+            raise Unencodable(error.type, error.message, error.where)
+        # bad_request / internal: the worker is confused; do not trust it further.
+        self.incidents.append(f"worker reported {error.kind}: {error.type}: {error.message}")
+        self._kill()
+        raise ProtocolError("message.error", f"the worker could not process the call ({error.kind})")
+
+    # ------------------------------------------------------------------ I/O
+
+    def _deadline_left(self, deadline: float, fn: str, seconds: float) -> float:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise CallTimeout(fn, seconds)
+        return left
+
+    def _send(self, data: bytes, fn: str, seconds: float) -> None:
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None
+        fd = proc.stdin.fileno()
+        deadline = time.monotonic() + seconds
+        view = memoryview(data)
+        while view:
+            left = self._deadline_left(deadline, fn, seconds)
+            _, writable, _ = select.select([], [fd], [], left)
+            if not writable:
+                continue
+            try:
+                written = os.write(fd, view)
+            except BlockingIOError:
+                continue
+            except (BrokenPipeError, OSError):
+                raise WorkerCrashed(self._crash_message(), self._diagnostics()) from None
+            view = view[written:]
+
+    def _crash_message(self) -> str:
+        proc = self._proc
+        status = None
+        if proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                status = proc.wait(timeout=1)
+        return f"the process running your code stopped unexpectedly: {_exit_description(status)}"
+
+    def _receive(self, fn: str, seconds: float) -> dict[str, Any]:
+        """One framed message, read with a deadline and at most MAX_MESSAGE_BYTES."""
+        proc = self._proc
+        assert proc is not None and proc.stdout is not None
+        fd = proc.stdout.fileno()
+        deadline = time.monotonic() + seconds
+        end = self._buffer.find(b"\n")
+        while end < 0:
+            if len(self._buffer) >= protocol.MAX_MESSAGE_BYTES:
+                raise ProtocolError(
+                    "message", f"the worker sent more than {protocol.MAX_MESSAGE_BYTES} bytes in one line"
+                )
+            left = self._deadline_left(deadline, fn, seconds)
+            readable, _, _ = select.select([fd], [], [], left)
+            if not readable:
+                continue
+            try:
+                chunk = os.read(fd, min(1 << 20, protocol.MAX_MESSAGE_BYTES - len(self._buffer)))
+            except BlockingIOError:
+                continue
+            if not chunk:
+                raise WorkerCrashed(self._crash_message(), self._diagnostics())
+            found = chunk.find(b"\n")
+            if found >= 0:
+                end = len(self._buffer) + found
+            self._buffer += chunk
+        line = bytes(self._buffer[:end])
+        del self._buffer[: end + 1]
+        return protocol.loads_message(line)
+
+
+def _check_relative(name: str) -> None:
+    path = PurePosixPath(name)
+    if path.is_absolute() or ".." in path.parts or not path.parts:
+        raise ValueError(f"support file {name!r} must be a relative path inside the scratch directory")
+
+
+def _remove_tree(path: Path) -> None:
+    """Delete a scratch tree that hostile code may have made hard to delete."""
+
+    def make_writable(function: Any, target: str, exc_info: Any) -> None:
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(target) or ".", 0o700)
+            os.chmod(target, 0o700)
+        with contextlib.suppress(OSError):
+            function(target)
+
+    shutil.rmtree(path, onerror=make_writable)
+    if path.exists():
+        shutil.rmtree(path, ignore_errors=True)
