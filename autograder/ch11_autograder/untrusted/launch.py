@@ -10,7 +10,6 @@ or the explicit unsandboxed opt-out.
 
 from __future__ import annotations
 
-import importlib
 import os
 import resource
 import subprocess
@@ -35,7 +34,8 @@ PROTOCOL_FILE = RUNTIME_DIR.parent.parent / "protocol.py"
 RUNTIME_READONLY_PATHS: tuple[Path, ...] = (RUNTIME_DIR, PROTOCOL_FILE)
 
 #: Environment variable naming the sandbox backend: ``bwrap`` (default), ``docker``,
-#: or ``none`` (the explicit, loud opt-out for trusted runs).
+#: or ``none`` (the explicit, loud opt-out for trusted runs); read by
+#: ``choose.choose_launcher``.
 SANDBOX_ENV = "CH11_SANDBOX"
 DEFAULT_SANDBOX = "bwrap"
 
@@ -49,7 +49,6 @@ __all__ = [
     "Limits",
     "SandboxUnavailable",
     "UnsandboxedLauncher",
-    "choose_launcher",
 ]
 
 
@@ -162,35 +161,3 @@ class UnsandboxedLauncher:
             preexec_fn=_rlimit_setter(limits),
         )
 
-
-def choose_launcher(name: str | None = None) -> Launcher:
-    """The launcher for backend ``name``, or ``$CH11_SANDBOX``, or ``bwrap``.
-
-    ``none`` returns :class:`UnsandboxedLauncher` (which warns on every spawn).
-    Sandbox backends are imported lazily, so a missing backend only matters
-    when it is asked for.
-
-    Raises:
-        SandboxUnavailable: the backend is not part of this installation, or
-            it cannot run on this machine (raised by the backend itself).
-        ValueError: ``name`` is not a known backend.
-    """
-    if name is None:
-        name = os.environ.get(SANDBOX_ENV, "").strip() or DEFAULT_SANDBOX
-    name = name.strip().lower()
-    if name == "none":
-        return UnsandboxedLauncher()
-    backends = {"bwrap": ("bwrap", "BwrapLauncher"), "docker": ("docker", "DockerLauncher")}
-    if name not in backends:
-        raise ValueError(f"unknown sandbox backend {name!r}: choose one of bwrap, docker, none (${SANDBOX_ENV})")
-    module_name, class_name = backends[name]
-    try:
-        module = importlib.import_module(f"{__package__}.{module_name}")
-        launcher_class = getattr(module, class_name)
-    except (ImportError, AttributeError) as exc:
-        raise SandboxUnavailable(
-            f"the {name} sandbox backend ({__package__}.{module_name}.{class_name}) is not available "
-            f"in this installation ({exc}). Install it, choose another backend with ${SANDBOX_ENV}, "
-            f"or set {SANDBOX_ENV}=none for a trusted run (reference solutions only: no isolation)."
-        ) from None
-    return launcher_class()
