@@ -529,6 +529,8 @@ class _Plan:
     python: str = ""
     pythonpath: list[str] = field(default_factory=list)
     sources: list[Path] = field(default_factory=list)
+    #: host directories mounted entry by entry, with the entries left out
+    covered: dict[Path, set[str]] = field(default_factory=dict)
 
 
 def _resolved(p: str | os.PathLike[str]) -> Path:
@@ -688,6 +690,7 @@ class BwrapLauncher:
                                 if canon in dists:
                                     rebuild[loc.parent].add(entry)
 
+        plan.covered = rebuild
         for host_root, dest in trees:
             m(_Mount("ro-bind", str(host_root), dest))
             plan.sources.append(_resolved(host_root))
@@ -725,13 +728,19 @@ class BwrapLauncher:
                 if LIB_MOUNT not in plan.pythonpath:
                     plan.pythonpath.append(LIB_MOUNT)
 
-        self._check_reveals(plan.sources)
+        self._check_reveals(plan.sources, plan.covered)
         return plan
 
-    def _check_reveals(self, sources: Iterable[Path]) -> None:
+    def _check_reveals(self, sources: Iterable[Path], covered: Mapping[Path, set[str]] | None = None) -> None:
+        def left_out(bad: Path, src: Path) -> bool:
+            return any(
+                _inside(d, src) and _inside(bad, d) and bad != d and bad.relative_to(d).parts[0] in omit
+                for d, omit in (covered or {}).items()
+            )
+
         for src in sources:
             for bad in self.forbidden:
-                if _inside(bad, src):
+                if _inside(bad, src) and not left_out(bad, src):
                     raise SandboxUnavailable(
                         f"refusing to sandbox: mounting {src} would reveal {bad}, which must stay invisible"
                     )
