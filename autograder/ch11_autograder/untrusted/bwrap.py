@@ -127,8 +127,8 @@ _USERNS_HINT = (
     "bubblewrap needs user namespaces. Check `sysctl user.max_user_namespaces` (must be > 0), "
     "`kernel.unprivileged_userns_clone=1` on older Debian kernels, "
     "`kernel.apparmor_restrict_unprivileged_userns=0` on Ubuntu 23.10+. Inside a Docker container "
-    "user namespaces are usually blocked by the default seccomp profile: use the docker backend "
-    "(CH11_SANDBOX=docker) there instead."
+    "user namespaces are usually blocked by the default seccomp profile; there the grading container "
+    "is the sandbox (the docker backend, CH11_SANDBOX=docker, once available)."
 )
 
 
