@@ -29,6 +29,7 @@ from ch11_autograder.untrusted.bwrap import (
     SANDBOX_UID,
     BwrapLauncher,
     discover_cgroups,
+    sweep_stale_cgroups,
 )
 from ch11_autograder.untrusted.choose import RunResult, read_untrusted_file, run_limited
 from ch11_autograder.untrusted.launch import Limits, SandboxUnavailable
@@ -487,6 +488,27 @@ def test_cgroups_of_finished_runs_are_removed(launcher, runtime_dir, scratch):
     left = [p for parent in (support.pids_parent, support.memory_parent) if parent
             for p in parent.iterdir() if p.name.startswith(prefix)]
     assert left == []
+
+
+def test_cgroups_left_by_a_dead_grader_are_swept():
+    support = discover_cgroups()
+    parent = support.pids_parent or support.memory_parent
+    if parent is None:
+        pytest.skip(f"no cgroups here: {support.note}")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = parent / f"ch11-sandbox-{dead.pid}-0"
+    live = parent / f"ch11-sandbox-{os.getpid()}-999999"
+    stale.mkdir()
+    live.mkdir()
+    try:
+        removed = sweep_stale_cgroups(support)
+        assert stale in removed and not stale.exists()
+        assert live.exists()  # a running grader's cgroups are not touched
+    finally:
+        for d in (stale, live):
+            if d.exists():
+                d.rmdir()
 
 
 # --------------------------------------------------------------------------- the work it is for
