@@ -140,11 +140,15 @@ _SIGNAL_HINTS = {
 }
 
 
-def _exit_description(returncode: int | None) -> str:
+def _exit_description(returncode: int | None, launcher_name: str = "") -> str:
     if returncode is None:
         return "it stopped answering"
+    number = 0
     if returncode < 0:
         number = -returncode
+    elif launcher_name == "bwrap" and 128 < returncode < 128 + 65:
+        number = returncode - 128  # bwrap reports a signal inside the sandbox as 128 + N
+    if number:
         hint = _SIGNAL_HINTS.get(number)
         return f"it was ended by {_signal_name(number)}" + (f" ({hint})" if hint else "")
     return f"it exited with status {returncode}"
@@ -152,6 +156,9 @@ def _exit_description(returncode: int | None) -> str:
 
 class WorkerSession:
     """A running verdict worker for one submission; use as a context manager.
+
+    Use a session from one long-lived thread: a sandbox may tie the worker's
+    life to the thread that started it (bwrap's ``--die-with-parent``).
 
     Args:
         cells: source of the submission's code cells, in notebook order.
@@ -202,7 +209,7 @@ class WorkerSession:
         self._stderr: IO[bytes] | None = None
         self._buffer = bytearray()
         self._next_id = 1
-        self._gave_up: WorkerCrashed | None = None
+        self._gave_up: WorkerCrashed | CallTimeout | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -226,6 +233,10 @@ class WorkerSession:
         self._proc = None
         self._buffer = bytearray()
         if proc is not None:
+            kill_tree = getattr(proc, "kill_tree", None)  # sandbox processes know their whole tree
+            if callable(kill_tree):
+                with contextlib.suppress(OSError):
+                    kill_tree()
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
             with contextlib.suppress(ProcessLookupError):
@@ -262,6 +273,9 @@ class WorkerSession:
             WorkerCrashed: the restart budget is spent, or the worker died or
                 answered garbage while starting.
             CallTimeout: the cells did not finish within ``startup_timeout``.
+
+        A failed start is final for the session (the same cells would fail
+        the same way): every later call raises the same error at once.
         """
         if self._gave_up is not None:
             raise self._gave_up
@@ -302,9 +316,15 @@ class WorkerSession:
             if not isinstance(reply, protocol.HelloReply) or reply.id != call_id:
                 raise ProtocolError("message", "the worker did not answer hello with its cell report")
         except (CallTimeout, WorkerCrashed, ProtocolError) as exc:
+            # Running the same cells again would fail the same way: the failure is final.
             self._record_incident(exc)
             self._kill()
-            raise
+            self._gave_up = (
+                exc
+                if isinstance(exc, WorkerCrashed | CallTimeout)
+                else WorkerCrashed("the process running your code did not start properly", detail=str(exc))
+            )
+            raise self._gave_up from None
         self.report = reply.cells
         return self.report
 
@@ -395,7 +415,8 @@ class WorkerSession:
         if proc is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 status = proc.wait(timeout=1)
-        return f"the process running your code stopped unexpectedly: {_exit_description(status)}"
+        description = _exit_description(status, getattr(self.launcher, "name", ""))
+        return f"the process running your code stopped unexpectedly: {description}"
 
     def _receive(self, fn: str, seconds: float) -> dict[str, Any]:
         """One framed message, read with a deadline and at most MAX_MESSAGE_BYTES."""

@@ -1,0 +1,478 @@
+"""The API hidden property suites are written against.
+
+A suite grades one autograded test cell (by its nbgrader ``grade_id``)::
+
+    from hypothesis import strategies as st
+    from ch11_autograder.suites import register
+    from ch11_autograder.trusted.suite import CellSuite, Misconception, expect_equal, hypothesis_property
+
+    @hypothesis_property(
+        "doubles_integers",
+        "double(x) returns 2 * x for every integer x.",
+        given={"x": st.integers(-10**6, 10**6)},
+        max_examples=50,
+        misconceptions=[Misconception("adds instead of multiplies", "Use 2 * x, not x + 2.", lambda x: x + 2)],
+    )
+    def doubles_integers(student, x):
+        expect_equal({"x": x}, 2 * x, student.call("double", x))
+
+    register(CellSuite("double_tests", points=2, properties=[doubles_integers]))
+
+Contracts:
+
+* A check receives a :class:`Student` and calls the submission's top-level
+  functions with ``student.call(name, *args, **kwargs)``; values come back
+  decoded by ``ch11_autograder.protocol`` (dataclasses as ``Record``, tapes as
+  lists of ``TapeNode``). The check computes the expected value itself in the
+  trusted process (from ``ch11_solutions``) and raises :class:`Mismatch` on a
+  wrong answer. Pass reference values through ``protocol.roundtrip`` (or use
+  :func:`expect_equal`, which does) so they compare like the student's.
+* An exception in the student's code fails the property with the inputs of
+  the (shrunk) example. A call that times out, a worker crash or a malformed
+  reply fails the property at once, without further calls or shrinking; the
+  next property gets a fresh worker.
+* Any other exception escaping a check is a bug in the suite: the property
+  fails with kind ``internal`` (the student is told the grader had a problem)
+  and the error is logged with its traceback for the instructor.
+* A property scores nothing partial: it holds or it fails. The cell's score
+  is ``points * held / total`` (``verdicts.score_for``).
+* Hypothesis settings are fixed for grading: ``derandomize=True``,
+  ``database=None``, ``deadline=None``, the property's ``max_examples``,
+  phases explicit, generate and shrink, ``too_slow`` suppressed (it depends on
+  the machine), one bug reported, and a seed derived from the property name so
+  that the same submission always meets the same examples.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import hypothesis
+from hypothesis import HealthCheck, Phase, Verbosity
+from hypothesis.errors import Flaky
+from hypothesis.strategies import SearchStrategy
+
+from ..protocol import CellOutcome, ProtocolError, roundtrip, wire_equal
+from .verdicts import CellVerdict, Failure, format_call
+from .worker_client import CallTimeout, NotDefined, StudentError, Unencodable, WorkerCrashed
+
+__all__ = [
+    "CellSuite",
+    "Misconception",
+    "Mismatch",
+    "Property",
+    "Session",
+    "Student",
+    "expect_equal",
+    "hypothesis_property",
+    "run_property",
+    "run_suite",
+]
+
+log = logging.getLogger(__name__)
+
+#: Default wall-clock budget of one property, seconds (all its calls together).
+DEFAULT_TIME_BUDGET = 60.0
+
+
+class Mismatch(Exception):
+    """Raised by a check when the student's answer is wrong.
+
+    Args:
+        inputs: the inputs that show it, name -> value, as the student would
+            write them (shown in feedback).
+        expected: the right answer.
+        got: the student's answer.
+        note: one optional sentence of explanation for the student.
+    """
+
+    def __init__(self, inputs: Mapping[str, Any], expected: Any, got: Any, note: str = "") -> None:
+        self.inputs = dict(inputs)
+        self.expected = expected
+        self.got = got
+        self.note = note
+        super().__init__(f"mismatch for {sorted(self.inputs)}")
+
+
+@dataclass(frozen=True)
+class Misconception:
+    """A named wrong implementation from the catalogue.
+
+    Attributes:
+        name: short name shown to the student, e.g. ``"last writer wins"``.
+        advice: one or two sentences saying what to change.
+        implementation: runs in the trusted process as
+            ``implementation(**mismatch.inputs)`` and returns what a submission
+            with this mistake would return as ``got``.
+    """
+
+    name: str
+    advice: str
+    implementation: Callable[..., Any]
+
+
+class Session(Protocol):
+    """What the engine needs from a worker session (``WorkerSession`` or a test double)."""
+
+    report: tuple[CellOutcome, ...]
+
+    def call(self, fn: str, *args: Any, **kwargs: Any) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Property:
+    """One checkable statement about the student's code.
+
+    Attributes:
+        name: identifier, unique within its suite, shown to students.
+        description: one line for students, stating what must hold.
+        check: ``check(student)``; returns on success, raises
+            :class:`Mismatch` on a wrong answer.
+        misconceptions: catalogued wrong implementations, tried in order
+            when a :class:`Mismatch` is raised.
+        matches: ``matches(wrong_output, got)`` decides whether the student's
+            output equals a misconception's (default: exact wire equality).
+        time_budget: wall-clock seconds for the whole property; when spent,
+            the property fails (kind ``budget``) before the next call.
+    """
+
+    name: str
+    description: str
+    check: Callable[[Student], None]
+    misconceptions: tuple[Misconception, ...] = ()
+    matches: Callable[[Any, Any], bool] = wire_equal
+    time_budget: float = DEFAULT_TIME_BUDGET
+
+    def __post_init__(self) -> None:
+        if not self.name.isidentifier():
+            raise ValueError(f"property name {self.name!r} must be an identifier")
+        if not self.description or "\n" in self.description:
+            raise ValueError(f"property {self.name}: the description must be one non-empty line")
+        object.__setattr__(self, "misconceptions", tuple(self.misconceptions))
+
+
+@dataclass(frozen=True)
+class CellSuite:
+    """The properties that grade one autograded test cell.
+
+    Attributes:
+        grade_id: nbgrader ``grade_id`` of the test cell.
+        points: the cell's points; must equal the gradebook's value.
+        properties: at least one, with unique names; order is feedback order.
+    """
+
+    grade_id: str
+    points: float
+    properties: tuple[Property, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "properties", tuple(self.properties))
+        object.__setattr__(self, "points", float(self.points))
+        if not self.properties:
+            raise ValueError(f"suite {self.grade_id}: needs at least one property")
+        names = [p.name for p in self.properties]
+        if len(set(names)) != len(names):
+            raise ValueError(f"suite {self.grade_id}: property names must be unique, got {names}")
+        if not self.points > 0:
+            raise ValueError(f"suite {self.grade_id}: points must be > 0")
+
+
+class _Aborted(BaseException):
+    """Ends a property at once (timeout, crash, garbage, budget).
+
+    A BaseException that is not an Exception: hypothesis lets it through
+    without shrinking, so one hung call costs one timeout, not hundreds.
+    """
+
+    def __init__(self, kind: str, detail: str, call: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+        self.call = call
+        self.inputs: dict[str, Any] = {}
+
+
+class _Raised(Exception):
+    """The student's code raised while checking a hypothesis example."""
+
+    def __init__(self, inputs: Mapping[str, Any], error: StudentError, call: str) -> None:
+        super().__init__(str(error))
+        self.inputs = dict(inputs)
+        self.error = error
+        self.call = call
+
+
+class Student:
+    """The student's code as a check sees it.
+
+    ``call(name, *args, **kwargs)`` runs a top-level function of the
+    submission in the sandboxed worker and returns its decoded value. It
+    raises ``StudentError`` (and subclasses) when the student's code fails;
+    timeouts, crashes and garbage end the property immediately.
+    """
+
+    def __init__(self, session: Session, time_budget: float) -> None:
+        self._session = session
+        self._deadline = time.monotonic() + time_budget
+        self._budget = time_budget
+        self.last_call = ""
+
+    @property
+    def report(self) -> tuple[CellOutcome, ...]:
+        """How the submission's cells ran in the worker (see ``CellOutcome``)."""
+        return self._session.report
+
+    def call(self, fn: str, *args: Any, **kwargs: Any) -> Any:
+        self.last_call = format_call(fn, args, kwargs)
+        if time.monotonic() > self._deadline:
+            raise _Aborted(
+                "budget",
+                f"checking this property took longer than {self._budget:g} s in total, so the grader stopped "
+                "(your code is much slower than needed)",
+                self.last_call,
+            )
+        try:
+            return self._session.call(fn, *args, **kwargs)
+        except CallTimeout as exc:
+            raise _Aborted("timeout", str(exc), self.last_call) from None
+        except WorkerCrashed as exc:
+            raise _Aborted("crash", str(exc), self.last_call) from None
+        except ProtocolError as exc:
+            raise _Aborted(
+                "protocol", f"the grader could not read the reply from your code ({exc})", self.last_call
+            ) from None
+
+
+def expect_equal(
+    inputs: Mapping[str, Any],
+    expected: Any,
+    got: Any,
+    *,
+    note: str = "",
+    matches: Callable[[Any, Any], bool] = wire_equal,
+) -> None:
+    """Raise :class:`Mismatch` unless ``matches(roundtrip(expected), got)``.
+
+    ``expected`` is passed through ``protocol.roundtrip`` first, so a reference
+    dataclass compares with the student's ``Record`` and numpy types keep
+    their dtypes.
+    """
+    wire_expected = roundtrip(expected)
+    if not matches(wire_expected, got):
+        raise Mismatch(inputs, wire_expected, got, note)
+
+
+def _stable_seed(name: str) -> int:
+    return int.from_bytes(hashlib.sha256(f"ch11-property:{name}".encode()).digest()[:8], "big")
+
+
+def hypothesis_property(
+    name: str,
+    description: str,
+    *,
+    given: Mapping[str, SearchStrategy[Any]],
+    max_examples: int = 100,
+    examples: Sequence[Mapping[str, Any]] = (),
+    misconceptions: Iterable[Misconception] = (),
+    suppress_health_check: Iterable[HealthCheck] = (),
+    matches: Callable[[Any, Any], bool] = wire_equal,
+    time_budget: float = DEFAULT_TIME_BUDGET,
+) -> Callable[[Callable[..., None]], Property]:
+    """Decorator: a :class:`Property` from ``body(student, **drawn)`` run under ``@given``.
+
+    Args:
+        name, description, misconceptions, matches, time_budget: as for :class:`Property`.
+        given: keyword name -> strategy; the body receives the drawn values.
+        max_examples: generated examples (fixed: part of the grading contract).
+        examples: explicit examples tried first (e.g. the chapter's pitfalls).
+        suppress_health_check: health checks to silence besides ``too_slow``.
+
+    The body raises :class:`Mismatch` (usually via :func:`expect_equal`).
+    On failure hypothesis shrinks, and the failure reported is the minimal one.
+    """
+    strategies = dict(given)
+    explicit = [dict(example) for example in examples]
+    suppressed = [HealthCheck.too_slow, *suppress_health_check]
+
+    def decorate(body: Callable[..., None]) -> Property:
+        def check(student: Student) -> None:
+            def run_example(**drawn: Any) -> None:
+                try:
+                    body(student, **drawn)
+                except StudentError as exc:
+                    raise _Raised(drawn, exc, student.last_call) from None
+                except _Aborted as exc:
+                    exc.inputs = dict(drawn)
+                    raise
+
+            test = hypothesis.given(**strategies)(run_example)
+            for example in reversed(explicit):
+                test = hypothesis.example(**example)(test)
+            test = hypothesis.settings(
+                derandomize=True,
+                database=None,
+                deadline=None,
+                max_examples=max_examples,
+                phases=(Phase.explicit, Phase.generate, Phase.shrink),
+                suppress_health_check=suppressed,
+                report_multiple_bugs=False,
+                verbosity=Verbosity.quiet,
+                print_blob=False,
+            )(test)
+            test = hypothesis.seed(_stable_seed(name))(test)
+            test()
+
+        return Property(
+            name=name,
+            description=description,
+            check=check,
+            misconceptions=tuple(misconceptions),
+            matches=matches,
+            time_budget=time_budget,
+        )
+
+    return decorate
+
+
+def _failed_cells_hint(report: Sequence[CellOutcome]) -> str:
+    failed = [c for c in report if c.status == "error"]
+    if not failed:
+        return ""
+    first = failed[0]
+    where = f" at {first.where}" if first.where else ""
+    more = f" (and {len(failed) - 1} more cells)" if len(failed) > 1 else ""
+    return (
+        f" When the grader ran your notebook, a cell raised {first.error_type}: {first.message}{where}{more}; "
+        "definitions after that point in the cell were not made."
+    )
+
+
+def _student_failure(prop: Property, error: StudentError, inputs: Mapping[str, Any], call: str, hint: str) -> Failure:
+    if isinstance(error, NotDefined):
+        detail = f"{error}.{hint}"
+    elif isinstance(error, Unencodable):
+        detail = str(error)
+    else:
+        detail = f"your code raised {error}"
+    return Failure(prop.name, prop.description, "error", inputs=inputs, detail=detail, call=call)
+
+
+def _find(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> BaseException | None:
+    if isinstance(exc, kinds):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _find(inner, kinds)
+            if found is not None:
+                return found
+    context = exc.__cause__ or exc.__context__
+    if context is not None and context is not exc and isinstance(context, kinds):
+        return context
+    return None
+
+
+def _mismatch_failure(prop: Property, mismatch: Mismatch, note: str = "") -> Failure:
+    name, advice = "", ""
+    for wrong in prop.misconceptions:
+        try:
+            wrong_output = roundtrip(wrong.implementation(**mismatch.inputs))
+            matched = bool(prop.matches(wrong_output, mismatch.got))
+        except Exception:  # a catalogue entry that cannot run on these inputs simply does not match
+            continue
+        if matched:
+            name, advice = wrong.name, wrong.advice
+            break
+    notes = " ".join(text for text in (mismatch.note, note) if text)
+    return Failure(
+        prop.name,
+        prop.description,
+        "mismatch",
+        inputs=mismatch.inputs,
+        expected=mismatch.expected,
+        got=mismatch.got,
+        note=notes,
+        misconception=name,
+        advice=advice,
+    )
+
+
+_FLAKY_NOTE = (
+    "This failure did not repeat when the same inputs were tried again: "
+    "your function may depend on hidden state or randomness."
+)
+
+
+def run_property(prop: Property, session: Session, logger: logging.Logger | None = None) -> Failure | None:
+    """Check one property against the student's code; ``None`` when it holds.
+
+    ``logger`` receives the traceback of a suite bug (default: this module's logger).
+    """
+    student = Student(session, prop.time_budget)
+    hint = ""
+    try:
+        prop.check(student)
+    except _Aborted as exc:
+        return Failure(prop.name, prop.description, exc.kind, inputs=exc.inputs, detail=exc.detail, call=exc.call)
+    except Mismatch as exc:
+        return _mismatch_failure(prop, exc)
+    except _Raised as exc:
+        hint = _failed_cells_hint(session.report)
+        return _student_failure(prop, exc.error, exc.inputs, exc.call, hint)
+    except StudentError as exc:
+        hint = _failed_cells_hint(session.report)
+        return _student_failure(prop, exc, {}, student.last_call, hint)
+    except Flaky as exc:
+        found = _find(exc, (Mismatch, _Raised))
+        if isinstance(found, Mismatch):
+            return _mismatch_failure(prop, found, _FLAKY_NOTE)
+        if isinstance(found, _Raised):
+            failure = _student_failure(prop, found.error, found.inputs, found.call, "")
+            return dataclasses.replace(failure, note=_FLAKY_NOTE)
+        return _internal_failure(prop, exc, logger or log)
+    except Exception as exc:
+        return _internal_failure(prop, exc, logger or log)
+    return None
+
+
+def _internal_failure(prop: Property, exc: BaseException, logger: logging.Logger) -> Failure:
+    logger.error("property %s raised an unexpected error (a bug in the suite)", prop.name, exc_info=exc)
+    return Failure(
+        prop.name,
+        prop.description,
+        "internal",
+        detail="the grader could not check this property because of a problem on its side; "
+        "your instructor has been notified",
+    )
+
+
+def run_suite(
+    suite: CellSuite, session: Session, points: float | None = None, logger: logging.Logger | None = None
+) -> CellVerdict:
+    """Run every property of ``suite`` in order and return the cell's verdict.
+
+    Args:
+        points: the cell's points from the gradebook; must equal ``suite.points``
+            when given (a mismatch is a configuration error).
+        logger: receives tracebacks of suite bugs.
+
+    Raises:
+        ValueError: ``points`` disagrees with the suite.
+    """
+    if points is not None and float(points) != suite.points:
+        raise ValueError(
+            f"suite {suite.grade_id} declares {suite.points:g} points but the notebook cell has {float(points):g}"
+        )
+    failures = []
+    for prop in suite.properties:
+        failure = run_property(prop, session, logger)
+        if failure is not None:
+            failures.append(failure)
+    return CellVerdict.from_results(
+        suite.grade_id, suite.points, [(p.name, p.description) for p in suite.properties], failures
+    )

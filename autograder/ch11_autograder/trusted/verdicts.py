@@ -1,0 +1,316 @@
+"""Verdicts: property results -> a deterministic score and words a student can act on.
+
+A :class:`CellVerdict` is what the grader decides for one autograded test
+cell. Its text never contains the suite's source or a traceback of trusted
+code: only property names and one-line descriptions written for students,
+counterexample inputs, expected and obtained values, and misconception advice.
+:func:`verdict_outputs` turns it into the notebook outputs nbgrader scores:
+
+* full marks: one ``stdout`` stream with a pass summary (nbgrader: full points);
+* partial: a ``stdout`` stream with the failures, then an ``execute_result``
+  whose ``text/plain`` is ``repr`` of a Python float such as ``'1.5'``
+  (nbgrader: that many points; always ``0 < score < points``);
+* zero: a single ``error`` output (nbgrader: 0 points).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from ..protocol import Record
+
+__all__ = [
+    "NOTHING",
+    "CellVerdict",
+    "Failure",
+    "format_call",
+    "format_inputs",
+    "format_value",
+    "score_for",
+    "verdict_outputs",
+]
+
+#: Longest rendering of one value in a message, in characters.
+MAX_VALUE_CHARS = 400
+#: Most entries of a list, dict or tape shown before eliding.
+MAX_SHOWN_ITEMS = 12
+
+
+class _Nothing:
+    """Marks a field that has no value (e.g. no ``got`` because the code raised)."""
+
+    _instance: _Nothing | None = None
+
+    def __new__(cls) -> _Nothing:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "NOTHING"
+
+
+NOTHING: Any = _Nothing()
+
+#: Kinds of failure; see :class:`Failure`.
+FAILURE_KINDS = ("mismatch", "error", "timeout", "crash", "protocol", "budget", "internal", "unavailable")
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failed property, in the student's terms.
+
+    Attributes:
+        property: the property's name (stable identifier, shown to students).
+        description: its one-line, student-facing statement.
+        kind: ``mismatch`` (wrong value), ``error`` (the student's code
+            raised, or returned something unusable), ``timeout``, ``crash``,
+            ``protocol`` (the worker answered garbage), ``budget`` (the
+            property's total time ran out), ``internal`` (a bug in the suite)
+            or ``unavailable`` (the cell could not be graded at all).
+        inputs: the (shrunk, minimal) counterexample, name -> value; empty if unknown.
+        expected, got: the values that differ (``NOTHING`` when not applicable).
+        detail: for non-mismatch kinds, what happened (e.g. the exception).
+        call: the call in which it happened, e.g. ``double(0)``, or ``""``.
+        note: extra explanation from the property.
+        misconception, advice: the catalogued wrong implementation the
+            student's output matches, and what to do about it; ``""`` if none.
+    """
+
+    property: str
+    description: str
+    kind: str
+    inputs: Mapping[str, Any] = field(default_factory=dict)
+    expected: Any = NOTHING
+    got: Any = NOTHING
+    detail: str = ""
+    call: str = ""
+    note: str = ""
+    misconception: str = ""
+    advice: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in FAILURE_KINDS:
+            raise ValueError(f"unknown failure kind {self.kind!r}")
+
+    def message(self) -> str:
+        """The student-readable text: header line, then indented details."""
+        lines = [f"[FAIL] {self.property}: {self.description}"]
+        if self.inputs:
+            lines.append(f"    inputs:   {format_inputs(self.inputs)}")
+        if self.expected is not NOTHING:
+            lines.append(f"    expected: {format_value(self.expected)}")
+        if self.got is not NOTHING:
+            lines.append(f"    got:      {format_value(self.got)}")
+        if self.detail:
+            where = f"in {self.call}: " if self.call else ""
+            lines.append(f"    {where}{self.detail}")
+        if self.note:
+            lines.append(f"    note: {self.note}")
+        if self.misconception:
+            lines.append(f"    This matches a known mistake, {self.misconception}: {self.advice}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class CellVerdict:
+    """The decision for one autograded test cell.
+
+    Attributes:
+        grade_id: the nbgrader id of the test cell.
+        points: the cell's maximum score.
+        score: ``points * passed / total`` rounded to 2 decimals (see :func:`score_for`).
+        passed: names of the properties that held, in suite order.
+        failures: one :class:`Failure` per property that did not hold, in suite order.
+        descriptions: ``(name, description)`` of every property, in suite order.
+    """
+
+    grade_id: str
+    points: float
+    score: float
+    passed: tuple[str, ...]
+    failures: tuple[Failure, ...]
+    descriptions: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def from_results(
+        cls,
+        grade_id: str,
+        points: float,
+        descriptions: Sequence[tuple[str, str]],
+        failures: Sequence[Failure],
+    ) -> CellVerdict:
+        """Build a verdict from the failures of the properties ``descriptions`` lists."""
+        failed = {f.property for f in failures}
+        passed = tuple(name for name, _ in descriptions if name not in failed)
+        total = len(descriptions)
+        return cls(
+            grade_id=grade_id,
+            points=float(points),
+            score=score_for(points, len(passed), total),
+            passed=passed,
+            failures=tuple(failures),
+            descriptions=tuple(descriptions),
+        )
+
+    @classmethod
+    def unavailable(cls, grade_id: str, points: float, reason: str) -> CellVerdict:
+        """A zero verdict for a cell that could not be graded (fail-closed)."""
+        failure = Failure(property="grading", description=reason, kind="unavailable")
+        return cls(grade_id, float(points), 0.0, (), (failure,), (("grading", reason),))
+
+    @property
+    def total(self) -> int:
+        return len(self.passed) + len(self.failures)
+
+    def summary(self) -> str:
+        """First line: how many checks passed and the points."""
+        return (
+            f"{len(self.passed)} of {self.total} checks passed ({_points(self.score)} / {_points(self.points)} points)."
+        )
+
+    def message(self) -> str:
+        """The full student-readable report: summary, passes, then failures."""
+        describe = dict(self.descriptions)
+        lines = [self.summary()]
+        lines.extend(f"[pass] {name}: {describe.get(name, '')}".rstrip() for name in self.passed)
+        lines.extend(failure.message() for failure in self.failures)
+        return "\n".join(lines) + "\n"
+
+
+def _points(value: float) -> str:
+    return format(value, "g")
+
+
+def score_for(points: float, passed: int, total: int) -> float:
+    """``points * passed / total`` rounded half-to-even to 2 decimals, as a float.
+
+    Exact arithmetic (``Fraction``) makes it independent of float rounding.
+    A cell with failures never reaches full points: a result that rounds up
+    to ``points`` is lowered by 0.01. ``total == 0`` scores 0 (fail-closed).
+
+    Raises:
+        ValueError: negative or non-finite ``points``, or ``passed`` outside ``[0, total]``.
+    """
+    if not math.isfinite(points) or points < 0:
+        raise ValueError(f"points must be finite and >= 0, got {points}")
+    if not 0 <= passed <= total:
+        raise ValueError(f"passed must be in [0, {total}], got {passed}")
+    if total == 0:
+        return 0.0
+    cents = round(Fraction(points) * passed / total * 100)
+    max_cents = math.floor(Fraction(points) * 100)
+    if passed < total:
+        cents = min(cents, max_cents - 1)
+    return float(Fraction(max(cents, 0), 100))
+
+
+def verdict_outputs(verdict: CellVerdict, execution_count: int | None = None) -> list[dict[str, Any]]:
+    """The nbformat v4 output dicts that make nbgrader record ``verdict.score``.
+
+    See the module docstring for the three shapes. The partial-credit value is
+    ``repr(float)``, never a numpy repr, and is ``< verdict.points``.
+    """
+    text = verdict.message()
+    if verdict.score >= verdict.points and not verdict.failures:
+        return [{"output_type": "stream", "name": "stdout", "text": text}]
+    if verdict.score > 0:
+        return [
+            {"output_type": "stream", "name": "stdout", "text": text},
+            {
+                "output_type": "execute_result",
+                "execution_count": execution_count,
+                "metadata": {},
+                "data": {"text/plain": repr(float(verdict.score))},
+            },
+        ]
+    lines = text.rstrip("\n").split("\n")
+    return [{"output_type": "error", "ename": "PropertyFailed", "evalue": text.rstrip("\n"), "traceback": lines}]
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def format_inputs(inputs: Mapping[str, Any]) -> str:
+    """``x=0, y=np.float32(2.5)`` in the order given."""
+    return ", ".join(f"{name}={format_value(value)}" for name, value in inputs.items())
+
+
+def format_call(fn: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
+    """``fn(0, y=1.5)`` with compactly formatted arguments."""
+    parts = [format_value(a) for a in args] + [f"{k}={format_value(v)}" for k, v in kwargs.items()]
+    return _cut(f"{fn}({', '.join(parts)})")
+
+
+def _cut(text: str, limit: int = MAX_VALUE_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def format_value(value: Any) -> str:
+    """A compact, deterministic rendering of a decoded wire value.
+
+    Floats use the shortest repr that round-trips (``0.1``, ``nan``); numpy
+    scalars show their type (``np.float32(0.1)``); arrays show dtype and
+    shape and elide the middle of long ones; tapes list their nodes.
+    """
+    return _cut(_format(value, 0))
+
+
+def _format(value: Any, depth: int) -> str:
+    if depth > 6:
+        return "..."
+    if value is NOTHING:
+        return "(nothing)"
+    if isinstance(value, np.ndarray):
+        with np.printoptions(threshold=MAX_SHOWN_ITEMS * 2, edgeitems=3, linewidth=10_000, floatmode="unique"):
+            body = np.array2string(value, separator=", ")
+        return f"array({body}, dtype={value.dtype.name}, shape={tuple(value.shape)})"
+    if isinstance(value, np.generic):
+        return repr(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, bool | int | str) or value is None:
+        return repr(value)
+    if isinstance(value, Record):
+        inner = ", ".join(f"{k}={_format(v, depth + 1)}" for k, v in value.fields.items())
+        return f"{value.type}({inner})"
+    if isinstance(value, list) and value and all(_is_tape_node(v) for v in value):
+        return _format_tape(value, depth)
+    if _is_tape_node(value):
+        return _format_node(value, depth)
+    if isinstance(value, list | tuple):
+        items = [_format(v, depth + 1) for v in value[:MAX_SHOWN_ITEMS]]
+        if len(value) > MAX_SHOWN_ITEMS:
+            items.append(f"... ({len(value)} items)")
+        if isinstance(value, tuple):
+            return "(" + ", ".join(items) + ("," if len(value) == 1 else "") + ")"
+        return "[" + ", ".join(items) + "]"
+    if isinstance(value, dict):
+        items = [f"{k!r}: {_format(v, depth + 1)}" for k, v in list(value.items())[:MAX_SHOWN_ITEMS]]
+        if len(value) > MAX_SHOWN_ITEMS:
+            items.append(f"... ({len(value)} entries)")
+        return "{" + ", ".join(items) + "}"
+    return f"<{type(value).__name__}>"
+
+
+def _is_tape_node(value: Any) -> bool:
+    return type(value).__name__ == "TapeNode" and hasattr(value, "value") and hasattr(value, "parents")
+
+
+def _format_node(node: Any, depth: int) -> str:
+    edges = ", ".join(f"({_format(i, depth + 1)}, {_format(d, depth + 1)})" for i, d in node.parents)
+    value = _format(node.value, depth + 1)
+    return f"{value} <- [{edges}]" if edges else value
+
+
+def _format_tape(tape: Sequence[Any], depth: int) -> str:
+    shown = [f"#{i}: {_format_node(node, depth)}" for i, node in enumerate(tape[:MAX_SHOWN_ITEMS])]
+    if len(tape) > MAX_SHOWN_ITEMS:
+        shown.append(f"... ({len(tape)} nodes)")
+    return f"tape of {len(tape)} nodes [" + "; ".join(shown) + "]"
