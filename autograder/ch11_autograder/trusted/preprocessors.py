@@ -1,0 +1,385 @@
+"""nbgrader preprocessors that keep the verdict out of the student's process.
+
+Autograde (``Autograde.autograde_preprocessors``, see ``nbgrader_config.py``)::
+
+    SandboxedExecute   instead of nbgrader's Execute: run the notebook in the
+                       sandbox for its outputs only, copy them back as
+                       sanitized data
+    IgnorePattern, ClearMetadataPreprocessor, LimitOutput   (nbgrader's)
+    TrustedVerdicts    replace every autograded test cell's outputs by the
+                       verdict of its hidden property suite
+    SaveAutoGrades, AssignLatePenalties, CheckCellMetadata  (nbgrader's)
+
+GenerateFeedback (``GenerateFeedback.preprocessors``)::
+
+    GetGrades, StripHiddenTests, SanitizeFeedback, CSSHTMLHeaderPreprocessor
+
+Each preprocessor is one small step and is configured through its traits
+(``c.SandboxedExecute.timeout = 60`` ...). The sandbox backend comes from the
+``sandbox`` trait, else ``$CH11_SANDBOX``, else bwrap; a backend that cannot
+run raises ``SandboxUnavailable`` and nbgrader reports the submission as
+failed: grading never silently runs unsandboxed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import hashlib
+import json
+import logging
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from nbconvert.exporters.exporter import ResourcesDict
+from nbformat.notebooknode import NotebookNode
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Float, Integer, List, Unicode
+
+from ..suites import get_suite, load_suite_modules
+from ..untrusted.choose import choose_launcher, read_untrusted_file, run_limited
+from ..untrusted.launch import DEFAULT_SANDBOX, SANDBOX_ENV, Launcher, Limits
+from .feedback import OutputBudget, sanitize_notebook, sanitize_outputs
+from .submission_cells import autograded_test_cells, is_autograded_test, strip_hidden_tests, submission_code_cells
+from .suite import run_suite
+from .verdicts import CellVerdict, verdict_outputs
+from .worker_client import WorkerSession
+
+__all__ = [
+    "SandboxedExecute",
+    "SanitizeFeedback",
+    "StripHiddenTests",
+    "TrustedVerdicts",
+    "collect_support_files",
+]
+
+log = logging.getLogger(__name__)
+
+_LAUNCHERS: dict[str, Launcher] = {}
+
+#: Name of the error output SandboxedExecute adds when execution went wrong.
+SANDBOX_ERROR_NAME = "SandboxExecutionError"
+
+
+def _launcher(name: str) -> Launcher:
+    """One launcher per backend name per process (a sandbox probe is not free)."""
+    key = name.strip().lower() or os.environ.get(SANDBOX_ENV, "").strip().lower() or DEFAULT_SANDBOX
+    if key not in _LAUNCHERS:
+        _LAUNCHERS[key] = choose_launcher(key)
+    return _LAUNCHERS[key]
+
+
+def collect_support_files(
+    directory: str | os.PathLike[str], *, max_total_bytes: int, logger: logging.Logger | None = None
+) -> dict[str, bytes]:
+    """Regular files under ``directory`` except notebooks, as relative POSIX path -> bytes.
+
+    Symbolic links, hidden entries (``.name``), ``__pycache__`` and non-regular
+    files are skipped, files are visited in sorted order, and collection stops
+    (with a warning) before ``max_total_bytes`` would be exceeded. These are
+    the data files a notebook may read; the submission's own directory holds
+    only that student's files.
+    """
+    root = Path(directory)
+    found: dict[str, bytes] = {}
+    total = 0
+    if not root.is_dir():
+        return found
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+        for filename in sorted(filenames):
+            if filename.startswith(".") or filename.endswith(".ipynb"):
+                continue
+            path = Path(dirpath) / filename
+            info = path.lstat()
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            if total + info.st_size > max_total_bytes:
+                (logger or log).warning(
+                    "support files exceed %d bytes; %s and later files are left out", max_total_bytes, path
+                )
+                return found
+            found[path.relative_to(root).as_posix()] = path.read_bytes()
+            total += info.st_size
+    return found
+
+
+def _source_hash(cell: Any) -> str:
+    source = cell.get("source", "")
+    if isinstance(source, list):
+        source = "".join(source)
+    return hashlib.sha256(str(source).encode("utf-8")).hexdigest()
+
+
+def _first_message_cell(nb: NotebookNode) -> NotebookNode | None:
+    """The cell that carries a whole-notebook message: first non-test code cell, else first code cell."""
+    code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    for cell in code:
+        if not is_autograded_test(cell):
+            return cell
+    return code[0] if code else None
+
+
+class SandboxedExecute(NbGraderPreprocessor):
+    """Execute the notebook inside the sandbox and copy back sanitized outputs only.
+
+    The trusted notebook is written (outputs cleared, hidden test regions
+    removed from test cells) into a fresh scratch directory with the
+    submission's support files, and ``runtime/execute_notebook.py`` runs it
+    under the launcher with these limits. The executed notebook is read back
+    as untrusted data: at most ``max_notebook_bytes``, parsed with nbformat,
+    and for each cell matched by index, cell type, cell id and source hash,
+    only its outputs (sanitized, size-capped) and execution count are copied.
+    When execution fails (timeout, crash, unreadable result) the first code
+    cell that is not a test cell gets an error output saying so, and grading
+    continues: test cell scores never depend on these outputs.
+    """
+
+    sandbox = Unicode("", help="Sandbox backend: bwrap, docker or none. Empty: $CH11_SANDBOX, else bwrap.").tag(
+        config=True
+    )
+    timeout = Integer(60, help="Seconds one cell may run before its kernel is interrupted.").tag(config=True)
+    startup_timeout = Integer(60, help="Seconds the kernel may take to start.").tag(config=True)
+    wall_seconds = Float(900.0, help="Wall-clock limit for executing the whole notebook, seconds.").tag(config=True)
+    cpu_seconds = Integer(900, help="CPU-time limit per process, seconds.").tag(config=True)
+    memory_bytes = Integer(2 * 1024**3, help="Memory limit, bytes.").tag(config=True)
+    kernel_name = Unicode("python3", help="Kernel to execute with (the submission's choice is ignored).").tag(
+        config=True
+    )
+    max_notebook_bytes = Integer(64 * 1024**2, help="Largest executed notebook read back, bytes.").tag(config=True)
+    max_cell_output_chars = Integer(1024**2, help="Output characters kept per cell.").tag(config=True)
+    max_total_output_chars = Integer(16 * 1024**2, help="Output characters kept per notebook.").tag(config=True)
+    max_support_bytes = Integer(64 * 1024**2, help="Total size of support files copied into the sandbox.").tag(
+        config=True
+    )
+
+    def _limits(self) -> Limits:
+        return Limits(
+            cpu_seconds=self.cpu_seconds,
+            wall_seconds=self.wall_seconds,
+            memory_bytes=self.memory_bytes,
+            max_output_bytes=1024**2,
+        )
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
+        launcher = _launcher(self.sandbox)
+        sandbox_nb = copy.deepcopy(nb)
+        for cell in sandbox_nb.cells:
+            if cell.cell_type == "code":
+                cell.outputs = []
+                cell.execution_count = None
+                if is_autograded_test(cell):
+                    cell.source, _ = strip_hidden_tests(cell.source)
+        expected = [(cell.cell_type, cell.get("id"), _source_hash(cell)) for cell in sandbox_nb.cells]
+        directory = resources.get("metadata", {}).get("path") or "."
+        support = collect_support_files(directory, max_total_bytes=self.max_support_bytes, logger=self.log)
+
+        scratch = Path(tempfile.mkdtemp(prefix="ch11-execute-"))
+        try:
+            for name, data in support.items():
+                target = scratch / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+            nbformat.write(sandbox_nb, str(scratch / "submission.ipynb"))
+            job = {
+                "version": 1,
+                "input": "submission.ipynb",
+                "output": "executed.ipynb",
+                "kernel_name": self.kernel_name,
+                "timeout": self.timeout,
+                "startup_timeout": self.startup_timeout,
+            }
+            (scratch / "job.json").write_text(json.dumps(job), encoding="utf-8")
+            result = run_limited(launcher, "execute_notebook.py", ["job.json"], scratch, self._limits())
+            problem = self._describe(result)
+            executed = None
+            try:
+                raw = read_untrusted_file(scratch, "executed.ipynb", self.max_notebook_bytes)
+                executed = nbformat.reads(raw.decode("utf-8"), as_version=4)
+            except Exception as exc:  # missing, oversized, planted link, not JSON, not a notebook
+                self.log.warning("executed notebook unreadable: %s: %s", type(exc).__name__, exc)
+                problem = problem or "its executed notebook could not be read back"
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+        copied = self._copy_outputs(nb, executed, expected) if executed is not None else 0
+        if problem:
+            self.log.warning("sandboxed execution of %s: %s", resources.get("unique_key", "notebook"), problem)
+            target = _first_message_cell(nb)
+            if target is not None:
+                message = (
+                    f"The grader could not execute this notebook completely in its sandbox: {problem}. "
+                    "Outputs of cells that did not run are missing. Automatic grading does not use these "
+                    "outputs and continued."
+                )
+                target.outputs.append(
+                    nbformat.v4.new_output("error", ename=SANDBOX_ERROR_NAME, evalue=message, traceback=[message])
+                )
+        self.log.info("sandboxed execution: outputs of %d cells copied back", copied)
+        return nb, resources
+
+    def _describe(self, result: Any) -> str:
+        """What went wrong with a run, in deterministic words, or ``""``."""
+        if result.timed_out:
+            return f"it did not finish within {self.wall_seconds:g} s"
+        reason = result.killed_reason or ""
+        if reason == "memory":
+            return "it ran out of memory"
+        if reason == "cpu_time":
+            return f"it used more than {self.cpu_seconds} s of CPU time"
+        if reason.startswith("signal:"):
+            return f"it was stopped by {reason.split(':', 1)[1]}"
+        if result.returncode != 0:
+            status = ""
+            with contextlib.suppress(ValueError, AttributeError, TypeError):
+                last_line = result.stdout.decode("utf-8", "replace").strip().splitlines()[-1]
+                status = json.loads(last_line).get("status", "")
+            if status == "kernel_died":
+                return "the notebook's kernel died (a cell ended the Python process or used too much memory)"
+            return "the notebook runner failed"
+        return ""
+
+    def _copy_outputs(self, nb: NotebookNode, executed: Any, expected: list[tuple[Any, Any, str]]) -> int:
+        cells = executed.get("cells") if isinstance(executed, dict) else None
+        if not isinstance(cells, list):
+            return 0
+        budget = OutputBudget(self.max_total_output_chars)
+        copied = 0
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type != "code" or index >= len(cells):
+                continue
+            other = cells[index]
+            if not isinstance(other, dict):
+                continue
+            kind, cell_id, digest = expected[index]
+            if other.get("cell_type") != kind or other.get("id") != cell_id or _source_hash(other) != digest:
+                self.log.warning("executed cell %d does not match the submitted cell; its outputs are ignored", index)
+                continue
+            outputs = sanitize_outputs(
+                other.get("outputs", []), max_cell_chars=self.max_cell_output_chars, budget=budget
+            )
+            cell.outputs = [nbformat.from_dict(o) for o in outputs]
+            count = other.get("execution_count")
+            cell.execution_count = count if type(count) is int and 0 <= count < 10**9 else None
+            copied += 1
+        return copied
+
+
+class TrustedVerdicts(NbGraderPreprocessor):
+    """Replace every autograded test cell's outputs with its hidden suite's verdict.
+
+    Place after LimitOutput and before SaveAutoGrades. For each notebook one
+    :class:`WorkerSession` runs the submission's code cells (every code cell
+    except autograded test cells) in the sandbox; each test cell's
+    :class:`CellSuite` (looked up by ``grade_id``) calls the student's
+    functions through it. The outputs written are those of
+    ``verdicts.verdict_outputs``: full marks, a plain-float partial score, or
+    an error. A test cell without a registered suite gets an error (0 points)
+    and an error in the log.
+    """
+
+    sandbox = Unicode("", help="Sandbox backend: bwrap, docker or none. Empty: $CH11_SANDBOX, else bwrap.").tag(
+        config=True
+    )
+    suite_modules = List(
+        Unicode(),
+        help="Modules (dotted names or .py paths) that register hidden suites when imported.",
+    ).tag(config=True)
+    call_timeout = Float(10.0, help="Seconds one call of a student function may take.").tag(config=True)
+    startup_timeout = Float(120.0, help="Seconds the worker may take to run all submission cells.").tag(config=True)
+    cell_time_limit = Float(60.0, help="Seconds one submission cell may run inside the worker.").tag(config=True)
+    max_restarts = Integer(2, help="Fresh workers started after crashes or timeouts, per notebook.").tag(config=True)
+    cpu_seconds = Integer(600, help="CPU-time limit per worker process, seconds.").tag(config=True)
+    memory_bytes = Integer(2 * 1024**3, help="Memory limit per worker process, bytes.").tag(config=True)
+    max_support_bytes = Integer(64 * 1024**2, help="Total size of support files given to the worker.").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
+        load_suite_modules(self.suite_modules)
+        tests = autograded_test_cells(nb)
+        if not tests:
+            return nb, resources
+        launcher = _launcher(self.sandbox)
+        directory = resources.get("metadata", {}).get("path") or "."
+        limits = Limits(
+            cpu_seconds=self.cpu_seconds,
+            wall_seconds=self.startup_timeout,
+            memory_bytes=self.memory_bytes,
+        )
+        session = WorkerSession(
+            submission_code_cells(nb),
+            launcher,
+            limits,
+            self.call_timeout,
+            startup_timeout=self.startup_timeout,
+            cell_time_limit=self.cell_time_limit,
+            max_restarts=self.max_restarts,
+            support_files=collect_support_files(directory, max_total_bytes=self.max_support_bytes, logger=self.log),
+        )
+        name = resources.get("unique_key", "notebook")
+        with session:
+            for _, cell in tests:
+                verdict = self._verdict(cell, session)
+                cell.outputs = [nbformat.from_dict(o) for o in verdict_outputs(verdict, cell.get("execution_count"))]
+                self.log.info("%s/%s: %g of %g points", name, verdict.grade_id, verdict.score, verdict.points)
+        for incident in session.incidents:
+            self.log.warning("%s: worker incident: %s", name, incident)
+        return nb, resources
+
+    def _verdict(self, cell: NotebookNode, session: WorkerSession) -> CellVerdict:
+        meta = cell.metadata.get("nbgrader", {})
+        grade_id = str(meta.get("grade_id", ""))
+        points = float(meta.get("points", 0) or 0)
+        suite = get_suite(grade_id)
+        if suite is None:
+            self.log.error("no hidden suite is registered for autograded test cell %r: it scores 0", grade_id)
+            return CellVerdict.unavailable(
+                grade_id,
+                points,
+                "This test cell has no registered property suite, so it cannot be graded automatically; "
+                "your instructor has been notified.",
+            )
+        verdict = run_suite(suite, session, points, self.log)
+        if any(f.kind == "internal" for f in verdict.failures):
+            self.log.error("suite %s had internal errors; see the log above", grade_id)
+        return verdict
+
+
+class StripHiddenTests(NbGraderPreprocessor):
+    """Remove hidden test regions from autograded test cells (for feedback).
+
+    nbgrader's ``ClearHiddenTests`` is not reused: it raises on marker text in
+    any non-grade cell (so a submission could break its own feedback) and on an
+    unterminated region; this step touches only autograded test cells (whose
+    source ``OverwriteCells`` restored from the gradebook) and removes an
+    unterminated region to the end of the cell.
+    """
+
+    begin_delimiter = Unicode("BEGIN HIDDEN TESTS", help="Marker starting a hidden test region.").tag(config=True)
+    end_delimiter = Unicode("END HIDDEN TESTS", help="Marker ending a hidden test region.").tag(config=True)
+
+    def preprocess_cell(
+        self, cell: NotebookNode, resources: ResourcesDict, index: int
+    ) -> tuple[NotebookNode, ResourcesDict]:
+        if is_autograded_test(cell):
+            cell.source, _ = strip_hidden_tests(cell.source, self.begin_delimiter, self.end_delimiter)
+        return cell, resources
+
+
+class SanitizeFeedback(NbGraderPreprocessor):
+    """Sanitize outputs, markdown and raw cells before the feedback HTML is rendered.
+
+    See ``feedback.sanitize_notebook``: only safe MIME types, cleaned HTML,
+    no output metadata, raw cells never pasted verbatim, size caps.
+    """
+
+    max_cell_output_chars = Integer(1024**2, help="Output characters kept per cell.").tag(config=True)
+    max_total_output_chars = Integer(16 * 1024**2, help="Output characters kept per notebook.").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
+        sanitize_notebook(nb, max_cell_chars=self.max_cell_output_chars, max_total_chars=self.max_total_output_chars)
+        return nb, resources

@@ -1,0 +1,137 @@
+"""Execute one notebook with a Jupyter kernel, inside the sandbox. UNTRUSTED.
+
+Started by a launcher as ``execute_notebook.py job.json`` with the working
+directory set to a scratch directory holding the notebook and its support
+files. ``job.json``::
+
+    {"version": 1, "input": "submission.ipynb", "output": "executed.ipynb",
+     "kernel_name": "python3", "timeout": 30, "startup_timeout": 60}
+
+The notebook runs in order with nbclient (errors allowed, a cell that exceeds
+``timeout`` seconds is interrupted and gets a ``CellTimeoutError`` output, as
+with nbgrader's Execute). After every cell the notebook so far is written to
+``output`` (atomically), so a run cut short by the wall-time limit still
+leaves the outputs of the cells that finished. The kernel gets the user's
+default matplotlib backend (inline figures), not the Agg the launcher sets.
+
+On exit one JSON line goes to stdout: ``{"status": "ok"}`` or
+``{"status": "kernel_died" | "error", "last_finished_cell": index or null,
+"message": ...}``.
+Everything this script writes is untrusted data for the grader, which
+validates and sanitizes it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+JOB_MAX_BYTES = 1 << 20
+NOTEBOOK_MAX_BYTES = 64 * 1024 * 1024
+
+ERROR_ON_TIMEOUT = {
+    "ename": "CellTimeoutError",
+    "evalue": "",
+    "traceback": ["CellTimeoutError: No reply from kernel before timeout"],
+}
+
+
+def _write_atomically(nb: Any, path: Path) -> None:
+    import nbformat
+
+    tmp = path.with_name(path.name + ".partial")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        nbformat.write(nb, handle)
+    os.replace(tmp, path)
+
+
+def main(argv: list[str]) -> int:
+    job_path = Path(argv[0] if argv else "job.json")
+    raw = job_path.read_bytes()
+    if len(raw) > JOB_MAX_BYTES:
+        raise ValueError(f"{job_path} is too large")
+    job = json.loads(raw)
+    if job.get("version") != 1:
+        raise ValueError(f"{job_path} is not a version-1 job")
+    source = Path(job["input"])
+    target = Path(job["output"])
+    if source.stat().st_size > NOTEBOOK_MAX_BYTES:
+        raise ValueError(f"{source} is too large")
+
+    # The kernel inherits this environment: give it inline figures and keep its
+    # runtime files in the scratch directory.
+    os.environ.pop("MPLBACKEND", None)
+    os.environ.setdefault("JUPYTER_RUNTIME_DIR", str(Path.cwd() / ".jupyter-runtime"))
+    os.environ["NBGRADER_EXECUTION"] = "autograde"
+
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import DeadKernelError
+
+    nb = nbformat.read(source, as_version=4)
+    state: dict[str, Any] = {"last_finished_cell": None}
+
+    def after_cell(cell: Any, cell_index: int, execute_reply: Any) -> None:
+        state["last_finished_cell"] = cell_index
+        content = (execute_reply or {}).get("content", {})
+        if content.get("status") == "error" and not any(
+            o.get("output_type") == "error" and o.get("ename") == content.get("ename") for o in cell.outputs
+        ):
+            # A timeout reply has no matching error output yet (as in nbgrader's Execute).
+            cell.outputs.append(
+                nbformat.v4.new_output(
+                    "error",
+                    ename=content.get("ename", "Error"),
+                    evalue=content.get("evalue", ""),
+                    traceback=content.get("traceback") or ["ERROR: the cell failed"],
+                )
+            )
+        _write_atomically(nb, target)
+
+    client = NotebookClient(
+        nb,
+        timeout=int(job.get("timeout", 30)),
+        startup_timeout=int(job.get("startup_timeout", 60)),
+        kernel_name=str(job.get("kernel_name", "python3")),
+        allow_errors=True,
+        interrupt_on_timeout=True,
+        error_on_timeout=ERROR_ON_TIMEOUT,
+        record_timing=False,
+        store_widget_state=False,
+        extra_arguments=["--HistoryManager.hist_file=:memory:"],
+        resources={"metadata": {"path": str(Path.cwd())}},
+        on_cell_executed=after_cell,
+    )
+    _write_atomically(nb, target)
+    try:
+        client.execute()
+    except DeadKernelError as exc:
+        _write_atomically(nb, target)
+        print(
+            json.dumps(
+                {"status": "kernel_died", "last_finished_cell": state["last_finished_cell"], "message": str(exc)[:500]}
+            )
+        )
+        return 1
+    except Exception as exc:
+        _write_atomically(nb, target)
+        print(
+            json.dumps(
+                {
+                    "status": "error",
+                    "last_finished_cell": state["last_finished_cell"],
+                    "message": f"{type(exc).__name__}: {exc}"[:500],
+                }
+            )
+        )
+        return 1
+    _write_atomically(nb, target)
+    print(json.dumps({"status": "ok"}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,99 @@
+"""nbgrader configuration of the chapter 11 course.
+
+Run nbgrader from the repository root (``nbgrader generate_assignment ch11``,
+``nbgrader autograde ch11``, ``nbgrader generate_feedback ch11``). What differs
+from plain nbgrader, and why (docs/architecture.md has the whole design):
+
+* The notebook is executed inside a sandbox only for its outputs
+  (``SandboxedExecute`` replaces ``Execute``); those outputs are untrusted,
+  sanitized data.
+* Every autograded test cell is scored by a hidden property suite in the
+  trusted process (``TrustedVerdicts``), never by code in the student's kernel.
+* Feedback never shows hidden test source and never renders untrusted HTML or
+  JavaScript (``StripHiddenTests``, ``SanitizeFeedback``).
+
+The sandbox backend is ``$CH11_SANDBOX`` (``bwrap``, the default, or
+``docker``); ``CH11_SANDBOX=none`` is the explicit, loudly logged opt-out for
+trusted runs such as CI grading the reference solutions. A backend that
+cannot run here makes grading refuse, never fall back.
+"""
+
+from ch11_autograder.trusted.preprocessors import (
+    SandboxedExecute,
+    SanitizeFeedback,
+    StripHiddenTests,
+    TrustedVerdicts,
+)
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import (
+    AssignLatePenalties,
+    CheckCellMetadata,
+    GetGrades,
+    IgnorePattern,
+    LimitOutput,
+    SaveAutoGrades,
+)
+
+c = get_config()  # noqa: F821 - provided by traitlets when it loads this file
+
+# --------------------------------------------------------------------------- course layout
+c.CourseDirectory.source_directory = "source"
+c.CourseDirectory.release_directory = "assignments"
+
+# Files other than notebooks that an assignment ships to students. List each
+# one here; nbgrader's exchange (release/fetch/submit) copies only notebooks
+# and these. generate_assignment copies every file of source/<assignment>/
+# that `ignore` does not exclude, so keep source/ free of anything else.
+DECLARED_FILES: list[str] = []
+c.CourseDirectory.include = ["*.ipynb", *DECLARED_FILES]
+c.CourseDirectory.ignore = [
+    ".ipynb_checkpoints",
+    "*.pyc",
+    "__pycache__",
+    "feedback",
+    ".hypothesis",
+    ".pytest_cache",
+    "*.db",
+    "*.sqlite",
+    ".git",
+    ".DS_Store",
+    "*~",
+]
+c.CourseDirectory.max_file_size = 10_000  # kilobytes
+
+# --------------------------------------------------------------------------- autograde
+# nbgrader's sanitize steps stay as they are; a deleted test cell comes back.
+c.OverwriteCells.add_missing_cells = True
+
+c.Autograde.autograde_preprocessors = [
+    SandboxedExecute,  # instead of nbgrader's Execute
+    IgnorePattern,
+    ClearMetadataPreprocessor,
+    LimitOutput,
+    TrustedVerdicts,  # after LimitOutput, before SaveAutoGrades
+    SaveAutoGrades,
+    AssignLatePenalties,
+    CheckCellMetadata,
+]
+
+c.SandboxedExecute.timeout = 60  # seconds per cell
+c.SandboxedExecute.wall_seconds = 900.0  # seconds for the whole notebook
+c.TrustedVerdicts.call_timeout = 10.0  # seconds per call of a student function
+c.TrustedVerdicts.startup_timeout = 120.0  # seconds to run the submission's cells in the worker
+
+# ----- exercise suites register here ------------------------------------------------------
+# One dotted module (or .py path) per exercise; importing it registers its
+# CellSuites with ch11_autograder.suites.register. A test cell without a
+# registered suite scores 0.
+c.TrustedVerdicts.suite_modules = [
+    # "ch11_autograder.suites.ex1",
+]
+# ------------------------------------------------------------------------------------------
+
+# --------------------------------------------------------------------------- feedback
+c.GenerateFeedback.preprocessors = [
+    GetGrades,
+    StripHiddenTests,
+    SanitizeFeedback,
+    CSSHTMLHeaderPreprocessor,
+]
