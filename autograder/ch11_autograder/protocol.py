@@ -728,6 +728,9 @@ def _decode_chain(obj: dict[str, Any], request: bool, path: str, depth: int) -> 
         if not isinstance(items, list) or not items or len(items) > MAX_CONTAINER_ITEMS:
             raise ProtocolError(f"{path}.{key}", "expected a non-empty array of floats")
         lists[key] = tuple(_decode_float(item, f"{path}.{key}[{i}]") for i, item in enumerate(items))
+    random_layer = _decode_int(obj["random_layer"], f"{path}.random_layer")
+    noise_scale = _decode_float(obj["noise_scale"], f"{path}.noise_scale")
+    width = _decode_int(obj["width"], f"{path}.width")
     chain_class = _chain_class()
     if chain_class is None:  # pragma: no cover
         raise ProtocolError(path, "trainable_harness is not installed here, so chains cannot be built")
@@ -735,9 +738,9 @@ def _decode_chain(obj: dict[str, Any], request: bool, path: str, depth: int) -> 
         return chain_class(
             weights=lists["weights"],
             biases=lists["biases"],
-            random_layer=_decode_int(obj["random_layer"], f"{path}.random_layer"),
-            noise_scale=_decode_float(obj["noise_scale"], f"{path}.noise_scale"),
-            width=_decode_int(obj["width"], f"{path}.width"),
+            random_layer=random_layer,
+            noise_scale=noise_scale,
+            width=width,
         )
     except ValueError as exc:
         raise ProtocolError(path, f"invalid chain: {exc}") from None

@@ -1,0 +1,415 @@
+"""The wire format: exact round trips, strict decoding, and errors that name the place."""
+
+from __future__ import annotations
+
+import ast
+import base64
+import json
+import math
+
+import numpy as np
+import pytest
+from ch11_autograder import protocol
+from ch11_autograder.protocol import (
+    ProtocolError,
+    Record,
+    RngSeed,
+    UnencodableValue,
+    decode_value,
+    dumps_message,
+    encode_value,
+    loads_message,
+    parse_reply,
+    parse_request,
+    roundtrip,
+    wire_equal,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from trainable_harness import CheckpointCost, StochasticChain, TapeNode, make_chain, opening_tape
+
+
+def through_wire(value, *, request=False):
+    """Encode, frame, parse and decode, as the two processes would."""
+    line = dumps_message({"v": encode_value(value, request=request)})
+    return decode_value(loads_message(line)["v"], request=request)
+
+
+# --------------------------------------------------------------------------- round trips
+
+EXACT_CASES = [
+    None,
+    True,
+    False,
+    0,
+    -(2**127) + 1,
+    2**127 - 1,
+    0.1,
+    -0.0,
+    5e-324,
+    1.7976931348623157e308,
+    math.inf,
+    -math.inf,
+    "",
+    'héllo\n"quoted"',
+    [1, [2, [3]]],
+    (1, (2.5, "x")),
+    {"a": 1, "b": [None, {"c": (1,)}]},
+    np.float32(0.1),
+    np.float64(2.0),
+    np.int32(-7),
+    np.int64(2**62),
+    np.bool_(True),
+    np.arange(6, dtype=np.int32).reshape(2, 3),
+    np.array([[0.1, np.nan], [np.inf, -0.0]]),
+    np.array([True, False, True]),
+    np.zeros((0, 3), dtype=np.float32),
+    np.array(3.5),
+]
+
+
+@pytest.mark.parametrize("value", EXACT_CASES, ids=lambda v: type(v).__name__)
+def test_round_trip_is_exact(value):
+    back = through_wire(value)
+    assert wire_equal(value, back)
+    assert type(back) is type(value)
+    if isinstance(value, np.generic | np.ndarray):
+        assert back.dtype == value.dtype
+
+
+def test_float_is_bit_exact_including_negative_zero_and_nan():
+    assert math.copysign(1.0, through_wire(-0.0)) == -1.0
+    assert math.isnan(through_wire(math.nan))
+    assert through_wire(0.1) == 0.1  # not 0.1000000000000000055 -> 0.1 by decimal luck: hex is exact
+    assert encode_value(0.1) == {"t": "float", "v": (0.1).hex()}
+
+
+def test_float32_scalar_keeps_its_format():
+    back = through_wire(np.float32(1) / np.float32(3))
+    assert back.dtype == np.float32 and back == np.float32(1) / np.float32(3)
+
+
+def test_wire_equal_distinguishes_types_that_matter():
+    assert not wire_equal([1, 2], (1, 2))
+    assert not wire_equal(np.float32(0.5), np.float64(0.5))
+    assert not wire_equal(True, 1)
+    assert wire_equal(2, 2.0)
+    assert not wire_equal(np.zeros(2), np.zeros(3))
+    assert wire_equal(math.nan, math.nan)
+
+
+def test_tape_round_trips_to_tape_nodes():
+    tape = opening_tape(2.0, 3.0)
+    back = through_wire(tape)
+    assert all(type(node) is TapeNode for node in back)
+    assert back == tape
+
+
+def test_tape_with_student_typed_values_is_transported_faithfully():
+    # A malformed tape still travels: judging it is the suite's job (validate_tape).
+    tape = [TapeNode(np.float32(1.5)), TapeNode(2.0, ((0, np.float32(2.0)), (5, 1.0)))]
+    back = through_wire(tape)
+    assert back[0].value.dtype == np.float32
+    assert back[1].parents == ((0, np.float32(2.0)), (5, 1.0))
+
+
+def test_dataclass_becomes_record_never_the_class():
+    value = CheckpointCost(16, 4, 4, 8, 12)
+    back = through_wire(value)
+    assert isinstance(back, Record) and not isinstance(back, CheckpointCost)
+    assert back.type == "CheckpointCost"
+    assert back["peak_state_units"] == 8
+    assert back == roundtrip(CheckpointCost(16, 4, 4, 8, 12))
+    assert back != roundtrip(CheckpointCost(16, 4, 4, 9, 12))
+    with pytest.raises(TypeError):
+        back.fields["depth"] = 3  # read-only
+
+
+def test_record_names_a_class_that_does_not_exist_and_stays_a_record():
+    obj = {"t": "record", "type": "os", "fields": {"system": "rm -rf /"}}
+    back = decode_value(obj)
+    assert isinstance(back, Record) and back.type == "os"
+
+
+def test_request_constructors_build_generator_and_chain():
+    chain = make_chain(6, 2, width=3)
+    request = parse_request(loads_message(protocol.make_call(7, "f", [RngSeed(11), chain], {"k": 2})))
+    rng, rebuilt = request.args
+    assert rng.standard_normal(4).tolist() == np.random.default_rng(11).standard_normal(4).tolist()
+    assert isinstance(rebuilt, StochasticChain)
+    assert (rebuilt.weights, rebuilt.biases, rebuilt.random_layer, rebuilt.width) == (
+        chain.weights,
+        chain.biases,
+        chain.random_layer,
+        chain.width,
+    )
+    assert request.kwargs == {"k": 2} and request.id == 7 and request.fn == "f"
+
+
+def test_chain_in_a_reply_is_an_ordinary_record():
+    back = roundtrip(make_chain(3, 1))
+    assert isinstance(back, Record) and back.type == "StochasticChain"
+
+
+# Nested values of every supported kind, for a property-based round trip.
+_leaves = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**127) + 1, 2**127 - 1),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=20),
+    st.sampled_from(["float32", "float64", "int32", "int64", "bool"]).flatmap(
+        lambda d: hnp.from_dtype(np.dtype(d)).map(lambda x: np.dtype(d).type(x))
+    ),
+    hnp.arrays(
+        st.sampled_from([np.float32, np.float64, np.int32, np.int64, np.bool_]),
+        hnp.array_shapes(min_dims=0, max_dims=3, max_side=4),
+    ),
+)
+_values = st.recursive(
+    _leaves,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.lists(inner, max_size=4).map(tuple),
+        st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(_values)
+def test_any_nested_value_round_trips(value):
+    assert wire_equal(value, through_wire(value))
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(
+    st.lists(st.tuples(st.floats(allow_nan=False), st.lists(st.tuples(st.integers(0, 50), st.floats()))), min_size=1)
+)
+def test_any_tape_round_trips(rows):
+    tape = [TapeNode(value, tuple(edges)) for value, edges in rows]
+    assert wire_equal(tape, through_wire(tape))
+
+
+# --------------------------------------------------------------------------- encoder refusals
+
+
+@pytest.mark.parametrize(
+    ("value", "path", "words"),
+    [
+        ({1, 2}, "value", "type set"),
+        ([1, {"a": [0, 1j]}], 'value[1]["a"][1]', "type complex"),
+        ({"k": np.float16(1)}, 'value["k"]', "float16"),
+        (np.array([object()]), "value", "dtype object"),
+        (np.ma.masked_array([1.0]), "value", "asarray"),
+        ({3: 1}, "value", "only str keys"),
+        ([0, 2**128], "value[1]", "129 bits"),
+        ("x" * (protocol.MAX_STR_CHARS + 1), "value", "characters"),
+        (list(range(protocol.MAX_CONTAINER_ITEMS + 1)), "value", "entries"),
+        (np.zeros(protocol.MAX_ARRAY_ELEMENTS + 1, dtype=np.bool_), "value", "elements"),
+        ([TapeNode(1.0, {(0, 1.0)})], "value[0].parents", "sequence of (index, derivative) pairs"),
+        (CheckpointCost(1, 1, 1, 2, object()), "value.fields.recomputed_forward_evaluations", "type object"),
+        (RngSeed(3), "value", "only be sent to the worker"),
+    ],
+)
+def test_encoder_refuses_and_names_the_place(value, path, words):
+    with pytest.raises(UnencodableValue) as info:
+        encode_value(value)
+    assert info.value.path == path
+    assert words in info.value.problem
+
+
+def test_encoder_refuses_excessive_nesting():
+    value: list = []
+    for _ in range(protocol.MAX_DEPTH + 2):
+        value = [value]
+    with pytest.raises(UnencodableValue, match="nest deeper"):
+        encode_value(value)
+
+
+# --------------------------------------------------------------------------- decoder refusals
+
+B64 = base64.b64encode
+
+
+@pytest.mark.parametrize(
+    ("obj", "path", "words"),
+    [
+        ({"t": "pickle", "v": "..."}, "value", "unknown type tag"),
+        ({"v": 1}, "value", "without a type tag"),
+        ([1, {"t": "float", "v": 1.5}], "value[1].v", "hex notation"),
+        ({"t": "float", "v": "0x1p+1", "extra": 1}, "value", "unexpected extra"),
+        ({"t": "float", "v": " 0x1p+1"}, "value.v", "hex notation"),
+        ({"t": "float", "v": "0x1p+99999"}, "value.v", "hex notation"),
+        ({"t": "float", "v": "0x1p+9999"}, "value.v", "out of range"),
+        ({"t": "record", "type": "A", "fields": {"x": [1, {"t": "float", "v": 3}]}}, "value.fields.x[1].v", "hex"),
+        ({"t": "record", "type": "not a name", "fields": {}}, "value.type", "identifier"),
+        ({"t": "record", "type": "A", "fields": {"__class__ x": 1}}, "value.fields", "identifier"),
+        ({"t": "dict", "v": [1]}, "value.v", "expected an object"),
+        ({"t": "dict", "v": {"a": {"t": "tuple", "v": {}}}}, 'value["a"].v', "expected an array"),
+        (2**128, "value", "out of range"),
+        ("x" * (protocol.MAX_STR_CHARS + 1), "value", "longer than"),
+        ({"t": "scalar", "dtype": "float16", "v": "0x1p+0"}, "value.dtype", "dtype must be one of"),
+        ({"t": "scalar", "dtype": "int32", "v": 2**40}, "value.v", "does not fit in int32"),
+        ({"t": "scalar", "dtype": "float32", "v": (0.1).hex()}, "value.v", "not exactly representable"),
+        ({"t": "scalar", "dtype": "bool", "v": 1}, "value.v", "expected a boolean"),
+        ({"t": "ndarray", "dtype": "float64", "shape": [2], "data": "!!"}, "value.data", "base64"),
+        ({"t": "ndarray", "dtype": "float64", "shape": [2], "data": B64(b"\0" * 8).decode()}, "value.data", "8 bytes"),
+        ({"t": "ndarray", "dtype": "bool", "shape": [1], "data": B64(b"\x02").decode()}, "value.data", "0 or 1"),
+        ({"t": "ndarray", "dtype": "int64", "shape": [-1], "data": ""}, "value.shape[0]", "non-negative"),
+        ({"t": "ndarray", "dtype": "int64", "shape": [2**20, 2], "data": ""}, "value.shape", "elements"),
+        ({"t": "ndarray", "dtype": "object", "shape": [1], "data": ""}, "value.dtype", "dtype must be one of"),
+        ({"t": "tape", "nodes": []}, "value.nodes", "non-empty"),
+        ({"t": "tape", "nodes": [{"value": 1, "parents": [[0]]}]}, "value.nodes[0].parents[0]", "pair"),
+        ({"t": "tape", "nodes": [{"value": 1}]}, "value.nodes[0]", "missing parents"),
+        ({"t": "rng", "seed": 1}, "value", "may only be sent to the worker"),
+        ({"t": "chain", "weights": []}, "value", "may only be sent to the worker"),
+    ],
+)
+def test_decoder_refuses_and_names_the_place(obj, path, words):
+    with pytest.raises(ProtocolError) as info:
+        decode_value(obj)
+    assert info.value.path == path, info.value
+    assert words in info.value.problem or words in str(info.value)
+
+
+def test_decoder_refuses_excessive_nesting():
+    obj: list = []
+    for _ in range(protocol.MAX_DEPTH + 2):
+        obj = [obj]
+    with pytest.raises(ProtocolError, match="nest deeper"):
+        decode_value(obj)
+
+
+def test_chain_constructor_validates_its_arguments():
+    obj = encode_value(make_chain(3, 1), request=True)
+    obj["random_layer"] = 9
+    with pytest.raises(ProtocolError, match="invalid chain"):
+        decode_value(obj, request=True)
+    obj["random_layer"] = 1.5
+    with pytest.raises(ProtocolError) as info:
+        decode_value(obj, request=True)
+    assert info.value.path == "value.random_layer"
+
+
+def test_a_permissive_decoder_would_accept_what_this_one_refuses():
+    # The strictness is real: plain json.loads takes all of these without complaint.
+    for text in ('{"id": 1, "id": 2}', '{"x": 1.5}', '{"x": NaN}'):
+        json.loads(text)
+        with pytest.raises(ProtocolError, match="message"):
+            loads_message(text.encode())
+
+
+# --------------------------------------------------------------------------- framing and messages
+
+
+def test_framing_is_one_ascii_line():
+    line = dumps_message({"v": encode_value("é\nx")})
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    line.decode("ascii")
+
+
+@pytest.mark.parametrize(
+    ("raw", "words"),
+    [
+        (b"\xff\xfe", "UTF-8"),
+        (b"[1, 2]", "JSON object"),
+        (b"{", "not valid JSON"),
+        (b"[" * 100_000 + b"]" * 100_000, "JSON"),
+    ],
+)
+def test_loads_message_refusals(raw, words):
+    with pytest.raises(ProtocolError, match=words):
+        loads_message(raw)
+
+
+def test_message_size_cap_both_ways(monkeypatch):
+    monkeypatch.setattr(protocol, "MAX_MESSAGE_BYTES", 100)
+    with pytest.raises(ProtocolError, match="at most 100"):
+        dumps_message({"v": "x" * 200})
+    with pytest.raises(ProtocolError, match="longer than 100"):
+        loads_message(b'{"v": "' + b"x" * 200 + b'"}')
+
+
+@pytest.mark.parametrize(
+    ("message", "path"),
+    [
+        ({"id": -1, "op": "hello"}, "message.id"),
+        ({"id": True, "op": "hello"}, "message.id"),
+        ({"id": 1, "op": "exec"}, "message.op"),
+        ({"id": 1, "op": "hello", "x": 1}, "message"),
+        ({"id": 1, "op": "call", "fn": "os.system", "args": [], "kwargs": {}}, "message.fn"),
+        ({"id": 1, "op": "call", "fn": "f", "args": {}, "kwargs": {}}, "message.args"),
+        ({"id": 1, "op": "call", "fn": "f", "args": [], "kwargs": {"a b": 1}}, "message.kwargs"),
+        ({"id": 1, "op": "call", "fn": "f", "args": [{"t": "nope"}], "kwargs": {}}, "args[0]"),
+        ({"id": 1, "op": "call", "fn": "f", "args": [], "kwargs": {"x": {"t": "nope"}}}, "kwargs.x"),
+    ],
+)
+def test_parse_request_refusals(message, path):
+    with pytest.raises(ProtocolError) as info:
+        parse_request(message)
+    assert info.value.path == path
+
+
+def test_reply_round_trips():
+    ok = parse_reply(loads_message(protocol.make_ok(3, (1, np.float32(2)))))
+    assert ok.ok and ok.id == 3 and wire_equal(ok.value, (1, np.float32(2)))
+    error = parse_reply(loads_message(protocol.make_error(4, "exception", "ValueError", "bad", "cell 1, line 2")))
+    assert not error.ok and error.error.kind == "exception" and error.error.where == "cell 1, line 2"
+    cells = [protocol.CellOutcome(0, "ok"), protocol.CellOutcome(1, "error", "NameError", "x", "cell 1, line 1")]
+    hello = parse_reply(loads_message(protocol.make_hello_reply(0, cells)))
+    assert hello.cells == tuple(cells)
+
+
+def test_long_error_messages_are_truncated_not_refused():
+    reply = {
+        "id": 1,
+        "ok": False,
+        "error": {"kind": "exception", "type": "E", "message": "m" * 10_000, "where": ""},
+    }
+    parsed = parse_reply(reply)
+    assert len(parsed.error.message) == protocol.MAX_ERROR_MESSAGE_CHARS
+
+
+@pytest.mark.parametrize(
+    ("message", "path"),
+    [
+        ({"id": 1, "ok": "yes"}, "message.ok"),
+        ({"id": 1, "ok": True}, "message"),
+        ({"id": 1, "ok": True, "value": {"t": "rng", "seed": 1}}, "value"),
+        ({"id": 1, "ok": False, "error": "boom"}, "message.error"),
+        (
+            {"id": 1, "ok": False, "error": {"kind": "mystery", "type": "", "message": "", "where": ""}},
+            "message.error.kind",
+        ),
+        (
+            {"id": 1, "ok": False, "error": {"kind": "exception", "type": 3, "message": "", "where": ""}},
+            "message.error.type",
+        ),
+        (
+            {"id": 1, "ok": True, "cells": [{"index": 0, "status": "fine", "type": "", "message": "", "where": ""}]},
+            "message.cells[0].status",
+        ),
+    ],
+)
+def test_parse_reply_refusals(message, path):
+    with pytest.raises(ProtocolError) as info:
+        parse_reply(message)
+    assert info.value.path == path
+
+
+def test_protocol_module_imports_nothing_of_the_package():
+    # The sandbox shows protocol.py without the rest of ch11_autograder.
+    tree = ast.parse(open(protocol.__file__, encoding="utf-8").read())
+    imports = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imports.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, "relative import in protocol.py"
+            imports.add(node.module)
+    allowed = {"__future__", "base64", "binascii", "dataclasses", "json", "math", "re", "collections.abc"}
+    allowed |= {"types", "typing", "numpy", "trainable_harness"}
+    assert imports <= allowed, imports - allowed
