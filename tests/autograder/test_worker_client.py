@@ -1,0 +1,222 @@
+"""The verdict worker and its trusted client, run as real processes (unsandboxed launcher).
+
+The sandbox backends are tested on their own; here the point is the protocol
+channel, the failure model (student error, timeout, crash, garbage) and the
+restart policy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ch11_autograder import protocol
+from ch11_autograder.protocol import RngSeed
+from ch11_autograder.trusted.worker_client import (
+    CallTimeout,
+    NotDefined,
+    ProtocolError,
+    StudentError,
+    Unencodable,
+    WorkerCrashed,
+    WorkerSession,
+)
+from ch11_autograder.untrusted.launch import UnsandboxedLauncher
+from trainable_harness import make_chain
+
+LAUNCHER = UnsandboxedLauncher(quiet=True)
+
+CELLS = [
+    "import numpy as np\n%matplotlib inline\n\ndef double(x):\n    return 2 * x",
+    "print('noise on stdout')\nimport os, sys\nos.write(1, b'raw noise\\n')\nsys.stderr.write('err\\n')",
+    "def broken():\n    return 1 / 0\n\nraise ValueError('cell failed')",
+    "!ls -la\nfiles = !ls\nz = 3",
+    "%%bash\necho not python",
+    "%%time\ntimed = 'body ran'",
+    "text = '''\n%not a magic inside a string\n'''",
+    "typed = input()",
+    "def loop(n):\n    while True:\n        pass",
+    "def die():\n    os._exit(7)",
+    "def returns_set():\n    return {1, 2}",
+    "def noisy(x):\n    print('inside the call', x)\n    os.write(1, b'{\"id\": 999}\\n')\n    return x",
+    "def draw(rng, n):\n    return rng.standard_normal(n)",
+    "def chain_depth(chain):\n    return chain.depth",
+    "def forge_garbage():\n    os.write(4, b'this is not json\\n')\n    return 1",
+    "def big(n):\n    return 'x' * n",
+]
+
+
+@pytest.fixture(scope="module")
+def session():
+    with WorkerSession(CELLS, LAUNCHER, call_timeout=2.0, max_restarts=10) as s:
+        s.start()
+        yield s
+
+
+def test_cell_report_records_errors_and_skips_and_continues(session):
+    statuses = [(c.index, c.status, c.error_type) for c in session.report]
+    assert statuses[0] == (0, "ok", "")
+    assert statuses[2] == (2, "error", "ValueError")
+    assert session.report[2].where == "cell 2, line 4"
+    assert session.report[2].message == "cell failed"
+    assert statuses[3] == (3, "ok", "")  # shell lines dropped, the rest ran
+    assert statuses[4][1] == "skipped" and "%%bash" in session.report[4].message
+    assert statuses[5] == (5, "ok", "")
+    assert statuses[7] == (7, "error", "EOFError")  # stdin is /dev/null, not the protocol channel
+    assert all(c.status == "ok" for c in session.report[8:])
+
+
+def test_calls_return_decoded_values(session):
+    assert session.call("double", 21) == 42
+    assert session.call("double", x=1.5) == 3.0
+    result = session.call("double", np.arange(3, dtype=np.float32))
+    assert result.dtype == np.float32 and result.tolist() == [0.0, 2.0, 4.0]
+
+
+def test_state_from_cells_is_visible(session):
+    # %%time ran its body; the string literal with '%' was left untouched.
+    with pytest.raises(NotDefined, match="not a function"):
+        session.call("timed")
+    with pytest.raises(NotDefined, match="not a function"):
+        session.call("text")
+
+
+def test_student_exception_reports_type_message_and_place(session):
+    with pytest.raises(StudentError) as info:
+        session.call("broken")
+    assert (info.value.type, info.value.message, info.value.where) == (
+        "ZeroDivisionError",
+        "division by zero",
+        "cell 2, line 2",
+    )
+    assert session.alive  # a student exception does not cost a restart
+
+
+def test_missing_name(session):
+    with pytest.raises(NotDefined, match="nope is not defined in your notebook"):
+        session.call("nope")
+
+
+def test_unencodable_return_names_the_type(session):
+    with pytest.raises(Unencodable) as info:
+        session.call("returns_set")
+    assert "returns_set() returned something the grader cannot receive" in str(info.value)
+    assert "type set" in str(info.value)
+
+
+def test_prints_inside_calls_do_not_touch_the_channel(session):
+    # The forged '{"id": 999}' line goes to /dev/null with everything else on fd 1.
+    assert session.call("noisy", 5) == 5
+
+
+def test_rng_and_chain_arguments_are_rebuilt_in_the_worker(session):
+    drawn = session.call("draw", RngSeed(3), 4)
+    assert drawn.tolist() == np.random.default_rng(3).standard_normal(4).tolist()
+    assert session.call("chain_depth", make_chain(7, 2)) == 7
+
+
+def test_suite_bug_in_arguments_is_a_type_error(session):
+    with pytest.raises(TypeError, match="grader bug"):
+        session.call("double", {1, 2})
+
+
+def test_timeout_kills_and_the_next_call_restarts(session):
+    starts = session.starts
+    with pytest.raises(CallTimeout) as info:
+        session.call("loop", 1)
+    assert "loop() did not return within 2 s" in str(info.value)
+    assert not session.alive
+    assert session.call("double", 2) == 4
+    assert session.starts == starts + 1
+
+
+def test_crash_is_reported_and_survived(session):
+    with pytest.raises(WorkerCrashed, match="stopped unexpectedly: it exited with status 7"):
+        session.call("die")
+    assert session.call("double", 3) == 6
+
+
+def test_garbage_on_the_real_channel_is_a_protocol_error(session):
+    with pytest.raises(ProtocolError):
+        session.call("forge_garbage")
+    assert not session.alive
+    assert session.call("double", 4) == 8
+
+
+def test_oversized_reply_is_refused(session, monkeypatch):
+    assert session.call("big", 100) == "x" * 100
+    monkeypatch.setattr(protocol, "MAX_MESSAGE_BYTES", 2000)
+    with pytest.raises(ProtocolError, match="more than 2000 bytes"):
+        session.call("big", 5000)
+
+
+def test_restart_budget_is_finite():
+    with WorkerSession(["def loop():\n    while True: pass"], LAUNCHER, call_timeout=0.5, max_restarts=1) as s:
+        for _ in range(2):
+            with pytest.raises(CallTimeout):
+                s.call("loop")
+        with pytest.raises(WorkerCrashed, match="failed 2 times in a row"):
+            s.call("loop")
+        assert s.starts == 2
+
+
+def test_failed_start_is_final_and_fast():
+    # The cell blocks SIGALRM, so the worker's per-cell limit cannot interrupt it.
+    cells = ["import signal\nsignal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\nwhile True:\n    pass"]
+    with WorkerSession(cells, LAUNCHER, startup_timeout=1.0, cell_time_limit=0.2) as s:
+        with pytest.raises(CallTimeout, match="your notebook's code did not finish running within 1 s"):
+            s.call("anything")
+        with pytest.raises(CallTimeout):
+            s.call("anything")
+        assert s.starts == 1
+
+
+def test_per_cell_time_limit_interrupts_a_slow_cell_and_continues():
+    cells = ["while True:\n    pass", "def ok():\n    return 'ok'"]
+    with WorkerSession(cells, LAUNCHER, cell_time_limit=0.3) as s:
+        report = s.start()
+        assert (report[0].status, report[0].error_type) == ("error", "TimeLimit")
+        assert s.call("ok") == "ok"
+
+
+def test_worker_that_cannot_start_is_a_crash(tmp_path):
+    # Without the protocol module next to the runtime the worker exits with status 2.
+    class BrokenLauncher(UnsandboxedLauncher):
+        def spawn(self, script, args, **kwargs):
+            return super().spawn("no_such_script.py", args, **kwargs)
+
+    with WorkerSession(["x = 1"], BrokenLauncher(quiet=True), startup_timeout=10) as s:
+        with pytest.raises(WorkerCrashed) as info:
+            s.start()
+        assert "stopped unexpectedly" in str(info.value)
+        assert "worker stderr" in info.value.detail  # the grader's log gets the interpreter's message
+        assert "no_such_script.py" not in str(info.value)  # the student's message does not
+
+
+def test_support_files_are_readable_and_paths_are_checked():
+    cells = ["DATA = open('data/values.txt').read()\ndef data():\n    return DATA"]
+    with WorkerSession(cells, LAUNCHER, support_files={"data/values.txt": b"1 2 3"}) as s:
+        assert s.call("data") == "1 2 3"
+    with pytest.raises(ValueError, match="relative path"):
+        WorkerSession(cells, LAUNCHER, support_files={"../escape": b""})
+
+
+def test_worker_runs_under_the_bwrap_sandbox_with_only_the_protocol_visible():
+    from ch11_autograder.untrusted.choose import choose_launcher
+    from ch11_autograder.untrusted.launch import SandboxUnavailable
+
+    try:
+        launcher = choose_launcher("bwrap")
+    except SandboxUnavailable as exc:
+        pytest.skip(f"bwrap sandbox not available here: {exc}")
+    cells = [
+        "from trainable_harness import TapeNode\ndef tape():\n    return [TapeNode(1.0), TapeNode(2.0, ((0, 2.0),))]",
+        "import ch11_autograder",
+        "import ch11_solutions",
+    ]
+    with WorkerSession(cells, launcher) as s:
+        report = s.start()
+        assert report[0].status == "ok"
+        assert (report[1].status, report[1].error_type) == ("error", "ModuleNotFoundError")
+        assert (report[2].status, report[2].error_type) == ("error", "ModuleNotFoundError")
+        tape = s.call("tape")
+        assert [node.value for node in tape] == [1.0, 2.0]
