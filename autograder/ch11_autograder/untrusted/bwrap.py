@@ -238,10 +238,12 @@ def discover_cgroups() -> CgroupSupport:
 
     Children are made *below this process's own cgroup* (never beside it), so
     whatever accounts for the grader keeps accounting for its sandboxes. An
-    explicitly delegated cgroup v2 directory can be named with
-    ``$CH11_CGROUP_PARENT`` (e.g. one made by ``systemd-run --scope -p
-    Delegate=yes`` or by an administrator), which is the usual way to get
-    cgroups on a v2 host where the grader's own cgroup holds processes.
+    explicitly prepared cgroup v2 directory can be named with
+    ``$CH11_CGROUP_PARENT``: one that holds no processes and enables pids and
+    memory in its ``cgroup.subtree_control`` (made by an administrator, or a
+    systemd unit with ``Delegate=yes``). That is the usual way on a v2 host,
+    where the grader's own cgroup holds processes and so cannot enable
+    controllers for children.
     """
     explicit = os.environ.get("CH11_CGROUP_PARENT")
     if explicit:
@@ -258,8 +260,7 @@ def discover_cgroups() -> CgroupSupport:
         return CgroupSupport(0, None, None, f"cannot read /proc/self cgroup information: {exc}")
 
     notes = []
-    # cgroup v2: usable if our own cgroup already delegates pids+memory to children
-    # (or is the hierarchy root, where enabling them is allowed).
+    # cgroup v2: usable if our own cgroup already enables pids+memory for its children.
     if "" in own:
         for root, point, fstype, _ in mounts:
             if fstype != "cgroup2":
@@ -274,12 +275,15 @@ def discover_cgroups() -> CgroupSupport:
             if not {"pids", "memory"} <= available:
                 notes.append(f"cgroup v2 at {point}: controllers pids/memory not available")
                 continue
+            # Only use a delegation that exists: switching controllers on changes the
+            # host's cgroup setup, which is the administrator's call (or CH11_CGROUP_PARENT).
             try:
                 enabled = set((parent / "cgroup.subtree_control").read_text().split())
-                if not {"pids", "memory"} <= enabled:
-                    (parent / "cgroup.subtree_control").write_text("+pids +memory")
             except OSError as exc:
-                notes.append(f"cgroup v2 {parent}: cannot delegate pids/memory to children ({exc.strerror})")
+                notes.append(f"cgroup v2 {parent}: cannot read cgroup.subtree_control ({exc.strerror})")
+                continue
+            if not {"pids", "memory"} <= enabled:
+                notes.append(f"cgroup v2 {parent}: pids/memory not enabled for children (cgroup.subtree_control)")
                 continue
             if _probe_child(parent, ("pids.max", "memory.max")):
                 return CgroupSupport(2, parent, parent, f"cgroup v2 below {parent}")
@@ -771,6 +775,20 @@ class BwrapLauncher:
                         f"refusing to sandbox: mounting {src} would reveal {bad}, which must stay invisible"
                     )
 
+    def _check_scratch(self, scratch: Path) -> None:
+        """Scratch is writable inside: it must not overlap anything mounted or forbidden.
+
+        Inside a mounted tree (say the venv's site-packages), student code could
+        plant modules the grader itself imports; around a forbidden path, it
+        would see (and could change) it.
+        """
+        for other in [*self._plan.sources, *self.forbidden, self.bwrap.resolve()]:
+            if _inside(scratch, other) or _inside(other, scratch):
+                raise SandboxUnavailable(
+                    f"refusing to sandbox: scratch directory {scratch} overlaps {other}, which would then be "
+                    "visible or writable inside; use a scratch directory of its own"
+                )
+
     # ------------------------------------------------------------------ argv
 
     def data_blobs(self) -> list[bytes]:
@@ -953,7 +971,7 @@ class BwrapLauncher:
         scratch = _resolved(scratch)
         if not scratch.is_dir():
             raise ValueError(f"scratch directory {scratch} does not exist")
-        self._check_reveals([scratch])
+        self._check_scratch(scratch)
 
         fds: list[int] = []
         run_cgroup: _RunCgroup | None = None

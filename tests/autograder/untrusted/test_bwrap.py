@@ -253,11 +253,22 @@ def test_mounts_that_would_reveal_a_forbidden_path_are_refused(runtime_dir, tmp_
     (course / "submitted").mkdir(parents=True)
     sandbox = BwrapLauncher(runtime_dir=runtime_dir, forbidden_paths=[course / "gradebook.db"])
     name = write_script(runtime_dir, "print('never')\n")
-    with pytest.raises(SandboxUnavailable, match="would reveal"):
+    with pytest.raises(SandboxUnavailable, match="overlaps"):
         sandbox.spawn(name, [], scratch=course, limits=FAST)
     # A scratch directory beside it is fine.
     result = run_limited(sandbox, name, [], course / "submitted", FAST)
     assert result.stdout == b"never\n"
+
+
+def test_scratch_inside_a_mounted_tree_is_refused(launcher, runtime_dir):
+    # Writable scratch inside, say, site-packages would let student code plant
+    # modules that the grader itself imports.
+    inner = runtime_dir / "scratch-here"
+    inner.mkdir(exist_ok=True)
+    name = write_script(runtime_dir, "print('never')\n")
+    for bad in (inner, Path(sys.prefix), Path(sys.prefix) / "lib"):
+        with pytest.raises(SandboxUnavailable, match="overlaps"):
+            launcher.spawn(name, [], scratch=bad, limits=FAST)
 
 
 def test_unprivileged_inside_without_capabilities_or_nested_namespaces(launcher, runtime_dir, scratch):
