@@ -79,6 +79,8 @@ log = logging.getLogger(__name__)
 
 #: Default wall-clock budget of one property, seconds (all its calls together).
 DEFAULT_TIME_BUDGET = 60.0
+#: Failing examples kept per property as evidence for misconception matching.
+MAX_EVIDENCE = 50
 
 
 class Mismatch(Exception):
@@ -135,7 +137,8 @@ class Property:
         check: ``check(student)``; returns on success, raises
             :class:`Mismatch` on a wrong answer.
         misconceptions: catalogued wrong implementations, tried in order
-            when a :class:`Mismatch` is raised.
+            when a :class:`Mismatch` is raised; one is named when it
+            reproduces the student's output on every failing example seen.
         matches: ``matches(wrong_output, got)`` decides whether the student's
             output equals a misconception's (default: exact wire equality).
         time_budget: wall-clock seconds for the whole property; when spent,
@@ -222,6 +225,8 @@ class Student:
         self._deadline = time.monotonic() + time_budget
         self._budget = time_budget
         self.last_call = ""
+        #: Every mismatch seen while hypothesis searched and shrunk (evidence for misconceptions).
+        self.mismatches: list[Mismatch] = []
 
     @property
     def report(self) -> tuple[CellOutcome, ...]:
@@ -305,6 +310,10 @@ def hypothesis_property(
             def run_example(**drawn: Any) -> None:
                 try:
                     body(student, **drawn)
+                except Mismatch as exc:
+                    if len(student.mismatches) < MAX_EVIDENCE:
+                        student.mismatches.append(exc)
+                    raise
                 except StudentError as exc:
                     raise _Raised(drawn, exc, student.last_call) from None
                 except _Aborted as exc:
@@ -377,15 +386,25 @@ def _find(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> BaseExc
     return None
 
 
-def _mismatch_failure(prop: Property, mismatch: Mismatch, note: str = "") -> Failure:
+def _explains(prop: Property, wrong: Misconception, mismatch: Mismatch) -> bool:
+    try:
+        return bool(prop.matches(roundtrip(wrong.implementation(**mismatch.inputs)), mismatch.got))
+    except Exception:  # a catalogue entry that cannot run on these inputs does not explain them
+        return False
+
+
+def _mismatch_failure(prop: Property, mismatch: Mismatch, note: str = "", evidence: Sequence[Mismatch] = ()) -> Failure:
+    """The failure for ``mismatch``, naming the first misconception that explains every failing example.
+
+    A single shrunk example is weak evidence (``3 * x`` and ``x + 2`` agree at
+    ``x = 1``), so a misconception is named only if it reproduces the
+    student's output on the reported counterexample and on every other
+    failing example seen while searching (``evidence``).
+    """
     name, advice = "", ""
+    examples = [mismatch, *evidence]
     for wrong in prop.misconceptions:
-        try:
-            wrong_output = roundtrip(wrong.implementation(**mismatch.inputs))
-            matched = bool(prop.matches(wrong_output, mismatch.got))
-        except Exception:  # a catalogue entry that cannot run on these inputs simply does not match
-            continue
-        if matched:
+        if all(_explains(prop, wrong, example) for example in examples):
             name, advice = wrong.name, wrong.advice
             break
     notes = " ".join(text for text in (mismatch.note, note) if text)
@@ -420,7 +439,7 @@ def run_property(prop: Property, session: Session, logger: logging.Logger | None
     except _Aborted as exc:
         return Failure(prop.name, prop.description, exc.kind, inputs=exc.inputs, detail=exc.detail, call=exc.call)
     except Mismatch as exc:
-        return _mismatch_failure(prop, exc)
+        return _mismatch_failure(prop, exc, evidence=student.mismatches)
     except _Raised as exc:
         hint = _failed_cells_hint(session.report)
         return _student_failure(prop, exc.error, exc.inputs, exc.call, hint)
@@ -430,7 +449,7 @@ def run_property(prop: Property, session: Session, logger: logging.Logger | None
     except Flaky as exc:
         found = _find(exc, (Mismatch, _Raised))
         if isinstance(found, Mismatch):
-            return _mismatch_failure(prop, found, _FLAKY_NOTE)
+            return _mismatch_failure(prop, found, _FLAKY_NOTE, student.mismatches)
         if isinstance(found, _Raised):
             failure = _student_failure(prop, found.error, found.inputs, found.call, "")
             return dataclasses.replace(failure, note=_FLAKY_NOTE)

@@ -1,0 +1,346 @@
+"""Scores, outputs nbgrader reads, and the student-facing text of verdicts and properties.
+
+The property engine is exercised with an in-process session double, so that
+hypothesis shrinking, misconception matching and the failure kinds can be
+checked quickly; the real worker is covered in test_worker_client.py.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import nbformat
+import numpy as np
+import pytest
+from ch11_autograder.protocol import Record, roundtrip
+from ch11_autograder.trusted.suite import (
+    CellSuite,
+    Misconception,
+    Mismatch,
+    Property,
+    expect_equal,
+    hypothesis_property,
+    run_property,
+    run_suite,
+)
+from ch11_autograder.trusted.verdicts import CellVerdict, Failure, format_value, score_for, verdict_outputs
+from ch11_autograder.trusted.worker_client import CallTimeout, NotDefined, StudentError, WorkerCrashed
+from hypothesis import strategies as st
+from nbgrader.utils import determine_grade
+from trainable_harness import CheckpointCost, TapeNode
+
+# --------------------------------------------------------------------------- a session double
+
+
+class LocalSession:
+    """Calls plain Python functions as if they were the student's, with the worker's error types."""
+
+    def __init__(self, **functions):
+        self.functions = functions
+        self.report = ()
+        self.calls = 0
+
+    def call(self, fn, *args, **kwargs):
+        self.calls += 1
+        if fn not in self.functions:
+            raise NotDefined("NameError", f"{fn} is not defined in your notebook")
+        try:
+            return roundtrip(self.functions[fn](*args, **kwargs))
+        except (CallTimeout, WorkerCrashed):
+            raise
+        except Exception as exc:
+            raise StudentError(type(exc).__name__, str(exc)) from None
+
+
+ADDS = Misconception("adds instead of multiplies", "Return 2 * x, not x + 2.", lambda x: x + 2)
+
+
+@hypothesis_property(
+    "doubles",
+    "double(x) returns 2 * x for every integer x.",
+    given={"x": st.integers(-(10**6), 10**6)},
+    max_examples=60,
+    misconceptions=[ADDS],
+)
+def doubles(student, x):
+    expect_equal({"x": x}, 2 * x, student.call("double", x))
+
+
+SUITE = CellSuite("double_tests", 2, [doubles])
+
+
+# --------------------------------------------------------------------------- scores
+
+
+@pytest.mark.parametrize(
+    ("points", "passed", "total", "score"),
+    [
+        (2, 2, 2, 2.0),
+        (2, 1, 2, 1.0),
+        (2, 0, 2, 0.0),
+        (1, 1, 3, 0.33),
+        (1, 2, 3, 0.67),
+        (3, 1, 8, 0.38),  # 0.375 rounds half to even on the exact fraction: 37.5 -> 38
+        (1, 999, 1000, 0.99),  # would round to full marks; a failure never gets them
+        (5, 0, 0, 0.0),
+    ],
+)
+def test_score_for(points, passed, total, score):
+    assert score_for(points, passed, total) == score
+
+
+def test_naive_rounding_would_give_full_marks_to_a_failing_cell():
+    assert round(1 * 999 / 1000, 2) == 1.0  # the wrong variant
+    assert score_for(1, 999, 1000) < 1
+
+
+@pytest.mark.parametrize(("bad", "args"), [("points", (-1, 0, 1)), ("points", (math.inf, 0, 1)), ("passed", (1, 2, 1))])
+def test_score_for_rejects_nonsense(bad, args):
+    with pytest.raises(ValueError, match=bad):
+        score_for(*args)
+
+
+# --------------------------------------------------------------------------- outputs nbgrader reads
+
+
+def graded_cell(outputs, points=2):
+    cell = nbformat.v4.new_code_cell("", metadata={"nbgrader": {"grade": True, "solution": False, "points": points}})
+    cell.outputs = [nbformat.from_dict(o) for o in outputs]
+    return cell
+
+
+def verdict(passed, failed, points=2.0):
+    descriptions = [(n, f"{n} holds.") for n in passed + failed]
+    failures = [Failure(n, f"{n} holds.", "mismatch", {"x": 1}, 2, 3) for n in failed]
+    return CellVerdict.from_results("cell", points, descriptions, failures)
+
+
+@pytest.mark.parametrize(
+    ("passed", "failed", "expected"),
+    [(["a", "b"], [], 2.0), (["a"], ["b"], 1.0), ([], ["a", "b"], 0.0), (["a", "b"], ["c"], 1.33)],
+)
+def test_nbgrader_records_exactly_the_verdict_score(passed, failed, expected):
+    v = verdict(passed, failed)
+    assert v.score == expected
+    assert determine_grade(graded_cell(verdict_outputs(v))) == (expected, 2.0)
+
+
+def test_partial_credit_is_a_plain_float_repr():
+    outputs = verdict_outputs(verdict(["a"], ["b"]))
+    assert [o["output_type"] for o in outputs] == ["stream", "execute_result"]
+    assert outputs[1]["data"]["text/plain"] == "1.0"
+
+
+def test_the_pitfalls_these_outputs_avoid_are_real_in_nbgrader():
+    # numpy 2's repr of a partial score is unparseable for nbgrader: it awards full marks.
+    numpy_repr = {"output_type": "execute_result", "execution_count": 1, "metadata": {}}
+    numpy_repr["data"] = {"text/plain": repr(np.float64(1.0))}
+    assert determine_grade(graded_cell([numpy_repr])) == (2.0, 2.0)
+    # Any stderr output zeroes a cell, and a value above the points aborts the notebook.
+    assert determine_grade(graded_cell([{"output_type": "stream", "name": "stderr", "text": "warn"}])) == (0, 2.0)
+    too_much = {**numpy_repr, "data": {"text/plain": "3.0"}}
+    with pytest.raises(ValueError, match="greater than maximum"):
+        determine_grade(graded_cell([too_much]))
+
+
+def test_zero_is_a_single_error_output_with_the_message_as_traceback():
+    (output,) = verdict_outputs(verdict([], ["a"]))
+    assert output["output_type"] == "error" and output["ename"] == "PropertyFailed"
+    assert output["traceback"][0] == "0 of 1 checks passed (0 / 2 points)."
+    assert "[FAIL] a: a holds." in output["traceback"]
+
+
+def test_unavailable_verdict_scores_zero():
+    v = CellVerdict.unavailable("cell", 3, "No suite.")
+    assert determine_grade(graded_cell(verdict_outputs(v), points=3)) == (0, 3.0)
+
+
+# --------------------------------------------------------------------------- the property engine
+
+
+def test_correct_code_passes_and_wrong_code_gets_the_shrunk_minimal_counterexample():
+    assert run_property(doubles, LocalSession(double=lambda x: 2 * x)) is None
+    failure = run_property(doubles, LocalSession(double=lambda x: 2 * x if x < 1234 else 2 * x + 1))
+    assert failure.kind == "mismatch"
+    assert failure.inputs == {"x": 1234}  # shrunk to the boundary, not some random large value
+    assert (failure.expected, failure.got) == (2468, 2469)
+    assert failure.misconception == ""
+
+
+def test_misconception_is_named_only_when_outputs_match_it():
+    failure = run_property(doubles, LocalSession(double=lambda x: x + 2))
+    assert failure.misconception == "adds instead of multiplies"
+    assert "Return 2 * x, not x + 2." in failure.message()
+    other = run_property(doubles, LocalSession(double=lambda x: 3 * x))
+    assert other.misconception == ""
+
+
+def test_student_exception_fails_with_the_inputs_of_the_minimal_example():
+    def double(x):
+        if x > 100:
+            raise OverflowError("too big")
+        return 2 * x
+
+    failure = run_property(doubles, LocalSession(double=double))
+    assert failure.kind == "error" and failure.inputs == {"x": 101}
+    assert "your code raised OverflowError: too big" in failure.message()
+
+
+def test_missing_function_is_explained():
+    failure = run_property(doubles, LocalSession())
+    assert failure.kind == "error" and "double is not defined in your notebook" in failure.detail
+
+
+def test_timeout_fails_at_once_without_shrinking():
+    session = LocalSession()
+
+    def hang(x):
+        raise CallTimeout("double", 2.0)
+
+    session.functions["double"] = hang
+    started = time.monotonic()
+    failure = run_property(doubles, session)
+    assert failure.kind == "timeout"
+    assert session.calls == 1  # no further calls, no shrinking storm
+    assert "did not return within 2 s" in failure.detail
+    assert failure.call.startswith("double(")
+    assert time.monotonic() - started < 5
+
+
+def test_crash_fails_only_its_property():
+    def crash(x):
+        raise WorkerCrashed("the process running your code stopped unexpectedly")
+
+    other = Property("other", "Always holds.", lambda student: None)
+    suite = CellSuite("double_tests", 2, [doubles, other])
+    v = run_suite(suite, LocalSession(double=crash))
+    assert v.passed == ("other",) and [f.kind for f in v.failures] == ["crash"] and v.score == 1.0
+
+
+def test_time_budget_ends_a_slow_property():
+    def slow(x):
+        time.sleep(0.05)
+        return 2 * x
+
+    prop = hypothesis_property("slow", "Slow.", given={"x": st.integers()}, max_examples=100, time_budget=0.2)(
+        lambda student, x: expect_equal({"x": x}, 2 * x, student.call("double", x))
+    )
+    failure = run_property(prop, LocalSession(double=slow))
+    assert failure.kind == "budget" and "longer than 0.2 s in total" in failure.detail
+
+
+def test_nondeterministic_code_is_reported_with_a_note():
+    counter = iter(range(10**6))
+
+    def flaky(x):
+        return 2 * x + (next(counter) % 7 == 3)
+
+    failure = run_property(doubles, LocalSession(double=flaky))
+    assert failure is not None and failure.kind == "mismatch"
+
+
+def test_suite_bug_is_internal_and_hides_the_traceback(caplog):
+    def buggy(student):
+        raise KeyError("reference table missing")
+
+    failure = run_property(Property("buggy", "Holds.", buggy), LocalSession())
+    assert failure.kind == "internal"
+    assert "KeyError" not in failure.message() and "reference table" not in failure.message()
+    assert "reference table missing" in caplog.text  # the instructor's log has it
+
+
+def test_same_inputs_same_verdict_text():
+    session = LocalSession(double=lambda x: x + 2 if x % 3 else 2 * x)
+    first = run_suite(SUITE, session).message()
+    second = run_suite(SUITE, session).message()
+    assert first == second
+
+
+def test_suite_points_must_match_the_notebook():
+    with pytest.raises(ValueError, match="declares 2 points but the notebook cell has 3"):
+        run_suite(SUITE, LocalSession(double=lambda x: 2 * x), points=3)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"grade_id": "g", "points": 1, "properties": []}, "at least one property"),
+        ({"grade_id": "g", "points": 0, "properties": [doubles]}, "points must be > 0"),
+        ({"grade_id": "g", "points": 1, "properties": [doubles, doubles]}, "unique"),
+    ],
+)
+def test_cell_suite_validation(kwargs, words):
+    with pytest.raises(ValueError, match=words):
+        CellSuite(**kwargs)
+
+
+def test_property_description_is_one_line():
+    with pytest.raises(ValueError, match="one non-empty line"):
+        Property("p", "two\nlines", lambda s: None)
+
+
+def test_mismatch_from_a_plain_check():
+    def check(student):
+        got = student.call("cost", 16, 4)
+        expect_equal({"depth": 16, "block_size": 4}, CheckpointCost(16, 4, 4, 8, 12), got)
+
+    prop = Property("cost", "cost(L, k) matches the count model.", check)
+    assert run_property(prop, LocalSession(cost=lambda L, k: CheckpointCost(L, k, 4, 8, 12))) is None
+    failure = run_property(prop, LocalSession(cost=lambda L, k: CheckpointCost(L, k, 4, 9, 12)))
+    assert isinstance(failure.got, Record)
+    assert "peak_state_units=9" in failure.message() and "peak_state_units=8" in failure.message()
+
+
+# --------------------------------------------------------------------------- text
+
+
+def test_failure_message_layout():
+    failure = Failure(
+        "doubles",
+        "double(x) returns 2 * x.",
+        "mismatch",
+        {"x": 0, "y": np.float32(0.5)},
+        expected=0,
+        got=2,
+        note="Check the operator.",
+        misconception="adds instead of multiplies",
+        advice="Use *.",
+    )
+    assert failure.message().split("\n") == [
+        "[FAIL] doubles: double(x) returns 2 * x.",
+        "    inputs:   x=0, y=np.float32(0.5)",
+        "    expected: 0",
+        "    got:      2",
+        "    note: Check the operator.",
+        "    This matches a known mistake, adds instead of multiplies: Use *.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (0.1, "0.1"),
+        (math.nan, "nan"),
+        (np.float32(0.1), "np.float32(0.1)"),
+        ((1, 2.5), "(1, 2.5)"),
+        ((1,), "(1,)"),
+        ({"a": [1]}, "{'a': [1]}"),
+        (np.array([0.5, 1.0], dtype=np.float32), "array([0.5, 1. ], dtype=float32, shape=(2,))"),
+        (Record("CheckpointCost", {"depth": 4}), "CheckpointCost(depth=4)"),
+        ([TapeNode(2.0), TapeNode(6.0, ((0, 3.0),))], "tape of 2 nodes [#0: 2.0; #1: 6.0 <- [(0, 3.0)]]"),
+    ],
+)
+def test_format_value(value, text):
+    assert format_value(value) == text
+
+
+def test_format_value_elides_long_values():
+    assert "... (100 items)" in format_value(list(range(100)))
+    assert len(format_value("x" * 10_000)) <= 400
+    assert "..." in format_value(np.arange(1000.0))
+
+
+def test_mismatch_keeps_its_fields():
+    m = Mismatch({"x": 1}, 2, 3, "note")
+    assert (m.inputs, m.expected, m.got, m.note) == ({"x": 1}, 2, 3, "note")
