@@ -1,0 +1,283 @@
+"""The nbgrader preprocessors, one at a time, on in-memory notebooks (unsandboxed launcher).
+
+Each attack that works against plain nbgrader is shown to work there first
+(``determine_grade`` on the untouched cell), then shown not to survive the
+preprocessor.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from ch11_autograder import suites
+from ch11_autograder.trusted import feedback
+from ch11_autograder.trusted.preprocessors import (
+    SANDBOX_ERROR_NAME,
+    SandboxedExecute,
+    SanitizeFeedback,
+    StripHiddenTests,
+    TrustedVerdicts,
+)
+from ch11_autograder.trusted.submission_cells import strip_hidden_tests, submission_code_cells
+from nbconvert import HTMLExporter
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output, new_raw_cell
+from nbgrader.preprocessors import ClearHiddenTests
+from nbgrader.utils import determine_grade
+
+TOY = Path(__file__).parent / "fixtures" / "toy"
+HIDDEN = '### BEGIN HIDDEN TESTS\n# secret-5f1c\nraise AssertionError("graded outside")\n### END HIDDEN TESTS'
+
+
+def meta(grade_id, *, grade=False, solution=False, locked=False, points=None):
+    m = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3, "solution": solution}
+    if points is not None:
+        m["points"] = points
+    return {"nbgrader": m}
+
+
+def notebook(solution_code, *, test_outputs=(), grade_id="double_tests"):
+    test = new_code_cell(f"assert double(3) == 6\n{HIDDEN}", metadata=meta(grade_id, grade=True, locked=True, points=2))
+    test.outputs = [nbformat.from_dict(o) for o in test_outputs]
+    return new_notebook(
+        cells=[
+            new_markdown_cell("# Toy"),
+            new_code_cell(solution_code, metadata=meta("double_impl", solution=True)),
+            test,
+        ]
+    )
+
+
+@pytest.fixture
+def toy_suite():
+    """The toy suite registered for one test (suite modules load once per path, so forget it first)."""
+    for name in [n for n in sys.modules if n.startswith("_ch11_suite_")]:
+        del sys.modules[name]
+    suites.clear()
+    suites.load_suite_modules([str(TOY / "toy_suite.py")])
+    yield suites.get_suite("double_tests")
+    suites.clear()
+
+
+def verdicts(nb, tmp_path, **traits):
+    pp = TrustedVerdicts(sandbox="none", call_timeout=2.0, **traits)
+    nb, _ = pp.preprocess(nb, {"metadata": {"path": str(tmp_path)}, "unique_key": "toy"})
+    return nb.cells[2]
+
+
+# --------------------------------------------------------------------------- TrustedVerdicts
+
+
+FORGED_FLOAT = {
+    "output_type": "execute_result",
+    "execution_count": 3,
+    "metadata": {},
+    "data": {"text/plain": "np.float64(2.0)"},
+}
+STDERR = {"output_type": "stream", "name": "stderr", "text": "DeprecationWarning: something\n"}
+
+
+def test_forged_partial_credit_output_no_longer_scores(toy_suite, tmp_path):
+    nb = notebook("def double(x):\n    return x + 2", test_outputs=[FORGED_FLOAT])
+    assert determine_grade(nb.cells[2]) == (2.0, 2.0)  # plain nbgrader: full marks for a wrong answer
+    cell = verdicts(nb, tmp_path)
+    assert determine_grade(cell) == (0, 2.0)
+    assert "adds instead of multiplies" in cell.outputs[0].evalue
+
+
+def test_stderr_in_a_test_cell_no_longer_zeroes_it(toy_suite, tmp_path):
+    nb = notebook("def double(x):\n    return 2 * x", test_outputs=[STDERR])
+    assert determine_grade(nb.cells[2]) == (0, 2.0)  # plain nbgrader: a warning costs the cell
+    cell = verdicts(nb, tmp_path)
+    assert determine_grade(cell) == (2.0, 2.0)
+    assert cell.outputs[0].text.startswith("2 of 2 checks passed")
+
+
+def test_partial_verdict_is_what_nbgrader_records(toy_suite, tmp_path):
+    cell = verdicts(notebook("def double(x):\n    return int(2 * x)"), tmp_path)
+    assert determine_grade(cell) == (1.0, 2.0)
+    assert [o.output_type for o in cell.outputs] == ["stream", "execute_result"]
+    assert "[FAIL] doubles_floats" in cell.outputs[0].text
+
+
+def test_test_cell_without_a_suite_fails_closed(toy_suite, tmp_path):
+    nb = notebook("def double(x):\n    return 2 * x", grade_id="unknown_tests")
+    cell = verdicts(nb, tmp_path)
+    assert determine_grade(cell) == (0, 2.0)
+    assert "no registered property suite" in cell.outputs[0].evalue
+
+
+def test_points_disagreement_is_a_configuration_error(toy_suite, tmp_path):
+    nb = notebook("def double(x):\n    return 2 * x")
+    nb.cells[2].metadata.nbgrader.points = 5
+    with pytest.raises(ValueError, match="declares 2 points"):
+        verdicts(nb, tmp_path)
+
+
+def test_worker_runs_submission_code_but_never_test_cells():
+    nb = notebook("def double(x):\n    return 2 * x")
+    nb.cells.append(new_code_cell("extra = 1"))
+    assert submission_code_cells(nb) == ["def double(x):\n    return 2 * x", "extra = 1"]
+
+
+# --------------------------------------------------------------------------- hidden test regions
+
+
+def test_strip_hidden_tests_only_touches_test_cells():
+    nb = notebook("def double(x):\n    return 2 * x")
+    nb.cells.append(new_markdown_cell("I wrote BEGIN HIDDEN TESTS here"))
+    pp = StripHiddenTests()
+    nb, _ = pp.preprocess(nb, {})
+    assert nb.cells[2].source == "assert double(3) == 6"
+    assert nb.cells[3].source == "I wrote BEGIN HIDDEN TESTS here"
+    # nbgrader's ClearHiddenTests would let that markdown break feedback generation.
+    with pytest.raises(RuntimeError, match="Hidden test region detected in a non-grade cell"):
+        ClearHiddenTests().preprocess(notebook("x = 1\n" + HIDDEN.replace("raise", "pass #")), {})
+
+
+def test_unterminated_hidden_region_is_removed_to_the_end():
+    assert strip_hidden_tests("a\n### BEGIN HIDDEN TESTS\nsecret\nmore") == ("a", True)
+    assert strip_hidden_tests("a\nb") == ("a\nb", False)
+
+
+# --------------------------------------------------------------------------- sanitization
+
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 20).decode()
+
+
+def display(data, metadata=None, kind="display_data"):
+    out = {"output_type": kind, "data": data, "metadata": metadata or {}}
+    if kind == "execute_result":
+        out["execution_count"] = 1
+    return out
+
+
+def test_sanitize_output_keeps_only_safe_types_and_clean_html():
+    out = feedback.sanitize_output(
+        display(
+            {
+                "text/html": '<b onclick="steal()">hi</b><script>alert(1)</script>',
+                "application/javascript": "alert(2)",
+                "image/svg+xml": "<svg onload='alert(3)'/>",
+                "text/plain": "hi",
+            },
+            metadata={"image/png": {"width": '1" onerror="alert(4)'}},
+        )
+    )
+    assert out["data"] == {"text/html": "<b>hi</b>", "text/plain": "hi"}
+    assert out["metadata"] == {}
+
+
+def test_dropped_output_leaves_a_note():
+    out = feedback.sanitize_output(display({"application/javascript": "alert(1)"}))
+    assert out["data"] == {"text/plain": "[output of type application/javascript removed by the grader]"}
+
+
+def test_images_must_be_strict_base64():
+    good = feedback.sanitize_output(display({"image/png": PNG}))
+    assert good["data"]["image/png"] == PNG
+    bad = feedback.sanitize_output(display({"image/png": PNG + '" onerror="alert(1)'}))
+    assert "image/png" not in bad["data"]
+
+
+def test_malformed_outputs_are_replaced():
+    assert feedback.sanitize_output({"output_type": "update_display_data"})["text"].startswith("[unsupported")
+    assert feedback.sanitize_output({"output_type": "stream", "name": "stdin", "text": "x"})["text"].startswith(
+        "[malformed"
+    )
+    err = feedback.sanitize_output({"output_type": "error", "ename": 1, "evalue": None, "traceback": "x"})
+    assert (err["ename"], err["evalue"], err["traceback"]) == ("Error", "", [])
+
+
+def test_size_caps_per_cell_and_per_notebook():
+    outputs = [{"output_type": "stream", "name": "stdout", "text": "x" * 1000}] * 5
+    clean = feedback.sanitize_outputs(outputs, max_cell_chars=2500)
+    assert sum(len(o["text"]) for o in clean) < 2700
+    assert "size limit" in clean[-1]["text"]
+    budget = feedback.OutputBudget(1500)
+    feedback.sanitize_outputs(outputs[:1], max_cell_chars=10_000, budget=budget)
+    second = feedback.sanitize_outputs(outputs[:1], max_cell_chars=10_000, budget=budget)
+    assert "truncated" in second[0]["text"] and len(second[0]["text"]) < 600
+
+
+def test_feedback_html_renders_no_untrusted_script():
+    nb = notebook("def double(x):\n    return 2 * x")
+    nb.cells[1].outputs = [
+        nbformat.from_dict(display({"text/html": "<img src=x onerror=alert('out')>"})),
+        nbformat.from_dict(display({"application/javascript": "alert('js')"})),
+    ]
+    nb.cells.append(new_markdown_cell("<script>alert('md')</script>**bold**"))
+    nb.cells.append(new_raw_cell("<script>alert('raw')</script>", metadata={"format": "text/html"}))
+    nb.metadata["widgets"] = {
+        "application/vnd.jupyter.widget-state+json": {
+            "state": {"m": {"model_name": "</script><script>alert('w')</script>"}},
+            "version_major": 2,
+            "version_minor": 0,
+        }
+    }
+    unsafe_html, _ = HTMLExporter(template_name="classic").from_notebook_node(nb)
+    assert "alert('md')" in unsafe_html and "alert('raw')" in unsafe_html  # the attack is real
+    nb, _ = SanitizeFeedback().preprocess(nb, {})
+    html, _ = HTMLExporter(template_name="classic").from_notebook_node(nb)
+    for tag in ("out", "js", "md", "raw", "w"):
+        assert f"alert('{tag}')" not in html
+    assert "<strong>bold</strong>" in html
+
+
+# --------------------------------------------------------------------------- SandboxedExecute
+
+
+def execute(nb, tmp_path, **traits):
+    pp = SandboxedExecute(sandbox="none", **traits)
+    nb, _ = pp.preprocess(nb, {"metadata": {"path": str(tmp_path)}, "unique_key": "toy"})
+    return nb
+
+
+@pytest.mark.slow
+def test_sandboxed_execution_copies_sanitized_outputs_only(tmp_path):
+    (tmp_path / "data.txt").write_text("from a support file")
+    nb = notebook(
+        "from IPython.display import HTML, display\n"
+        "def double(x):\n    return 2 * x\n"
+        "display(HTML('<i>ok</i><script>alert(1)</script>'))\n"
+        "print(open('data.txt').read())\n"
+        "print('hidden visible:', 'secret-' + '5f1c' in open('submission.ipynb').read())"
+    )
+    nb = execute(nb, tmp_path)
+    solution, test = nb.cells[1], nb.cells[2]
+    assert solution.outputs[0].data["text/html"] == "<i>ok</i>"
+    assert solution.outputs[1].text == "from a support file\nhidden visible: False\n"
+    assert solution.execution_count == 1
+    assert test.outputs == []  # the visible assert passed; the hidden region never reached the sandbox
+    assert "secret-5f1c" in test.source  # the trusted notebook keeps its source
+
+
+@pytest.mark.slow
+def test_execution_that_runs_out_of_time_keeps_finished_cells_and_says_so(tmp_path):
+    nb = notebook("def double(x):\n    return 2 * x\nprint('first cell done')")
+    nb.cells.insert(2, new_code_cell("import time\ntime.sleep(60)"))
+    nb = execute(nb, tmp_path, wall_seconds=8.0, timeout=60)
+    assert nb.cells[1].outputs[0].text == "first cell done\n"
+    error = nb.cells[1].outputs[-1]
+    assert error.ename == SANDBOX_ERROR_NAME and "did not finish within 8 s" in error.evalue
+    # The test cell never ran, and plain nbgrader reads "no output" as full marks: only the
+    # trusted verdict that replaces these outputs decides the score.
+    assert nb.cells[3].outputs == [] and determine_grade(nb.cells[3]) == (2.0, 2.0)
+
+
+def test_outputs_of_cells_that_do_not_match_are_ignored():
+    trusted = notebook("def double(x):\n    return 2 * x")
+    trusted.cells.append(new_code_cell("y = 2"))
+    expected = [(c.cell_type, c.get("id"), hashlib.sha256(c.source.encode()).hexdigest()) for c in trusted.cells]
+    executed = nbformat.reads(nbformat.writes(trusted), as_version=4)
+    for index, text in ((1, "ok\n"), (2, "test ran\n"), (3, "forged\n")):
+        executed.cells[index].outputs = [new_output("stream", name="stdout", text=text)]
+    executed.cells[3].source = "y = 3"  # the student's kernel changed the cell it ran
+    copied = SandboxedExecute()._copy_outputs(trusted, executed, expected)
+    assert copied == 2
+    assert trusted.cells[1].outputs[0].text == "ok\n"
+    assert trusted.cells[3].outputs == []
