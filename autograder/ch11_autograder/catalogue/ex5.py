@@ -15,16 +15,19 @@ Where each entry is invisible (so that suites and tests probe elsewhere):
   ``matched=False``, and when ``matched=True`` whenever the random layer ends
   its block (it is never replayed) and whenever ``k = 1`` (nothing replays);
   in every other matched case their cotangents are those of an unmatched replay;
-* the count entries have the right cotangents everywhere; uncounted replay and
-  the whole-block replay are right at ``k = 1`` only; the unretained output and
-  the snapshot counted as a state are wrong at every ``k`` (also ``k = 1``);
-* the whole-block replay also moves the unmatched first mismatch from ``e - 2``
-  to ``e - 1`` when the random layer ends its block ``[s, e)`` and ``k > 1``;
+* the count entries have the right cotangents everywhere; uncounted replay is
+  right at ``k = 1`` only (nothing replays); the unretained output, the
+  snapshot counted as a state and the whole-block replay are wrong at every
+  ``k`` (at ``k = 1`` the whole-block replay still replays every layer);
+* the whole-block replay also changes unmatched derivatives: it reads its own
+  recomputed ``z_e``, which the fresh noise changed, so the first mismatch
+  moves from ``e - 2`` to ``e - 1``, and appears even when the random layer
+  ends its block ``[s, e)``;
 * the forward scan is right when at most one row differs; the value comparison
   is right unless a row differs only by the sign of a zero or holds NaNs;
-* the shared generator in the report is right when ``matched=False`` and the
-  random layer ends its block, wrong otherwise (the two forward passes draw
-  different noise, so even ``z_L`` differs).
+* the shared generator in the report is wrong on every input: the two forward
+  passes draw different noise, so even ``z_L`` differs and the replayed run's
+  derivatives differ from the reference's for either stream.
 
 Two misconceptions one might expect are deliberately *not* here, because for
 this chain they are right answers:
