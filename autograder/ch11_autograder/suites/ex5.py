@@ -97,8 +97,10 @@ _HOW_TO_REBUILD = (
 
 # Examples per property: enough to meet every block layout of small chains (random layer
 # inside a block, ending a block, last block shorter, k = 1 and k = L) while one
-# submission's whole suite stays within a few seconds against the reference.
+# submission's whole suite stays within a few seconds against the reference. The report's
+# properties call two already-graded functions per stream, so fewer examples suffice there.
 _EXAMPLES = 40
+_REPORT_EXAMPLES = 20
 
 
 # --------------------------------------------------------------------------- cases
@@ -649,6 +651,7 @@ class _Spec:
     strategy: Any
     examples: tuple[Any, ...]
     unpack: Callable[[Mapping[str, Any]], Any] = _unpack_case
+    max_examples: int = _EXAMPLES
 
 
 def _property(grade_id: str, spec: _Spec) -> Property:
@@ -658,7 +661,7 @@ def _property(grade_id: str, spec: _Spec) -> Property:
         spec.name,
         spec.description,
         given={"case": spec.strategy},
-        max_examples=_EXAMPLES,
+        max_examples=spec.max_examples,
         examples=[{"case": example} for example in spec.examples],
         misconceptions=misconceptions,
     )
@@ -888,6 +891,7 @@ REPLAY_REPORT_SUITE = register(
                     judge_report_work,
                     _CASES,
                     (_VISIBLE_BLOCKS,),
+                    max_examples=_REPORT_EXAMPLES,
                 ),
             ),
             _property(
@@ -898,6 +902,7 @@ REPLAY_REPORT_SUITE = register(
                     judge_report_peak,
                     _CASES,
                     (_VISIBLE_BLOCKS,),
+                    max_examples=_REPORT_EXAMPLES,
                 ),
             ),
             _property(
@@ -909,6 +914,7 @@ REPLAY_REPORT_SUITE = register(
                     judge_report_mismatch,
                     _CASES,
                     (_VISIBLE_BLOCKS, _PREDICTION_R4, _PREDICTION_R7),
+                    max_examples=_REPORT_EXAMPLES,
                 ),
             ),
             _property(
@@ -920,6 +926,7 @@ REPLAY_REPORT_SUITE = register(
                     judge_report_runs,
                     _CASES,
                     (_VISIBLE_BLOCKS,),
+                    max_examples=_REPORT_EXAMPLES,
                 ),
             ),
         ],

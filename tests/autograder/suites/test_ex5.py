@@ -441,3 +441,11 @@ def test_a_bare_array_instead_of_a_replay_run_scores_zero_with_a_message():
     verdict = verdicts["ex5_store_all_cotangents_tests"]
     assert verdict.score == 0.0, verdict.message()
     assert "return a ReplayRun" in verdict.message()
+
+
+@pytest.mark.slow
+def test_grading_twice_gives_identical_verdicts():
+    cells = _cells("ex5_checkpointed_cotangents", ENTRIES["whole_block_replayed"].source)
+    first, second = grade(cells), grade(cells)
+    assert _report(first) == _report(second)
+    assert first["ex5_checkpointed_cotangents_tests"].failures
