@@ -185,7 +185,8 @@ def sweep_difference(want: Any, got: Any) -> tuple[str, str]:
             return name, problem
         for i, (w, g) in enumerate(zip(want[name], got[name], strict=True)):
             if not (w.tobytes() == g.tobytes() or (np.isnan(w) and np.isnan(g))):
-                return name, f"{name} {_at(ks, i)}: expected np.float32({w!r}), got np.float32({g!r})"
+                hint = " (the sweep records what fd_estimate returns: check fd_estimate first)"
+                return name, f"{name} {_at(ks, i)}: expected {w!r}, got {g!r}" + (hint if name == "estimate" else "")
     exact = got["exact"]
     if isinstance(exact, bool) or not isinstance(exact, float | np.float64):
         return "exact", f"exact is the derivative as a float64 (a Python float), got {type(exact).__name__}"

@@ -196,7 +196,8 @@ def cells() -> list:
             `exact_gradient` only. The contract asks for the exact value rounded once; the grader
             accepts any value within a relative $2^{{-{TOLERANCE_EXPONENT}}}$ of it per component, so the chapter's
             reverse sweep in float64 (`reverse_accumulate(opening_tape(x, y))`) passes, while a
-            sweep in float32 (relative error near $2^{-24}$) does not.
+            sweep in float32 (relative error near $2^{{-24}}$) does not. The grader calls it at points
+            with $0.25 \le x, y \le 8$, float32 values and others.
             """,
         ),
         answer("ex2_exact_gradient", solution_from([ref.exact_partial, ref.exact_gradient])),
@@ -225,7 +226,8 @@ def cells() -> list:
 
             The grader calls it at float32 points with ${GRADED_LOW:g} \le x, y \le {GRADED_HIGH:g}$
             (and at points such as 2.1 that are rounded first), with $1 \le k \le {GRADED_K_MAX}$,
-            both schemes and both inputs, including steps that round.
+            both schemes and both inputs, including steps that round, and with bad arguments, which
+            must raise what the docstring says.
             """,
         ),
         answer("ex2_fd_estimate", _with_nested_helpers(ref.fd_estimate, [ref._step, ref._points])),
