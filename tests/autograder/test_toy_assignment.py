@@ -1,0 +1,188 @@
+"""End to end with the real nbgrader commands on a toy assignment (CH11_SANDBOX=none).
+
+A temporary course uses the repository's nbgrader_config.py plus the toy
+suite (tests/autograder/fixtures/toy/): generate_assignment, a set of
+submissions (correct, stub, partial, hostile, hanging, ...), autograde,
+generate_feedback. Scores are read back from the gradebook.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell
+from nbgrader.api import Gradebook
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+TOY = Path(__file__).parent / "fixtures" / "toy"
+BIN = Path(sys.executable).parent
+
+HACK = "get_ipython().input_transformers_post.append(lambda lines: ['np.float64(2.0)\\n'])"
+
+#: student -> (solution cell source or None for the untouched stub, extra cells appended after it,
+#: expected score of double_tests)
+SUBMISSIONS: dict[str, tuple[str | None, list[str], float]] = {
+    "correct": ("def double(x):\n    return 2 * x", [], 2.0),
+    "stub": (None, [], 0.0),
+    "partial": ("def double(x):\n    return int(2 * x)", [], 1.0),
+    "adds": ("def double(x):\n    return x + 2", [], 0.0),
+    # Turns every later cell, the test cell included, into `np.float64(2.0)` in the kernel, so
+    # the student's own next cell and the test cell both show that execute_result.
+    "hack": ("def double(x):\n    return x + 2\n" + HACK, ["print('this cell was replaced')"], 0.0),
+    "stderr": ("import sys\n\ndef double(x):\n    print('careful', file=sys.stderr)\n    return 2 * x", [], 2.0),
+    "hang": ("def double(x):\n    while abs(x) > 1000:\n        pass\n    return 2 * x", [], 1.0),
+    "unencodable": ("def double(x):\n    return {2 * x}", [], 0.0),
+    "deleted_test": ("def double(x):\n    return 2 * x", [], 2.0),
+}
+
+#: Strings that exist only in hidden test regions or in the suite's source.
+SECRETS = [
+    "toy-hidden-marker-5f1c",
+    "graded outside the notebook",
+    "BEGIN HIDDEN TESTS",
+    "toy-suite-marker-7d41",
+    "_toy_reference_double",
+    "expect_equal",
+    "hypothesis_property",
+]
+
+
+def nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "CH11_SANDBOX": "none"}
+    proc = subprocess.run(
+        [str(BIN / "nbgrader"), *args], cwd=course, env=env, capture_output=True, text=True, timeout=900
+    )
+    assert proc.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def make_course(root: Path, config: str) -> Path:
+    (root / "source" / "toy").mkdir(parents=True)
+    shutil.copy(TOY / "toy.ipynb", root / "source" / "toy" / "toy.ipynb")
+    (root / "nbgrader_config.py").write_text(config, encoding="utf-8")
+    nbgrader(root, "generate_assignment", "toy")
+    return root
+
+
+def submit(course: Path, student: str, code: str | None, extra: list[str], *, delete_test: bool = False) -> None:
+    nb = nbformat.read(course / "assignments" / "toy" / "toy.ipynb", as_version=4)
+    cells = []
+    for cell in nb.cells:
+        nbgrader_meta = cell.metadata.get("nbgrader", {})
+        if delete_test and nbgrader_meta.get("grade") and not nbgrader_meta.get("solution"):
+            continue
+        if nbgrader_meta.get("solution") and code is not None:
+            cell.source = code
+        cells.append(cell)
+        if nbgrader_meta.get("solution"):
+            cells.extend(new_code_cell(source) for source in extra)
+    nb.cells = cells
+    target = course / "submitted" / student / "toy"
+    target.mkdir(parents=True)
+    nbformat.write(nb, target / "toy.ipynb")
+
+
+def scores(course: Path) -> dict[str, float]:
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        return {
+            grade.student.id: grade.score
+            for submission in gb.find_assignment("toy").submissions
+            for notebook in submission.notebooks
+            for grade in notebook.grades
+        }
+
+
+def feedback(course: Path, student: str) -> str:
+    return (course / "feedback" / student / "toy" / "toy.html").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    config = (
+        "c = get_config()  # noqa: F821\n"
+        f"load_subconfig({str(REPO / 'nbgrader_config.py')!r})  # noqa: F821\n"
+        f"c.TrustedVerdicts.suite_modules = [{str(TOY / 'toy_suite.py')!r}]\n"
+        "c.TrustedVerdicts.call_timeout = 2.0\n"
+    )
+    root = make_course(tmp_path_factory.mktemp("course"), config)
+    for student, (code, extra, _) in SUBMISSIONS.items():
+        submit(root, student, code, extra, delete_test=student == "deleted_test")
+    nbgrader(root, "autograde", "toy")
+    nbgrader(root, "generate_feedback", "toy")
+    return root
+
+
+def test_every_submission_gets_its_expected_score(course):
+    expected = {student: score for student, (_, _, score) in SUBMISSIONS.items()}
+    assert scores(course) == expected
+
+
+def test_partial_credit_equals_the_verdict(course):
+    nb = nbformat.read(course / "autograded" / "partial" / "toy" / "toy.ipynb", as_version=4)
+    test = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "double_tests")
+    assert test.outputs[-1].data["text/plain"] == "1.0"
+    assert "1 of 2 checks passed (1 / 2 points)." in test.outputs[0].text
+    assert "[FAIL] doubles_floats" in test.outputs[0].text
+
+
+def test_the_transformer_hack_ran_in_the_kernel_but_did_not_score(course):
+    nb = nbformat.read(course / "autograded" / "hack" / "toy" / "toy.ipynb", as_version=4)
+    replaced = next(c for c in nb.cells if c.source == "print('this cell was replaced')")
+    assert replaced.outputs[0].data["text/plain"] == "np.float64(2.0)"  # the attack worked in the sandbox
+    assert scores(course)["hack"] == 0.0
+
+
+def test_feedback_names_the_failure_in_the_students_terms(course):
+    adds = feedback(course, "adds")
+    assert "This matches a known mistake, adds instead of multiplies" in adds
+    assert "inputs:   x=0" in adds and "expected: 0" in adds
+    assert "did not return within 2 s, so the grader stopped it" in feedback(course, "hang")
+    assert "[pass] doubles_floats" in feedback(course, "hang")
+    assert "returned something the grader cannot receive" in feedback(course, "unencodable")
+    assert "raised NotImplementedError" in feedback(course, "stub")
+
+
+@pytest.mark.parametrize("student", sorted(SUBMISSIONS))
+def test_feedback_never_shows_hidden_tests_or_suite_source(course, student):
+    html = feedback(course, student)
+    leaked = [secret for secret in SECRETS if secret in html]
+    assert not leaked
+    assert "Traceback (most recent call last)" not in html
+
+
+def test_the_secrets_are_really_in_the_inputs(course):
+    # So that the absence above means something.
+    autograded = (course / "autograded" / "correct" / "toy" / "toy.ipynb").read_text()
+    assert "toy-hidden-marker-5f1c" in autograded
+    assert "toy-suite-marker-7d41" in (TOY / "toy_suite.py").read_text()
+
+
+def test_regrading_gives_identical_scores_and_feedback_bytes(course):
+    # "hang" is the most timing-exposed submission: partial credit earned next to a timeout.
+    before_scores = scores(course)
+    html = course / "feedback" / "hang" / "toy" / "toy.html"
+    before = html.read_bytes()
+    nbgrader(course, "autograde", "toy", "--force", "--student=hang")
+    nbgrader(course, "generate_feedback", "toy", "--force", "--student=hang")
+    assert scores(course) == before_scores
+    assert html.read_bytes() == before
+
+
+def test_plain_nbgrader_scores_the_hidden_cell_zero_even_for_a_correct_answer(tmp_path):
+    plain = (
+        "c = get_config()  # noqa: F821\n"
+        "c.CourseDirectory.source_directory = 'source'\n"
+        "c.CourseDirectory.release_directory = 'assignments'\n"
+    )
+    root = make_course(tmp_path, plain)
+    submit(root, "correct", SUBMISSIONS["correct"][0], [])
+    nbgrader(root, "autograde", "toy")
+    assert scores(root) == {"correct": 0.0}
