@@ -8,7 +8,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint demo example wheel clean
+.PHONY: test lint demo example wheel release clean
 
 $(STAMP): requirements/lock.txt pyproject.toml harness/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,13 @@ wheel: $(STAMP)
 
 demo: $(STAMP)
 	$(PY) -m ch11_autograder.demo
+
+# Regenerate everything derived from the exercise definitions and the reference:
+# source notebooks, the released notebooks (by nbgrader itself) and the demo class.
+release: $(STAMP)
+	$(PY) -m ch11_autograder.authoring.build
+	$(PY) -m ch11_autograder.authoring.release
+	$(PY) -m ch11_autograder.demo build
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .hypothesis

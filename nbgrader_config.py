@@ -86,7 +86,11 @@ c.TrustedVerdicts.startup_timeout = 120.0  # seconds to run the submission's cel
 # CellSuites with ch11_autograder.suites.register. A test cell without a
 # registered suite scores 0.
 c.TrustedVerdicts.suite_modules = [
-    # "ch11_autograder.suites.ex1",
+    "ch11_autograder.suites.ex1",
+    "ch11_autograder.suites.ex2",
+    "ch11_autograder.suites.ex3",
+    "ch11_autograder.suites.ex4",
+    "ch11_autograder.suites.ex5",
 ]
 # ------------------------------------------------------------------------------------------
 
