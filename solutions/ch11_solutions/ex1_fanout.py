@@ -61,9 +61,10 @@ def extended_tape(x: float, y: float) -> list[TapeNode]:
 
         Each parent pair is ``(parent_index, local_derivative)``, the local
         derivative being ``d node / d parent`` evaluated at the recorded
-        values. Each node lists each of its parents once: ``d`` has the
-        single pair ``(2, 2*a)``, not two pairs ``(2, a)``. ``L`` is ONE node
-        with three parents, not two nodes.
+        values. Listing each parent once is the preferred form (``d`` has
+        the single pair ``(2, 2*a)``); two pairs ``(2, a), (2, a)`` whose local
+        derivatives add up are also accepted, since reverse accumulation adds
+        them. ``L`` is ONE node with three parents, not two nodes.
 
         The order of the nodes matters (``L`` must be last and a parent must
         come before its child). The order of the pairs inside one node's

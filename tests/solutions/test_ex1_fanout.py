@@ -356,7 +356,7 @@ def test_node_order_does_matter():
         check_tape(b_and_c_swapped, 2.0, 3.0)
 
 
-def test_square_as_two_edges_is_not_the_documented_tape():
+def test_square_as_two_edges_is_not_the_reference_form_but_has_its_gradient():
     def two_edge_square(x: float, y: float) -> list[TapeNode]:
         t = _hand_tape(x, y)
         a = t[2].value
