@@ -7,6 +7,7 @@ checked quickly; the real worker is covered in test_worker_client.py.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 
@@ -344,3 +345,55 @@ def test_format_value_elides_long_values():
 def test_mismatch_keeps_its_fields():
     m = Mismatch({"x": 1}, 2, 3, "note")
     assert (m.inputs, m.expected, m.got, m.note) == ({"x": 1}, 2, 3, "note")
+
+
+def _drawn_examples(prop):
+    seen = []
+    run_property(prop, LocalSession(double=lambda x: seen.append(x) or 2 * x))
+    return seen
+
+
+def _import_local_module(directory, name, source):
+    import importlib.util
+    import sys
+
+    path = directory / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+
+
+def test_examples_do_not_depend_on_which_local_modules_are_imported(tmp_path, monkeypatch):
+    prop = hypothesis_property("draws", "Draws.", given={"x": st.integers(-(10**6), 10**6)}, max_examples=200)(
+        lambda student, x: student.call("double", x)
+    )
+    before = _drawn_examples(prop)
+    constants = "\n".join(f"C{i} = {424_240 + i}" for i in range(50))
+    _import_local_module(tmp_path, "ch11_unrelated_constants_a", constants)
+    assert _drawn_examples(prop) == before
+
+    # Without the guard hypothesis mixes the new module's literals into its examples.
+    from ch11_autograder.trusted import suite as suite_module
+
+    monkeypatch.setattr(suite_module, "_without_local_constants", contextlib.nullcontext)
+    unguarded = _drawn_examples(prop)
+    more_constants = "\n".join(f"D{i} = {525_250 + i}" for i in range(50))
+    _import_local_module(tmp_path, "ch11_unrelated_constants_b", more_constants)
+    assert _drawn_examples(prop) != unguarded
+
+
+def test_explicit_examples_are_always_tried():
+    def double(x):
+        return 2 * x + (x == 777_777)  # wrong at one point random search will not find
+
+    def check(student, x):
+        expect_equal({"x": x}, 2 * x, student.call("double", x))
+
+    strategies = {"x": st.integers(-(10**6), 10**6)}
+    searched = hypothesis_property("p", "P.", given=strategies, max_examples=50)(check)
+    assert run_property(searched, LocalSession(double=double)) is None  # the gap a fixed example closes
+    pinned = hypothesis_property("p", "P.", given=strategies, max_examples=50, examples=[{"x": 777_777}])(check)
+    failure = run_property(pinned, LocalSession(double=double))
+    assert failure.inputs == {"x": 777_777}
