@@ -125,6 +125,10 @@ def test_every_submission_gets_its_expected_score(course):
     assert scores(course) == expected
 
 
+def test_grading_leaves_no_hypothesis_cache_in_the_course(course):
+    assert not (course / ".hypothesis").exists()
+
+
 def test_partial_credit_equals_the_verdict(course):
     nb = nbformat.read(course / "autograded" / "partial" / "toy" / "toy.ipynb", as_version=4)
     test = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "double_tests")

@@ -56,7 +56,7 @@ def test_cell_report_records_errors_and_skips_and_continues(session):
     statuses = [(c.index, c.status, c.error_type) for c in session.report]
     assert statuses[0] == (0, "ok", "")
     assert statuses[2] == (2, "error", "ValueError")
-    assert session.report[2].where == "cell 2, line 4"
+    assert session.report[2].where == 'line 4 of the code cell starting "def broken():"'
     assert session.report[2].message == "cell failed"
     assert statuses[3] == (3, "ok", "")  # shell lines dropped, the rest ran
     assert statuses[4][1] == "skipped" and "%%bash" in session.report[4].message
@@ -86,7 +86,7 @@ def test_student_exception_reports_type_message_and_place(session):
     assert (info.value.type, info.value.message, info.value.where) == (
         "ZeroDivisionError",
         "division by zero",
-        "cell 2, line 2",
+        'line 2 of the code cell starting "def broken():"',
     )
     assert session.alive  # a student exception does not cost a restart
 
@@ -220,3 +220,10 @@ def test_worker_runs_under_the_bwrap_sandbox_with_only_the_protocol_visible():
         assert (report[2].status, report[2].error_type) == ("error", "ModuleNotFoundError")
         tape = s.call("tape")
         assert [node.value for node in tape] == [1.0, 2.0]
+
+
+def test_line_numbers_survive_cell_magics():
+    cells = ["%%time\nx = 1\nraise KeyError('here')"]
+    with WorkerSession(cells, LAUNCHER) as s:
+        (outcome,) = s.start()
+        assert outcome.where == 'line 3 of the code cell starting "%%time"'

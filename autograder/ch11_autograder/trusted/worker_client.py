@@ -24,8 +24,10 @@ every further call raises :class:`WorkerCrashed` at once.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -54,6 +56,8 @@ __all__ = [
 #: Bytes of the worker's own stderr kept for the grader's log.
 DIAGNOSTIC_BYTES = 4096
 
+_WHERE = re.compile(r"cell (\d+), line (\d+)\Z")
+
 
 class WorkerError(Exception):
     """Base of everything a call can raise because of the worker or the student.
@@ -68,7 +72,7 @@ class StudentError(WorkerError):
     Attributes:
         type: exception class name as reported by the worker.
         message: exception message, truncated.
-        where: ``cell N, line M`` in the submission, or ``""``.
+        where: e.g. ``line 2 of the code cell starting "def double(x):"``, or ``""``.
     """
 
     def __init__(self, type: str, message: str, where: str = "") -> None:
@@ -325,8 +329,21 @@ class WorkerSession:
                 else WorkerCrashed("the process running your code did not start properly", detail=str(exc))
             )
             raise self._gave_up from None
-        self.report = reply.cells
+        self.report = tuple(dataclasses.replace(c, where=self.describe_where(c.where)) for c in reply.cells)
         return self.report
+
+    def describe_where(self, where: str) -> str:
+        """The worker's ``cell N, line M`` in words a student can find in the notebook.
+
+        Code cells are not numbered in Jupyter, so the cell is named by its
+        first non-empty line: ``line 2 of the code cell starting "def double(x):"``.
+        Anything else is returned unchanged.
+        """
+        match = _WHERE.match(where)
+        if match is None or not 0 <= int(match[1]) < len(self.cells):
+            return where
+        first = next((line.strip() for line in self.cells[int(match[1])].splitlines() if line.strip()), "")
+        return f'line {match[2]} of the code cell starting "{protocol.truncate(first, 50)}"'
 
     def _record_incident(self, exc: BaseException) -> None:
         self.incidents.append(f"start {self.starts}: {type(exc).__name__}: {exc}\n{self._diagnostics()}")
@@ -372,11 +389,11 @@ class WorkerSession:
         error = reply.error
         assert error is not None
         if error.kind == "exception":
-            raise StudentError(error.type, error.message, error.where)
+            raise StudentError(error.type, error.message, self.describe_where(error.where))
         if error.kind in ("not_defined", "not_callable"):
-            raise NotDefined(error.type, error.message, error.where)
+            raise NotDefined(error.type, error.message)
         if error.kind == "unencodable":
-            raise Unencodable(error.type, error.message, error.where)
+            raise Unencodable(error.type, error.message)
         # bad_request / internal: the worker is confused; do not trust it further.
         self.incidents.append(f"worker reported {error.kind}: {error.type}: {error.message}")
         self._kill()

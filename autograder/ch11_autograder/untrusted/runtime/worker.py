@@ -81,7 +81,7 @@ def strip_magics(source: str) -> tuple[str | None, str]:
         if magic not in _PYTHON_BODY_CELL_MAGICS:
             return None, f"cell magic %%{magic} is not run by the grader"
         index = next(i for i, line in enumerate(lines) if line.strip())
-        lines = lines[index + 1 :]
+        lines[index] = ""  # keep line numbers as the student sees them
         source = "\n".join(lines)
     try:
         compile(source, "<check>", "exec")
