@@ -856,7 +856,8 @@ class ErrorInfo:
     """Why a call failed (see :data:`ERROR_KINDS`).
 
     ``type`` is the exception class name for ``exception``; ``where`` is a
-    location in the student's code such as ``cell 3, line 4`` or ``""``.
+    location in the student's code as the worker names it, ``cell N, line M``
+    (N counts the code cells the worker received, from 0), or ``""``.
     """
 
     kind: str

@@ -54,13 +54,16 @@ def notebook(solution_code, *, test_outputs=(), grade_id="double_tests"):
 
 @pytest.fixture
 def toy_suite():
-    """The toy suite registered for one test (suite modules load once per path, so forget it first)."""
-    for name in [n for n in sys.modules if n.startswith("_ch11_suite_")]:
-        del sys.modules[name]
-    suites.clear()
-    suites.load_suite_modules([str(TOY / "toy_suite.py")])
+    """The toy suite registered for one test; other suites in the registry are left alone."""
+    path = str((TOY / "toy_suite.py").resolve())
+    suites.unregister("double_tests")
+    # Suite modules load once per path: forget this one so that loading registers it again.
+    for name, module in list(sys.modules.items()):
+        if name.startswith("_ch11_suite_") and getattr(module, "__file__", None) == path:
+            del sys.modules[name]
+    suites.load_suite_modules([path])
     yield suites.get_suite("double_tests")
-    suites.clear()
+    suites.unregister("double_tests")
 
 
 def verdicts(nb, tmp_path, **traits):
