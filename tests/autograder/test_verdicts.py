@@ -27,6 +27,7 @@ from ch11_autograder.trusted.suite import (
 )
 from ch11_autograder.trusted.verdicts import CellVerdict, Failure, format_value, score_for, verdict_outputs
 from ch11_autograder.trusted.worker_client import CallTimeout, NotDefined, StudentError, WorkerCrashed
+from ch11_autograder.untrusted.launch import SandboxUnavailable
 from hypothesis import strategies as st
 from nbgrader.utils import determine_grade
 from trainable_harness import CheckpointCost, TapeNode
@@ -48,7 +49,7 @@ class LocalSession:
             raise NotDefined("NameError", f"{fn} is not defined in your notebook")
         try:
             return roundtrip(self.functions[fn](*args, **kwargs))
-        except (CallTimeout, WorkerCrashed):
+        except (CallTimeout, WorkerCrashed, SandboxUnavailable):
             raise
         except Exception as exc:
             raise StudentError(type(exc).__name__, str(exc)) from None
@@ -397,3 +398,13 @@ def test_explicit_examples_are_always_tried():
     pinned = hypothesis_property("p", "P.", given=strategies, max_examples=50, examples=[{"x": 777_777}])(check)
     failure = run_property(pinned, LocalSession(double=double))
     assert failure.inputs == {"x": 777_777}
+
+
+def test_a_sandbox_refusal_stops_grading_instead_of_scoring():
+    def refuse(x):
+        raise SandboxUnavailable("no user namespaces here")
+
+    session = LocalSession(double=refuse)
+    with pytest.raises(SandboxUnavailable, match="no user namespaces"):
+        run_suite(SUITE, session)
+    assert session.calls == 1  # no shrinking on an infrastructure failure

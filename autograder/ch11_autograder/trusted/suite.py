@@ -61,6 +61,7 @@ from hypothesis.errors import Flaky
 from hypothesis.strategies import SearchStrategy
 
 from ..protocol import CellOutcome, ProtocolError, roundtrip, wire_equal
+from ..untrusted.launch import SandboxUnavailable
 from .verdicts import CellVerdict, Failure, format_call
 from .worker_client import CallTimeout, NotDefined, StudentError, Unencodable, WorkerCrashed
 
@@ -203,6 +204,14 @@ class _Aborted(BaseException):
         self.inputs: dict[str, Any] = {}
 
 
+class _Refused(BaseException):
+    """The sandbox refused to run the student's code: grading must stop, not score."""
+
+    def __init__(self, error: SandboxUnavailable) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 class _Raised(Exception):
     """The student's code raised while checking a hypothesis example."""
 
@@ -254,6 +263,8 @@ class Student:
             raise _Aborted(
                 "protocol", f"the grader could not read the reply from your code ({exc})", self.last_call
             ) from None
+        except SandboxUnavailable as exc:
+            raise _Refused(exc) from None
 
 
 def expect_equal(
@@ -463,11 +474,17 @@ def run_property(prop: Property, session: Session, logger: logging.Logger | None
     """Check one property against the student's code; ``None`` when it holds.
 
     ``logger`` receives the traceback of a suite bug (default: this module's logger).
+
+    Raises:
+        SandboxUnavailable: the sandbox refused to start the worker; nothing may
+            be scored (the caller, and nbgrader, report the submission as failed).
     """
     student = Student(session, prop.time_budget)
     hint = ""
     try:
         prop.check(student)
+    except _Refused as exc:
+        raise exc.error from None
     except _Aborted as exc:
         return Failure(prop.name, prop.description, exc.kind, inputs=exc.inputs, detail=exc.detail, call=exc.call)
     except Mismatch as exc:
