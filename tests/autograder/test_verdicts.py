@@ -408,3 +408,12 @@ def test_a_sandbox_refusal_stops_grading_instead_of_scoring():
     with pytest.raises(SandboxUnavailable, match="no user namespaces"):
         run_suite(SUITE, session)
     assert session.calls == 1  # no shrinking on an infrastructure failure
+
+
+@pytest.mark.parametrize(
+    ("given", "examples", "words"),
+    [({"student": st.integers()}, (), "first parameter"), ({"x": st.integers()}, [{"y": 1}], "must name exactly")],
+)
+def test_hypothesis_property_checks_its_declaration(given, examples, words):
+    with pytest.raises(ValueError, match=words):
+        hypothesis_property("p", "P.", given=given, examples=examples)(lambda student, **kw: None)

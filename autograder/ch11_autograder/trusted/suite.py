@@ -344,7 +344,12 @@ def hypothesis_property(
     On failure hypothesis shrinks, and the failure reported is the minimal one.
     """
     strategies = dict(given)
+    if "student" in strategies:
+        raise ValueError(f"property {name}: 'student' is the body's first parameter, not a drawn value")
     explicit = [dict(example) for example in examples]
+    for example in explicit:
+        if set(example) != set(strategies):
+            raise ValueError(f"property {name}: example {sorted(example)} must name exactly {sorted(strategies)}")
     suppressed = [HealthCheck.too_slow, *suppress_health_check]
 
     def decorate(body: Callable[..., None]) -> Property:
