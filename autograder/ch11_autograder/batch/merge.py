@@ -1,0 +1,199 @@
+"""Reading one isolated grading result and merging it into the instructor's course.
+
+Only the trusted orchestrator calls :func:`merge_result`, one submission at a
+time. Merging is idempotent: it *sets* the autograded values of existing
+gradebook rows (creating the student and the submission rows when absent, as
+``nbgrader autograde`` does) and never adds to a score, so merging the same
+result twice leaves the gradebook as merging it once. Manual scores an
+instructor already entered are kept; as in ``nbgrader autograde``, such a
+cell is flagged for review again.
+
+Files go into the course with atomic renames: each autograded notebook is
+written beside its destination and ``os.replace``-d over it, so a reader (or a
+kill) sees either the old file or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from nbgrader.api import Gradebook, MissingEntry
+from sqlalchemy.exc import SAWarning
+
+__all__ = [
+    "GradeValue",
+    "SubmissionResult",
+    "autograded_cells",
+    "gradebook_snapshot",
+    "install_files",
+    "merge_result",
+    "read_result",
+]
+
+
+def _db_url(course: Path) -> str:
+    return f"sqlite:///{course / 'gradebook.db'}"
+
+
+@dataclass(frozen=True)
+class GradeValue:
+    """One grade row of a submission, as autograding left it."""
+
+    notebook: str
+    cell: str
+    auto_score: float | None
+    needs_manual_grade: bool
+    max_score: float
+    autograded: bool
+
+
+@dataclass
+class SubmissionResult:
+    """What ``nbgrader autograde`` recorded for one student in an isolated course.
+
+    Attributes:
+        per_notebook: notebook name -> autograded score (sum over autograded cells).
+        score, max_score: autograded total and its maximum.
+        manual_pending: points of cells that still need manual grading.
+    """
+
+    student: str
+    timestamp: datetime | None
+    grades: list[GradeValue] = field(default_factory=list)
+    comments: list[tuple[str, str, str | None]] = field(default_factory=list)
+    penalties: dict[str, float | None] = field(default_factory=dict)
+    per_notebook: dict[str, float] = field(default_factory=dict)
+    score: float = 0.0
+    max_score: float = 0.0
+    manual_pending: float = 0.0
+
+
+def autograded_cells(gb: Gradebook, assignment: str) -> dict[str, dict[str, float]]:
+    """Notebook -> {autograded test cell -> points}: code grade cells that are not answers."""
+    out: dict[str, dict[str, float]] = {}
+    for nb in gb.find_assignment(assignment).notebooks:
+        answers = {c.name for c in nb.solution_cells}
+        out[nb.name] = {
+            c.name: float(c.max_score) for c in nb.grade_cells if c.cell_type == "code" and c.name not in answers
+        }
+    return out
+
+
+def _total(values) -> float:
+    return round(sum(values), 6)
+
+
+def read_result(work_course: Path, assignment: str, student: str) -> SubmissionResult:
+    """Read the isolated course's gradebook after ``nbgrader autograde`` for ``student``.
+
+    Raises:
+        MissingEntry: autograde recorded no submission for the student.
+    """
+    with Gradebook(_db_url(work_course)) as gb:
+        auto = autograded_cells(gb, assignment)
+        sub = gb.find_submission(assignment, student)
+        result = SubmissionResult(student=student, timestamp=sub.timestamp)
+        for nb in sorted(sub.notebooks, key=lambda n: n.name):
+            cells = auto.get(nb.name, {})
+            result.penalties[nb.name] = nb.late_submission_penalty
+            scores = []
+            for grade in sorted(nb.grades, key=lambda g: g.name):
+                is_auto = grade.name in cells
+                result.grades.append(
+                    GradeValue(nb.name, grade.name, grade.auto_score, bool(grade.needs_manual_grade),
+                               float(grade.max_score), is_auto)
+                )
+                if is_auto:
+                    scores.append(float(grade.auto_score or 0.0))
+                if grade.needs_manual_grade:
+                    result.manual_pending += float(grade.max_score)
+            for comment in sorted(nb.comments, key=lambda c: c.name):
+                result.comments.append((nb.name, comment.name, comment.auto_comment))
+            result.per_notebook[nb.name] = _total(scores)
+        result.score = _total(result.per_notebook.values())
+        result.max_score = _total(p for cells in auto.values() for p in cells.values())
+        result.manual_pending = round(result.manual_pending, 6)
+    return result
+
+
+def merge_result(course: Path, assignment: str, result: SubmissionResult) -> None:
+    """Set ``result``'s values in ``course``'s gradebook (see the module docstring)."""
+    with warnings.catch_warnings(), Gradebook(_db_url(course)) as gb:
+        # nbgrader's add_submission builds rows in a way SQLAlchemy 2 warns about; the rows are right.
+        warnings.simplefilter("ignore", SAWarning)
+        gb.update_or_create_student(result.student)
+        try:
+            gb.find_submission(assignment, result.student)
+            exists = True
+        except MissingEntry:
+            exists = False
+        if result.timestamp is not None:
+            gb.update_or_create_submission(assignment, result.student, timestamp=result.timestamp)
+        elif not exists:
+            gb.add_submission(assignment, result.student)
+        for value in result.grades:
+            grade = gb.find_grade(value.cell, value.notebook, assignment, result.student)
+            grade.auto_score = value.auto_score
+            grade.needs_manual_grade = value.needs_manual_grade or grade.manual_score is not None
+        for notebook, cell, text in result.comments:
+            gb.find_comment(cell, notebook, assignment, result.student).auto_comment = text
+        for notebook, penalty in result.penalties.items():
+            gb.find_submission_notebook(notebook, assignment, result.student).late_submission_penalty = penalty
+        gb.db.commit()
+
+
+def install_files(source_dir: Path, dest_dir: Path) -> list[str]:
+    """Make ``dest_dir`` hold exactly the regular files of ``source_dir`` (one level), atomically per file.
+
+    Each file is copied to a temporary name in ``dest_dir`` and renamed over
+    its destination; files in ``dest_dir`` that ``source_dir`` lacks are then
+    removed. Links and anything not a regular file in ``source_dir`` are
+    skipped. Returns the names installed, sorted.
+    """
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    names = []
+    for path in sorted(source_dir.iterdir()):
+        if not stat.S_ISREG(path.lstat().st_mode):
+            continue
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=dest_dir)
+        try:
+            with os.fdopen(fd, "wb") as out, path.open("rb") as src:
+                shutil.copyfileobj(src, out)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, dest_dir / path.name)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        names.append(path.name)
+    for stale in dest_dir.iterdir():
+        if stale.name not in names:
+            if stale.is_dir() and not stale.is_symlink():
+                shutil.rmtree(stale)
+            else:
+                stale.unlink()
+    return names
+
+
+def gradebook_snapshot(course: Path, assignment: str) -> dict[str, dict[tuple[str, str], tuple]]:
+    """Student -> {(notebook, cell) -> (auto_score, manual_score, needs_manual_grade)} of every grade row.
+
+    The gradebook's contents as far as grading goes; two courses graded from
+    the same submissions compare equal on it.
+    """
+    out: dict[str, dict[tuple[str, str], tuple]] = {}
+    with Gradebook(_db_url(course)) as gb:
+        for sub in gb.assignment_submissions(assignment):
+            rows = {}
+            for nb in sub.notebooks:
+                for grade in nb.grades:
+                    rows[(nb.name, grade.name)] = (grade.auto_score, grade.manual_score, bool(grade.needs_manual_grade))
+            out[sub.student.id] = rows
+    return out
