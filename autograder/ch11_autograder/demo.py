@@ -32,6 +32,7 @@ from pathlib import Path
 import nbformat
 
 from .authoring.submissions import answer_sources, fill, read
+from .batch.runner import init_course
 from .catalogue import catalogue
 from .nbgrader_cli import run_nbgrader
 
@@ -115,9 +116,7 @@ def prepare_course(course: Path, class_dir: Path = CLASS_DIR) -> None:
     """A fresh nbgrader course: the course config, source/, and the class's submissions."""
     if course.exists():
         shutil.rmtree(course)
-    (course / "source").mkdir(parents=True)
-    shutil.copy2(REPO_ROOT / "nbgrader_config.py", course / "nbgrader_config.py")
-    shutil.copytree(SOURCE_DIR, course / "source" / ASSIGNMENT)
+    init_course(course, config=REPO_ROOT / "nbgrader_config.py", source_dir=SOURCE_DIR, assignment=ASSIGNMENT)
     for student_dir in sorted(p for p in class_dir.iterdir() if p.is_dir()):
         dest = course / "submitted" / student_dir.name / ASSIGNMENT
         shutil.copytree(student_dir / ASSIGNMENT, dest)

@@ -31,7 +31,10 @@ from .launch import DEFAULT_SANDBOX, SANDBOX_ENV, Launcher, Limits, SandboxUnava
 
 __all__ = ["BACKENDS", "RunResult", "choose_launcher", "read_untrusted_file", "run_limited"]
 
-BACKENDS = ("bwrap", "docker", "none")
+BACKENDS = ("bwrap", "container-user", "docker", "none")
+
+#: Grading slot of this process (0..7) for the container-user backend; the batch grader sets it.
+SLOT_ENV = "CH11_SLOT"
 
 _UNSANDBOXED_BANNER = (
     "WARNING: {var}=none: untrusted code will run WITHOUT A SANDBOX, as this user, able to read and "
@@ -45,7 +48,14 @@ def choose_launcher(name: str | None = None) -> Launcher:
 
     * ``"bwrap"``: a :class:`~.bwrap.BwrapLauncher` whose sandbox has been
       built once successfully (the probe result is cached on the launcher).
-    * ``"docker"``: not implemented yet; raises :class:`SandboxUnavailable`.
+    * ``"container-user"``: a :class:`~.container_user.ContainerUserLauncher`
+      for slot ``int($CH11_SLOT or 0)``, after its :meth:`check` (root inside
+      the grading image, ``setpriv`` present). The batch grader gives each
+      parallel worker its own slot.
+    * ``"docker"``: not a per-process backend; raises :class:`SandboxUnavailable`
+      pointing at the in-image way: run the whole batch inside the grading
+      image (``ch11-grade batch ... --docker IMAGE``), where student code runs
+      under ``container-user``.
     * ``"none"``: :class:`~.launch.UnsandboxedLauncher`, after a warning on
       stderr (and the launcher warns again on every spawn).
 
@@ -64,9 +74,22 @@ def choose_launcher(name: str | None = None) -> Launcher:
         return UnsandboxedLauncher()
     if key == "docker":
         raise SandboxUnavailable(
-            "docker backend not available yet in this installation. Use the default bubblewrap backend "
-            f"({SANDBOX_ENV}=bwrap), or {SANDBOX_ENV}=none for trusted runs only."
+            "docker is not a per-notebook backend: grade inside the grading image instead, with "
+            "`ch11-grade batch SOURCE --course DIR --docker IMAGE` (student code then runs under "
+            f"{SANDBOX_ENV}=container-user in the container). Outside a container use the default bubblewrap "
+            f"backend ({SANDBOX_ENV}=bwrap), or {SANDBOX_ENV}=none for trusted runs only."
         )
+    if key == "container-user":
+        from .container_user import ContainerUserLauncher
+
+        slot_text = os.environ.get(SLOT_ENV, "").strip() or "0"
+        try:
+            slot = int(slot_text)
+        except ValueError:
+            raise SandboxUnavailable(f"${SLOT_ENV} must be a slot number 0..7, got {slot_text!r}") from None
+        user_launcher = ContainerUserLauncher(slot=slot)
+        user_launcher.check()
+        return user_launcher
     if key == "bwrap":
         from .bwrap import BwrapLauncher
 

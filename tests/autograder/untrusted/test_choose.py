@@ -46,15 +46,37 @@ def test_none_is_loud(capsys, monkeypatch):
     assert "WITHOUT A SANDBOX" in err and SANDBOX_ENV in err
 
 
-def test_docker_is_refused_for_now():
-    with pytest.raises(SandboxUnavailable, match="docker backend not available yet"):
+def test_docker_is_refused_with_the_in_image_way():
+    with pytest.raises(SandboxUnavailable, match="docker is not a per-notebook backend") as info:
         choose_launcher("docker")
+    assert "--docker IMAGE" in str(info.value) and "container-user" in str(info.value)
+
+
+def test_container_user_reads_its_slot_and_refuses_outside_the_image(monkeypatch):
+    from ch11_autograder.untrusted import container_user
+
+    monkeypatch.setenv("CH11_SLOT", "3")
+    monkeypatch.setattr(container_user.os, "geteuid", lambda: 1000)
+    with pytest.raises(SandboxUnavailable, match="must run as root inside the grading image"):
+        choose_launcher("container-user")
+    # As root with setpriv (this test machine, or the image) it is built for the slot given.
+    monkeypatch.setattr(container_user.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(container_user.shutil, "which", lambda name: "/usr/bin/setpriv")
+    launcher = choose_launcher("container-user")
+    assert isinstance(launcher, container_user.ContainerUserLauncher)
+    assert launcher.slot == 3 and launcher.uid == container_user.FIRST_SLOT_UID + 3
+    monkeypatch.setenv("CH11_SLOT", "9")
+    with pytest.raises(SandboxUnavailable, match=r"slot must be in 0\.\.7"):
+        choose_launcher("container-user")
+    monkeypatch.setenv("CH11_SLOT", "x")
+    with pytest.raises(SandboxUnavailable, match="slot number"):
+        choose_launcher("container-user")
 
 
 def test_unknown_name_is_an_error_not_a_fallback():
     with pytest.raises(ValueError, match="unknown sandbox backend"):
         choose_launcher("chroot")
-    assert BACKENDS == ("bwrap", "docker", "none")
+    assert BACKENDS == ("bwrap", "container-user", "docker", "none")
 
 
 def test_missing_bwrap_is_refused_with_how_to_get_it(monkeypatch, tmp_path):
