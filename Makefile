@@ -37,6 +37,7 @@ release: $(STAMP)
 	$(PY) -m ch11_autograder.authoring.build
 	$(PY) -m ch11_autograder.authoring.release
 	$(PY) -m ch11_autograder.demo build
+	$(PY) -m ch11_autograder.authoring.points --write
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .hypothesis
