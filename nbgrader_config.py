@@ -80,6 +80,9 @@ c.SandboxedExecute.timeout = 60  # seconds per cell
 c.SandboxedExecute.wall_seconds = 900.0  # seconds for the whole notebook
 c.TrustedVerdicts.call_timeout = 10.0  # seconds per call of a student function
 c.TrustedVerdicts.startup_timeout = 120.0  # seconds to run the submission's cells in the worker
+# Figure cells only draw; the sandboxed notebook execution runs them for the
+# picture, the verdict worker need not (a slow plot would delay every restart).
+c.TrustedVerdicts.worker_skip_cells = ["ex1_figure", "ex2_figure", "ex3_figure", "ex5_figure"]
 
 # ----- exercise suites register here ------------------------------------------------------
 # One dotted module (or .py path) per exercise; importing it registers its

@@ -297,6 +297,10 @@ class TrustedVerdicts(NbGraderPreprocessor):
     cpu_seconds = Integer(600, help="CPU-time limit per worker process, seconds.").tag(config=True)
     memory_bytes = Integer(2 * 1024**3, help="Memory limit per worker process, bytes.").tag(config=True)
     max_support_bytes = Integer(64 * 1024**2, help="Total size of support files given to the worker.").tag(config=True)
+    worker_skip_cells = List(
+        Unicode(),
+        help="grade_ids of code cells the worker does not run (cells that only draw a figure).",
+    ).tag(config=True)
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
         load_suite_modules(self.suite_modules)
@@ -311,7 +315,7 @@ class TrustedVerdicts(NbGraderPreprocessor):
             memory_bytes=self.memory_bytes,
         )
         session = WorkerSession(
-            submission_code_cells(nb),
+            submission_code_cells(nb, skip=set(self.worker_skip_cells)),
             launcher,
             limits,
             self.call_timeout,

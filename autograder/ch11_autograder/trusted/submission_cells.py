@@ -18,6 +18,7 @@ nbgrader marks cells in ``metadata.nbgrader``. For grading:
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 __all__ = [
@@ -54,12 +55,19 @@ def _source(cell: Any) -> str:
     return "".join(source) if isinstance(source, list) else str(source)
 
 
-def submission_code_cells(nb: Any) -> list[str]:
-    """Sources of every code cell except autograded test cells, in notebook order."""
+def submission_code_cells(nb: Any, skip: Collection[str] = ()) -> list[str]:
+    """Sources of every code cell except autograded test cells, in notebook order.
+
+    Cells whose ``grade_id`` is in ``skip`` are left out too: the course skips
+    its figure cells, which only draw (the notebook execution still runs them
+    for the figure) and can take longer than everything else together.
+    """
     return [
         _source(cell)
         for cell in nb.get("cells", [])
-        if cell.get("cell_type") == "code" and not is_autograded_test(cell)
+        if cell.get("cell_type") == "code"
+        and not is_autograded_test(cell)
+        and _nbgrader(cell).get("grade_id") not in skip
     ]
 
 
