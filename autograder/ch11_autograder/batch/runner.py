@@ -42,6 +42,7 @@ import re
 import shutil
 import signal
 import sqlite3
+import stat
 import subprocess
 import tempfile
 import threading
@@ -424,6 +425,27 @@ class _Lock:
         os.close(self.fd)
 
 
+def reachable_by_others(path: Path) -> bool:
+    """Whether a user outside ``path``'s owner and group could read it: every directory on the way is
+    searchable by "others" and ``path`` itself is readable (a file) or searchable (a directory) by them."""
+    path = path.resolve()
+    for directory in reversed(path.parents):
+        if not directory.stat().st_mode & stat.S_IXOTH:
+            return False
+    mode = path.stat().st_mode
+    return bool(mode & (stat.S_IXOTH if stat.S_ISDIR(mode) else stat.S_IROTH))
+
+
+def _check_private(sandbox: str, paths: list[Path]) -> None:
+    """container-user: student code runs as other uids on this machine; they must not reach these paths."""
+    if sandbox != "container-user":
+        return
+    for path in paths:
+        if path.exists() and reachable_by_others(path):
+            raise BatchError(f"{path} is reachable by the unprivileged users that run student code: put it below a "
+                             "directory of mode 0700 (the --docker mode and the Gradescope autograder do)")
+
+
 def _check_sandbox(name: str, workers: int) -> None:
     from ..untrusted.choose import choose_launcher
     from ..untrusted.launch import SandboxUnavailable
@@ -502,6 +524,7 @@ def grade_class(
     course = Path(course).resolve()
     _check_sandbox(sandbox, workers)
     init_course(course, assignment=assignment)
+    _check_private(sandbox, [source, course])
     state = course / STATE_DIR
     state.mkdir(mode=0o700, exist_ok=True)
     lock = _Lock(state / "lock")
