@@ -492,6 +492,7 @@ def grade_class(
     regrade: bool = False,
     assignment: str = ASSIGNMENT,
     keep_work: bool = False,
+    feedback: bool = True,
 ) -> BatchReport:
     """Grade every submission in ``source`` into the nbgrader course ``course``.
 
@@ -511,6 +512,8 @@ def grade_class(
         limits: intake caps.
         regrade: grade everything again, ignoring the ledger.
         keep_work: keep the isolated course directories (for debugging).
+        feedback: run ``nbgrader generate_feedback`` and ``export`` at the end
+            (the Gradescope autograder, which reports through results.json, does not).
 
     Raises:
         BatchError: the course, the sandbox or the lock is unusable; nothing was graded.
@@ -530,7 +533,8 @@ def grade_class(
     lock = _Lock(state / "lock")
     try:
         return _run(source, course, state, workers=workers, sandbox=sandbox, progress=progress, timeout=timeout,
-                    limits=limits, regrade=regrade, assignment=assignment, keep_work=keep_work, started=started)
+                    limits=limits, regrade=regrade, assignment=assignment, keep_work=keep_work, feedback=feedback,
+                    started=started)
     finally:
         lock.release()
 
@@ -548,6 +552,7 @@ def _run(
     regrade: bool,
     assignment: str,
     keep_work: bool,
+    feedback: bool,
     started: float,
 ) -> BatchReport:
     logs = state / "logs"
@@ -642,14 +647,15 @@ def _run(
 
     problems: list[str] = []
     ordered = [records[s.student] for s in intake.submissions]
-    if any(r.status != "error" for r in ordered):
-        emit(done, total, None, "nbgrader generate_feedback")
-        problems += _course_step(course, logs / "generate_feedback.log", "generate_feedback", assignment, "--force")
     reports = course / REPORTS_DIR
     reports.mkdir(exist_ok=True)
-    emit(done, total, None, "nbgrader export")
-    problems += _course_step(course, logs / "export.log", "export", "--to",
-                             str(reports / f"{assignment}-nbgrader-export.csv"))
+    if feedback and any(r.status != "error" for r in ordered):
+        emit(done, total, None, "nbgrader generate_feedback")
+        problems += _course_step(course, logs / "generate_feedback.log", "generate_feedback", assignment, "--force")
+    if feedback:
+        emit(done, total, None, "nbgrader export")
+        problems += _course_step(course, logs / "export.log", "export", "--to",
+                                 str(reports / f"{assignment}-nbgrader-export.csv"))
     csv_path = reports / f"{assignment}-grades.csv"
     rows = report.grade_rows(course, assignment, ordered)
     report.write_csv(csv_path, rows)
