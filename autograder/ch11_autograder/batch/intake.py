@@ -310,7 +310,8 @@ def _zip_entries(
         if stat.S_ISLNK(mode):
             notes.append(f"{name}: symbolic link ignored")
             continue
-        if mode and not stat.S_ISREG(mode):
+        # Archivers that record no Unix file type (Windows tools, zipfile.writestr) leave S_IFMT 0: a plain file.
+        if stat.S_IFMT(mode) not in (0, stat.S_IFREG):
             notes.append(f"{name}: not a regular file, ignored")
             continue
         if info.flag_bits & 0x1:

@@ -1,0 +1,35 @@
+"""Fixtures of the batch tests: small hand-made sources, and the once-per-session graded courses."""
+
+from __future__ import annotations
+
+import json
+
+import batch_support
+import pytest
+
+NOTEBOOKS = ("ex1_fanout.ipynb", "ex2_finite_difference.ipynb", "ex3_block_length.ipynb", "ex4_audit.ipynb",
+             "ex5_replay.ipynb")
+
+
+def tiny_notebook(marker: str = "") -> bytes:
+    """A valid nbformat-4 notebook (one code cell), distinct per ``marker``."""
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+          "cells": [{"cell_type": "code", "id": "c1", "metadata": {}, "execution_count": None, "outputs": [],
+                     "source": f"x = 1  # {marker}"}]}
+    return json.dumps(nb).encode()
+
+
+@pytest.fixture(scope="session")
+def demo_graded(tmp_path_factory):
+    """(course, report, events): the demo class graded by the batch with bwrap and 2 workers."""
+    return batch_support.graded_demo_class(tmp_path_factory.getbasetemp())
+
+
+@pytest.fixture(scope="session")
+def make_demo_course(tmp_path_factory):
+    """The course ``make demo`` grades (plain ``nbgrader autograde`` over the whole class)."""
+    from ch11_autograder import demo
+
+    course = tmp_path_factory.mktemp("make-demo") / "course"
+    demo.run(course=course)
+    return course
