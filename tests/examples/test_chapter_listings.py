@@ -255,8 +255,16 @@ def test_the_verbatim_check_notices_an_edit():
     assert hashlib.sha256(block.encode("utf-8")).hexdigest() != LISTING_SHA256["11.1"]
 
 
-@pytest.mark.skipif(not os.environ.get(CHAPTER_TEXT_ENV), reason=f"${CHAPTER_TEXT_ENV} not set")
+def _chapter_file() -> Path | None:
+    # The course's shared folder sits beside the repository (as in CI); the variable overrides it.
+    named = os.environ.get(CHAPTER_TEXT_ENV)
+    beside = REPO.parent / "shared" / "seed" / "chapter-11-the-gradient-has-a-memory.txt"
+    candidate = Path(named) if named else beside
+    return candidate if candidate.is_file() else None
+
+
+@pytest.mark.skipif(_chapter_file() is None, reason=f"no chapter text beside the repo; ${CHAPTER_TEXT_ENV} unset")
 def test_listings_appear_in_the_chapter_file():
-    chapter = Path(os.environ[CHAPTER_TEXT_ENV]).read_text(encoding="utf-8")
+    chapter = _chapter_file().read_text(encoding="utf-8")
     for block in listing_blocks(SCRIPT.read_text(encoding="utf-8")).values():
         assert block in chapter
