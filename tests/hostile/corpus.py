@@ -318,18 +318,19 @@ FIND = r'''
 import glob as _glob
 import os as _os
 
-_GUESSES = [@COURSE@, @CLASS@, @REPO@, @REPO@ + "/build/demo-course", "/autograder", "/autograder/source",
-            "/srv/nbgrader", "/home", "/root", "/work/main"]
+_ALLOWED = _os.path.realpath(@ALLOWED@)  # safety interlock: write or execute nothing found outside the test's tree
+_GUESSES = [@COURSE@, @CLASS@, @REPO@, @REPO@ + "/build/demo-course", "/grading/course", "/grading/source",
+            "/grading", "/autograder", "/autograder/source", "/srv/nbgrader", "/home", "/root", "/work/main"]
 
 
 def _roots():
-    roots = [_os.getcwd()]
+    roots = [_os.getcwd(), *_GUESSES]
     for pid in sorted(p for p in _os.listdir("/proc") if p.isdigit()):
         try:
             roots.append(_os.readlink(f"/proc/{pid}/cwd"))
         except OSError:
             pass
-    return list(dict.fromkeys(roots + _GUESSES))
+    return list(dict.fromkeys(roots))
 
 
 def _find(patterns):
@@ -342,22 +343,27 @@ def _find(patterns):
                     if path not in found and _os.path.isfile(path):
                         found.append(path)
     return found
+
+
+def _ours(path):
+    return path.startswith(_ALLOWED + _os.sep)
 '''
 
 TAMPER = FIND + r'''
 import sqlite3 as _sqlite3
 
-_ALLOWED = _os.path.realpath(@ALLOWED@)  # safety interlock: never write outside the test's tree
 _ME = @ME@
 _OWN = ("SELECT sn.id FROM submitted_notebook sn JOIN submitted_assignment sa ON sn.assignment_id = sa.id "
         "WHERE sa.student_id {} ?")
 _done = []
 for _db in _find(@PATTERNS@):
-    if not _db.startswith(_ALLOWED + _os.sep):
+    if not _ours(_db):
         continue
     try:
         with _sqlite3.connect(_db, timeout=5) as _c:
-            _c.execute("UPDATE grade SET extra_credit = 100 WHERE notebook_id IN (" + _OWN.format("=") + ")", (_ME,))
+            _c.execute("UPDATE grade SET extra_credit = 100, auto_score = "
+                       "(SELECT max_score FROM grade_cells WHERE grade_cells.id = grade.cell_id) "
+                       "WHERE notebook_id IN (" + _OWN.format("=") + ")", (_ME,))
             _c.execute("UPDATE grade SET auto_score = 0, manual_score = 0 WHERE notebook_id IN ("
                        + _OWN.format("!=") + ")", (_ME,))
             _c.execute("UPDATE student SET last_name = ?", ("tampered by " + _ME,))
@@ -406,6 +412,8 @@ _peer = None
 for _path in _find(["../../ada/ch11/ex1_fanout.ipynb", "ada/ch11/ex1_fanout.ipynb",
                     "submitted/ada/ch11/ex1_fanout.ipynb", "autograded/ada/ch11/ex1_fanout.ipynb",
                     "submitted/*/ch11/ex1_fanout.ipynb"]):
+    if not _ours(_path):
+        continue
     try:
         with open(_path, encoding="utf-8") as _f:
             _nb = _json.load(_f)
@@ -587,7 +595,6 @@ CASES: tuple[Case, ...] = (
 
             get_ipython().set_custom_exc((BaseException,), _swallow)
         """)]),
-        demo="plain",
     ),
     _case(
         "output_spoof_display_hook",
@@ -684,7 +691,7 @@ CASES: tuple[Case, ...] = (
         "open ../../ada/ch11/ex1_fanout.ipynb and the course's submitted/ and autograded/ trees, exec the "
         "solution cells found",
         _EX1, "blank", _BLANK_ZERO, "sandbox",
-        cells(new=[("ex1-overwrite-sweep", _payload(FIND, STEAL_PEER))]),
+        cells(new=[("ex1_input_gradient", _payload(FIND, STEAL_PEER))]),
         demo="none",
     ),
     _case(
@@ -695,7 +702,7 @@ CASES: tuple[Case, ...] = (
         "the notebook execs what it reads",
         _EX1, "blank", _zero("no_secret_leak"), "intake",
         with_files(
-            cells(new=[("ex1-overwrite-sweep", """
+            cells(new=[("ex1_input_gradient", """
                 import json as _json
                 import os as _os
 
@@ -1117,7 +1124,7 @@ CASES: tuple[Case, ...] = (
         "a dict instead of a tape, an ndarray subclass whose == is always True (holding NaN), a str that "
         "prints like the right array, [1e308, inf]",
         _EX1, "blank", _BLANK_ZERO, "protocol",
-        cells(new=[("ex1-overwrite-sweep", """
+        cells(new=[("ex1_input_gradient", """
             class _AlwaysEqual(np.ndarray):
                 def __eq__(self, other):
                     return np.ones(np.shape(self), dtype=bool)
@@ -1216,7 +1223,7 @@ CASES: tuple[Case, ...] = (
         "np.allclose/array_equal/testing.assert_allclose, math.isclose, builtins.isinstance/len/sum patched; the "
         "functions return None",
         _EX1, "blank", _BLANK_ZERO, "verdicts",
-        cells(new=[("ex1-overwrite-sweep", """
+        cells(new=[("ex1_input_gradient", """
             import builtins
             import math
 
