@@ -156,7 +156,7 @@ def check_notebook(data: bytes, name: str) -> str | None:
     try:
         nb = json.loads(text)
     except json.JSONDecodeError as exc:
-        return f"{name}: malformed JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        return f"{name}: malformed JSON ({exc.msg}: line {exc.lineno} column {exc.colno})"
     except RecursionError:
         return f"{name}: malformed JSON (nested too deeply)"
     if not isinstance(nb, dict):

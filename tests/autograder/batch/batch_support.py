@@ -2,17 +2,15 @@
 
 Grading the demo class takes minutes, so one graded course is made per test
 session and reused (read-only: tests that change a course copy it first).
-Test modules outside this folder load this file with :func:`load` so that
-everyone shares the same module, and with it the same cache.
+Test modules outside this folder put this folder on ``sys.path`` and import
+it by the same name, so everyone shares one module, and with it one cache.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -24,18 +22,34 @@ ASSIGNMENT = "ch11"
 BASE_TAG = "ch11-base:bookworm"
 IMAGE_TAG = "ch11-grader:test"
 
-_lock = threading.Lock()
+_lock = threading.RLock()
 _cache: dict[str, object] = {}
 
 
-def load():
-    """This module, imported once under the name ``batch_support`` (for test files in other folders)."""
-    if "batch_support" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("batch_support", Path(__file__))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["batch_support"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["batch_support"]
+def inputs(base: Path) -> Path:
+    """A copy, made once per session, of the demo class, the source notebooks and the course config.
+
+    The repository's files may be regenerated while a long session runs; every
+    test of the session grades the same bytes. Layout: ``class/``,
+    ``source/ch11/``, ``nbgrader_config.py``.
+    """
+    with _lock:
+        if "inputs" not in _cache:
+            root = base / "inputs"
+            shutil.copytree(DEMO_CLASS, root / "class")
+            shutil.copytree(REPO / "source" / ASSIGNMENT, root / "source" / ASSIGNMENT)
+            shutil.copy2(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
+            _cache["inputs"] = root
+        return _cache["inputs"]
+
+
+def new_course(base: Path, course: Path) -> Path:
+    """An ungraded course made from the session's copy of the config and source notebooks."""
+    from ch11_autograder.batch import init_course
+
+    root = inputs(base)
+    init_course(course, config=root / "nbgrader_config.py", source_dir=root / "source" / ASSIGNMENT)
+    return course
 
 
 def graded_demo_class(base: Path):
@@ -43,13 +57,14 @@ def graded_demo_class(base: Path):
 
     ``base`` is the session's temporary directory; the course is made on the first call only.
     """
+    root = inputs(base)
     with _lock:
         if "demo" not in _cache:
             from ch11_autograder.batch import grade_class
 
             events = []
-            course = base / "batch-demo-course"
-            report = grade_class(DEMO_CLASS, course, workers=2, sandbox="bwrap", progress=events.append)
+            course = new_course(base, base / "batch-demo-course")
+            report = grade_class(root / "class", course, workers=2, sandbox="bwrap", progress=events.append)
             _cache["demo"] = (course, report, events)
         return _cache["demo"]
 

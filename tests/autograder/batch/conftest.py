@@ -26,10 +26,20 @@ def demo_graded(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def make_demo_course(tmp_path_factory):
+def demo_inputs(tmp_path_factory):
+    """The session's copy of the demo class, source notebooks and config (see ``batch_support.inputs``)."""
+    return batch_support.inputs(tmp_path_factory.getbasetemp())
+
+
+@pytest.fixture(scope="session")
+def make_demo_course(tmp_path_factory, demo_inputs):
     """The course ``make demo`` grades (plain ``nbgrader autograde`` over the whole class)."""
+    from unittest import mock
+
     from ch11_autograder import demo
 
     course = tmp_path_factory.mktemp("make-demo") / "course"
-    demo.run(course=course)
+    with mock.patch.object(demo, "SOURCE_DIR", demo_inputs / "source" / "ch11"), \
+            mock.patch.object(demo, "REPO_ROOT", demo_inputs):
+        demo.run(course=course, class_dir=demo_inputs / "class")
     return course

@@ -1,0 +1,88 @@
+"""Grading inside the Docker image: the whole batch in one container, student code as slot users.
+
+These tests build the local debootstrap base (once; kept while the image
+exists) and the grading image from this working tree. Without a Docker
+engine they are skipped, except when ``$CI`` is set: CI must exercise Docker,
+so there they fail.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ch11_autograder.batch import gradebook_snapshot
+from ch11_autograder.batch.docker import CONTAINER_ROOT, DockerError, docker_argv, run_in_docker
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "batch"))  # the shared session artefacts
+import batch_support
+
+pytestmark = pytest.mark.slow
+
+DEMO = batch_support.DEMO_CLASS
+
+
+def _feedback_files(course: Path) -> dict[str, bytes]:
+    root = course / "feedback"
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_docker_run_command_isolates_the_container(tmp_path):
+    course = tmp_path / "course"
+    argv = docker_argv(DEMO, course, image="img", name="n", workers=3, timeout=60, regrade=False, memory="5g",
+                       pids=999)
+    joined = " ".join(argv)
+    for flag in ("--rm", "--init", "--network none", "--memory 5g", "--memory-swap 5g", "--pids-limit 999",
+                 "CH11_SANDBOX=container-user"):
+        assert flag in joined
+    assert f"type=bind,source={DEMO},target={CONTAINER_ROOT}/source,readonly" in argv
+    assert f"type=bind,source={course},target={CONTAINER_ROOT}/course" in argv
+    script = argv[-1]
+    assert script.startswith(f"chmod 0700 {CONTAINER_ROOT} && exec python3 -m ch11_autograder.cli batch")
+    assert "--sandbox container-user" in script and "--workers 3" in script
+
+
+def test_demo_class_graded_inside_the_image_equals_the_bwrap_run(tmp_path, tmp_path_factory):
+    image = batch_support.grading_image()
+    base = tmp_path_factory.getbasetemp()
+    reference, reference_report, _ = batch_support.graded_demo_class(base)
+    course = batch_support.new_course(base, tmp_path / "course")  # the same config and source as the reference
+    assert run_in_docker(batch_support.inputs(base) / "class", course, image=image, workers=2) == 0
+    assert gradebook_snapshot(course, "ch11") == gradebook_snapshot(reference, "ch11")
+    assert (course / "reports" / "ch11-grades.csv").read_bytes() == reference_report.csv_path.read_bytes()
+    assert _feedback_files(course) == _feedback_files(reference)
+    summary = (course / "reports" / "ch11-summary.txt").read_text()
+    assert "sandbox container-user, 2 workers" in summary and "graded 4" in summary
+    # The container's own paths are in its logs; the host got the results.
+    assert (course / ".ch11-batch" / "ledger.jsonl").read_text().count('"event": "graded"') == 4
+
+
+def test_slot_users_cannot_reach_the_mounted_course(tmp_path):
+    image = batch_support.grading_image()
+    course = tmp_path / "course"
+    course.mkdir()
+    course.chmod(0o755)
+    (course / "gradebook.db").write_text("grades")
+    (course / "gradebook.db").chmod(0o644)
+    probe = "setpriv --reuid=20000 --regid=20000 --clear-groups cat /grading/course/gradebook.db"
+
+    def run(prefix: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["docker", "run", "--rm", "--network", "none", "--mount",
+                               f"type=bind,source={course},target=/grading/course", "--entrypoint", "sh", image,
+                               "-c", f"{prefix}{probe}"], capture_output=True, text=True, timeout=120)
+
+    # Control: without closing /grading a slot user reads the gradebook...
+    opened = run("")
+    assert opened.returncode == 0 and opened.stdout == "grades"
+    # ...with the batch's chmod it cannot.
+    closed = run(f"chmod 0700 {CONTAINER_ROOT} && ")
+    assert closed.returncode != 0 and "Permission denied" in closed.stderr
+
+
+def test_a_missing_image_is_refused_with_how_to_build_it(tmp_path):
+    batch_support.require_docker()
+    with pytest.raises(DockerError, match="not found; build it with"):
+        run_in_docker(DEMO, tmp_path / "course", image="ch11-grader:no-such-tag")
+    assert not (tmp_path / "course").exists()
