@@ -1,0 +1,173 @@
+"""Timings from inside one nbgrader process, for the benchmarks (never used for grading).
+
+A benchmark course's ``nbgrader_config.py`` ends with::
+
+    import sys; sys.path.insert(0, "<repo>/bench")
+    import pipeline_timing; pipeline_timing.install()
+
+When ``$CH11_BENCH_TIMINGS`` names a directory, :func:`install` wraps a few
+functions with wall-clock timers and, when the process exits, writes
+``<dir>/<pid>.json``. Without the variable it does nothing, so the config
+behaves exactly as the course's own. The wrappers only read
+``time.perf_counter()`` around the original call and never change arguments,
+results or exceptions.
+
+What is timed (seconds, wall clock, ``perf_counter``):
+
+* ``process``: ``created`` (epoch seconds the process was created, from
+  ``/proc``, 10 ms resolution), ``config_loaded`` (epoch seconds when this
+  config ran: Python start, nbgrader imports and app set-up happen before),
+  ``exit`` (epoch seconds at interpreter exit), ``argv``.
+* ``spans``: a list of ``{"name", "start", "seconds", ...}`` with ``start``
+  in epoch seconds. Names:
+
+  - ``init_assignment``: nbgrader's per-student set-up (gradebook rows,
+    copying the submission); the ``student`` field names the student, and
+    every later span belongs to that student until the next one;
+  - ``convert:sanitize`` / ``convert:autograde`` / ``convert:feedback``: one
+    pass of nbconvert over one notebook (read, preprocessors, write); the
+    ``notebook`` field names it;
+  - ``pp:<Class>``: one preprocessor's ``preprocess`` on one notebook;
+  - ``sandbox_run``: the sandboxed ``execute_notebook.py`` run inside
+    ``SandboxedExecute`` (the rest of that preprocessor is copying outputs
+    back and sanitizing them);
+  - ``launcher``: choosing and probing the sandbox backend (first use only);
+  - ``suite_import``: importing the hidden suite modules;
+  - ``worker_start``: one verdict worker start (spawn, executing the
+    submission's cells, answering hello);
+  - ``suite:<grade_id>``: one ``run_suite`` (hypothesis against the worker),
+    including any worker (re)start that happened inside it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ENV = "CH11_BENCH_TIMINGS"
+
+_spans: list[dict[str, Any]] = []
+_active: set[int] = set()
+_state: dict[str, Any] = {"installed": False, "notebook": ""}
+
+
+def _process_created() -> float | None:
+    """Epoch seconds at which this process was created (``/proc/self/stat`` field 22), or None."""
+    try:
+        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        start_ticks = int(fields[19])  # field 22 overall; fields[0] is field 3
+        btime = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                     if line.startswith("btime "))
+        return btime + start_ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def _timed(name: str | Any, original: Any, outer_only: bool = False, detail: Any = None) -> Any:
+    """Wrap ``original`` so every call appends a span; ``name`` may be a callable of the arguments.
+
+    ``outer_only``: a call made while the same object (first argument) is
+    already inside a wrapped call is not recorded again (a preprocessor whose
+    ``preprocess`` calls its parent's). ``detail(*args, **kwargs)`` returns
+    extra fields for the span.
+    """
+
+    @functools.wraps(original)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        key = id(args[0]) if outer_only and args else None
+        if key is not None and key in _active:
+            return original(*args, **kwargs)
+        if key is not None:
+            _active.add(key)
+        label = name(*args, **kwargs) if callable(name) else name
+        start_epoch = time.time()
+        start = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            span = {"name": label, "start": start_epoch, "seconds": time.perf_counter() - start,
+                    "notebook": _state["notebook"]}
+            if detail is not None:
+                span.update(detail(*args, **kwargs))
+            _spans.append(span)
+            if key is not None:
+                _active.discard(key)
+
+    wrapper.__bench_wrapped__ = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _wrap(owner: Any, attr: str, name: str | Any, outer_only: bool = False, detail: Any = None) -> None:
+    original = getattr(owner, attr, None)
+    if original is None or getattr(original, "__bench_wrapped__", False):
+        return
+    setattr(owner, attr, _timed(name, original, outer_only, detail))
+
+
+def _write() -> None:
+    directory = os.environ.get(ENV)
+    if not directory:
+        return
+    record = {
+        "pid": os.getpid(),
+        "argv": sys.argv,
+        "created": _process_created(),
+        "config_loaded": _state["config_loaded"],
+        "exit": time.time(),
+        "spans": _spans,
+    }
+    path = Path(directory) / f"{os.getpid()}.json"
+    path.write_text(json.dumps(record), encoding="utf-8")
+
+
+def install() -> None:
+    """Wrap the timed functions of this process (idempotent; a no-op without ``$CH11_BENCH_TIMINGS``)."""
+    if _state["installed"] or not os.environ.get(ENV):
+        return
+    _state["installed"] = True
+    _state["config_loaded"] = time.time()
+
+    from nbconvert.preprocessors import Preprocessor
+    from nbgrader.converters import base
+    from nbgrader.converters.autograde import Autograde
+
+    def convert_name(self: Any, notebook_filename: str) -> str:
+        _state["notebook"] = Path(notebook_filename).stem
+        if isinstance(self, Autograde):
+            return "convert:sanitize" if self._sanitizing else "convert:autograde"
+        return "convert:" + type(self).__name__.lower()
+
+    _wrap(base.BaseConverter, "convert_single_notebook", convert_name)
+    _wrap(Autograde, "init_assignment", "init_assignment",
+          detail=lambda self, assignment_id, student_id, *a, **k: {"student": student_id})
+
+    # Every preprocessor class nbconvert knows at this point (the config imported the course's).
+    def subclasses(cls: type) -> list[type]:
+        found = []
+        for sub in cls.__subclasses__():
+            found.append(sub)
+            found.extend(subclasses(sub))
+        return found
+
+    for cls in [Preprocessor, *subclasses(Preprocessor)]:
+        if "preprocess" in vars(cls):
+            _wrap(cls, "preprocess", lambda self, *a, **k: f"pp:{type(self).__name__}", outer_only=True)
+
+    try:
+        from ch11_autograder.trusted import preprocessors as pp
+        from ch11_autograder.trusted.worker_client import WorkerSession
+    except ImportError:  # a plain nbgrader course without the package
+        pass
+    else:
+        _wrap(pp, "run_limited", "sandbox_run")
+        _wrap(pp, "_launcher", "launcher")
+        _wrap(pp, "load_suite_modules", "suite_import")
+        _wrap(pp, "run_suite", lambda suite, *a, **k: f"suite:{suite.grade_id}")
+        _wrap(WorkerSession, "start", "worker_start")
+    atexit.register(_write)
