@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -61,6 +62,23 @@ from common import (
 )
 
 WORK = REPO / "build" / "bench"
+#: Parts a-c grade these demo students by default: ada answered everything correctly (every suite
+#: passes, every cell runs), hal answered two of five exercises (the others' suites fail). Their
+#: batches take about as long each, so a 2-worker batch of the two is not dominated by one long
+#: job. ``--students all`` grades the whole demo class (about twice as long).
+DEFAULT_STUDENTS = ("ada", "hal")
+
+
+def class_subset(class_dir: Path, names: str) -> Path:
+    """``class_dir`` itself for ``all``, else a copy holding only the named students."""
+    if names == "all":
+        return class_dir
+    dest = WORK / "class-subset"
+    if dest.exists():
+        shutil.rmtree(dest)
+    for name in names.split(","):
+        shutil.copytree(class_dir / name, dest / name)
+    return dest
 
 
 # --------------------------------------------------------------------------- one pipeline batch
@@ -170,6 +188,31 @@ def plain_run(label: str, template: Path, class_dir: Path) -> dict[str, Any]:
             "conditions": m.conditions}
 
 
+# --------------------------------------------------------------------------- import costs
+
+#: Statements timed in a fresh ``python -s`` each. Every nbgrader process and every
+#: sandboxed ``execute_notebook.py`` run imports nbformat; nbformat imports
+#: jsonschema, whose format checkers import rfc3987_syntax when it is installed
+#: (it builds its Lark parsers at import).
+IMPORTS = {
+    "python_empty": "pass",
+    "import_nbformat": "import nbformat",
+    "import_nbformat_without_rfc3987_syntax": "import sys; sys.modules['rfc3987_syntax'] = None; import nbformat",
+}
+
+
+def import_costs(runs: int = 5) -> dict[str, Any]:
+    """Wall seconds of each :data:`IMPORTS` statement in a fresh interpreter, interleaved, ``runs`` times."""
+    times: dict[str, list[float]] = {k: [] for k in IMPORTS}
+    with Measure() as m:
+        for _ in range(runs):
+            for name, statement in IMPORTS.items():
+                started = time.perf_counter()
+                subprocess.run([sys.executable, "-s", "-c", statement], check=True)
+                times[name].append(round(time.perf_counter() - started, 3))
+    return {"seconds": {k: spread(v) for k, v in times.items()}, "conditions": m.conditions}
+
+
 # --------------------------------------------------------------------------- parts a, b, c
 
 
@@ -180,6 +223,7 @@ def run_cost(repeats: int, parts: str, class_dir: Path) -> dict[str, Any]:
     if "b" in parts:
         templates["plain"] = make_course_template(WORK, "plain")
     print(f"course templates ready in {time.perf_counter() - t0:.1f} s", flush=True)
+    imports = import_costs() if "b" in parts else None
     pipe = templates["pipeline"]
     # The 1-worker bwrap batch is the baseline of a, b and c alike.
     variants: list[tuple[str, Any]] = [
@@ -202,7 +246,10 @@ def run_cost(repeats: int, parts: str, class_dir: Path) -> dict[str, Any]:
             c = result["conditions"]
             print(f"rep {rep + 1}/{repeats} {name:9s} {result['elapsed']:7.1f} s  load {c.load_before[0]:.2f}->"
                   f"{c.load_after[0]:.2f}  other processes used {c.foreign_cores:.2f} cores", flush=True)
-    return {"runs": runs, "summary": summarize(runs, class_dir)}
+    summary = summarize(runs, class_dir)
+    if imports is not None:
+        summary["b_vs_plain"]["import_costs"] = imports
+    return {"runs": runs, "summary": summary}
 
 
 def _per_student(runs: list[dict[str, Any]]) -> dict[str, list[float]]:
@@ -475,6 +522,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory-execute", action="store_true",
                         help="part d: keep executing notebooks for their outputs (default: skipped, cheaper)")
     parser.add_argument("--class-dir", type=Path, default=DEMO_CLASS)
+    parser.add_argument("--students", default=",".join(DEFAULT_STUDENTS),
+                        help="comma-separated students of the class graded in parts a-c, or 'all' "
+                             f"(default: {','.join(DEFAULT_STUDENTS)})")
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--memory-child", nargs=2, type=Path, metavar=("SOURCE", "COURSE"), help=argparse.SUPPRESS)
     parser.add_argument("--workers", type=int, default=2, help=argparse.SUPPRESS)
@@ -484,6 +534,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.memory_child:
         return memory_child(*args.memory_child, args.workers, args.sandbox, args.child_out)
 
+    # A TERM (or a background job's ignored INT) must still stop the batch and leave no cgroup behind.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     started = time.perf_counter()
     cpu_method = account_own_cpu()
     try:
@@ -498,7 +550,8 @@ def _bench(args: argparse.Namespace, argv: list[str] | None, started: float, cpu
     print(f"machine: nproc {info['nproc']}, {info['cpu_model']}, load {info['load_at_start']}", flush=True)
     cost_parts = "".join(p for p in args.parts if p in "abc")
     if cost_parts:
-        cost = run_cost(args.repeats, cost_parts, args.class_dir)
+        WORK.mkdir(parents=True, exist_ok=True)
+        cost = run_cost(args.repeats, cost_parts, class_subset(args.class_dir, args.students))
         cost["machine"] = info
         cost["repeats"] = args.repeats
         cost["parts"] = cost_parts
