@@ -1338,11 +1338,13 @@ def _points(value: float) -> str:
     return f"{value:g}"
 
 
-def render_table(cases: Iterable[Case] = CASES, observed: dict[str, str] | None = None) -> str:
-    """The Markdown table of ``cases`` for docs/hostile.md (``observed``: name -> text of an extra column)."""
-    header = ["case", "attempts", "how", "notebook (base)", "may earn", "grading", "stopped by"]
-    if observed is not None:
-        header.append("observed (bwrap)")
+def render_table(cases: Iterable[Case] = CASES, observed: dict[str, dict[str, str]] | None = None) -> str:
+    """The Markdown table of ``cases`` for docs/hostile.md.
+
+    ``observed``: column title -> (case name -> text), extra columns after the seven fixed ones.
+    """
+    observed = observed or {}
+    header = ["case", "attempts", "how", "notebook (base)", "may earn", "grading", "stopped by", *observed]
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     for c in cases:
         earn = _points(c.expect.max_auto)
@@ -1358,9 +1360,8 @@ def render_table(cases: Iterable[Case] = CASES, observed: dict[str, str] | None 
             earn,
             "graded" if c.expect.completes == GRADED else "recorded error",
             c.defence,
+            *(column.get(c.name, "") for column in observed.values()),
         ]
-        if observed is not None:
-            row.append(observed.get(c.name, ""))
         lines.append("| " + " | ".join(cell.replace("|", "\\|").replace("<", "&lt;") for cell in row) + " |")
     return "\n".join(lines) + "\n"
 

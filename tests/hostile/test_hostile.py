@@ -735,9 +735,10 @@ def test_broken_notebooks_are_really_broken(built):
 
 
 def test_the_docs_table_lists_every_case():
-    text = DOCS.read_text()
-    for c in CASES:
-        assert f"`{c.name}`" in text, f"docs/hostile.md does not list {c.name}"
+    """docs/hostile.md holds the case table as render_table() makes it (observed columns aside)."""
+    lines = DOCS.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| case | attempts |"))
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    rows = lines[start + 2 : end]
     expected = render_table().splitlines()[2:]
-    rows = [line for line in text.splitlines() if line.startswith("| `")]
-    assert [r.split(" | ")[:7] for r in rows] == [r.split(" | ")[:7] for r in expected]
+    assert [r.split(" | ")[:7] for r in rows] == [r.rstrip(" |").split(" | ")[:7] for r in expected]
