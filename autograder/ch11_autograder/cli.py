@@ -58,7 +58,8 @@ def _batch(args: argparse.Namespace) -> int:
               "resume.", file=sys.stderr)
         return 130
     print()
-    print(render_table(grade_rows(args.course.resolve(), ASSIGNMENT, result.records)))
+    statuses = {r.student: r.status for r in result.records}
+    print(render_table(grade_rows(args.course.resolve(), ASSIGNMENT, result.records), statuses))
     counts = {s: sum(r.status == s for r in result.records) for s in ("graded", "skipped_resume", "error")}
     print()
     print(f"{counts['graded']} graded, {counts['skipped_resume']} unchanged since the last run, "

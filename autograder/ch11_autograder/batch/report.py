@@ -137,13 +137,14 @@ def write_csv(path: Path, rows: Sequence[CsvRow]) -> None:
     write_atomically(path, buffer.getvalue())
 
 
-def render_table(rows: Sequence[CsvRow]) -> str:
-    """The grade table for a terminal, one line per student."""
+def render_table(rows: Sequence[CsvRow], statuses: dict[str, str] | None = None) -> str:
+    """The grade table for a terminal, one line per student; ``statuses`` overrides the status column
+    (the CLI shows this run's ``skipped_resume`` where the CSV says ``graded``)."""
     notebooks = sorted({nb for row in rows for nb in row.per_notebook})
     headers = ["student", "status", *notebooks, "auto total", "manual pending"]
     body = []
     for row in rows:
-        cells = [row.student, row.status]
+        cells = [row.student, (statuses or {}).get(row.student, row.status)]
         if row.status == "error":
             cells += ["-"] * len(notebooks) + ["-", "-"]
         else:
