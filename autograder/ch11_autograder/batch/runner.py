@@ -363,7 +363,10 @@ def _grade_isolated(
             outcome.error = "batch cancelled before grading started"
             return outcome
         env = nbgrader_env({SLOT_ENV: str(slot), SANDBOX_ENV: sandbox})
-        argv = nbgrader_argv("autograde", assignment, f"--student={sub.student}")
+        # Pin the isolated course on the command line (it wins over the config file): a course config that
+        # names an absolute root or database must not send this run into the instructor's course.
+        argv = nbgrader_argv("autograde", assignment, f"--student={sub.student}", f"--CourseDirectory.root={work}",
+                             f"--CourseDirectory.db_url=sqlite:///{work / 'gradebook.db'}")
         timed_out = False
         with log_path.open("wb") as log:
             proc = subprocess.Popen(argv, cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=log,
