@@ -104,3 +104,10 @@ c.GenerateFeedback.preprocessors = [
     SanitizeFeedback,
     CSSHTMLHeaderPreprocessor,
 ]
+
+# --------------------------------------------------------------------------- formgrader
+# formgrader renders submissions with nbconvert's HTMLExporter, whose template shows
+# markdown answers unsanitized (HTMLExporter.sanitize_html does not reach nbgrader's
+# formgrade template). Sanitizing in a preprocessor changes only the rendering: stored
+# notebooks and nbgrader's checksums are untouched.
+c.HTMLExporter.preprocessors = ["ch11_autograder.trusted.preprocessors.SanitizeFeedback"]

@@ -48,7 +48,7 @@ from .feedback import OutputBudget, sanitize_notebook, sanitize_outputs
 from .submission_cells import autograded_test_cells, is_autograded_test, strip_hidden_tests, submission_code_cells
 from .suite import run_suite
 from .verdicts import CellVerdict, verdict_outputs
-from .worker_client import WorkerSession
+from .worker_client import CallTimeout, ProtocolError, WorkerCrashed, WorkerSession
 
 __all__ = [
     "SandboxedExecute",
@@ -235,12 +235,16 @@ class SandboxedExecute(NbGraderPreprocessor):
         if reason.startswith("signal:"):
             return f"it was stopped by {reason.split(':', 1)[1]}"
         if result.returncode != 0:
-            status = ""
-            with contextlib.suppress(ValueError, AttributeError, TypeError):
+            status = message = ""
+            with contextlib.suppress(ValueError, AttributeError, TypeError, IndexError):
                 last_line = result.stdout.decode("utf-8", "replace").strip().splitlines()[-1]
-                status = json.loads(last_line).get("status", "")
+                report = json.loads(last_line)
+                status, message = report.get("status", ""), str(report.get("message", ""))
             if status == "kernel_died":
                 return "the notebook's kernel died (a cell ended the Python process or used too much memory)"
+            # The runner's message is untrusted text: only recognise it, never echo it.
+            if status == "error" and message.startswith("KernelFrozen:"):
+                return "cells kept timing out and the kernel stopped answering, so later cells were not run"
             return "the notebook runner failed"
         return ""
 
@@ -326,6 +330,11 @@ class TrustedVerdicts(NbGraderPreprocessor):
         )
         name = resources.get("unique_key", "notebook")
         with session:
+            # Run the submission's cells before the first property, so their time (a slow or
+            # looping cell) is never charged to one property's time budget. A failed start is
+            # final for the session; the properties then report it in the student's terms.
+            with contextlib.suppress(CallTimeout, WorkerCrashed, ProtocolError):
+                session.start()
             for _, cell in tests:
                 verdict = self._verdict(cell, session)
                 cell.outputs = [nbformat.from_dict(o) for o in verdict_outputs(verdict, cell.get("execution_count"))]
