@@ -29,6 +29,7 @@ SOURCE = REPO / "source" / "ch11"
 DEMO_CLASS = REPO / "demo" / "class"
 ASSIGNMENT = "ch11"
 TIMINGS_ENV = "CH11_BENCH_TIMINGS"
+CPU_ENV = "CH11_BENCH_CPUACCT"
 
 
 #: Appended to a benchmark course's nbgrader_config.py: inert unless $CH11_BENCH_TIMINGS is set.
@@ -96,6 +97,7 @@ def account_own_cpu() -> str:
                 group.rmdir()
         return "rusage"
     _account["group"] = group
+    os.environ[CPU_ENV] = "1"  # nbgrader processes then account themselves (bench/pipeline_timing.py)
     return "cpuacct-cgroup"
 
 
@@ -104,9 +106,18 @@ def release_own_cpu() -> None:
     if group is None:
         return
     _account["group"] = None
+    os.environ.pop(CPU_ENV, None)
     with contextlib.suppress(OSError):
         (CPUACCT / "cgroup.procs").write_text(f"{os.getpid()}\n")
-        group.rmdir()
+    for _ in range(50):  # per-process groups left while a descendant was still exiting
+        try:
+            for child in group.iterdir():
+                if child.is_dir():
+                    child.rmdir()
+            group.rmdir()
+            return
+        except OSError:
+            time.sleep(0.1)
 
 
 def _own_cpu_seconds() -> float:

@@ -17,7 +17,9 @@ What is timed (seconds, wall clock, ``perf_counter``):
 * ``process``: ``created`` (epoch seconds the process was created, from
   ``/proc``, 10 ms resolution), ``config_loaded`` (epoch seconds when this
   config ran: Python start, nbgrader imports and app set-up happen before),
-  ``exit`` (epoch seconds at interpreter exit), ``argv``.
+  ``exit`` (epoch seconds at interpreter exit), ``argv``, and with
+  ``$CH11_BENCH_CPUACCT=1`` ``cpu_seconds``: CPU time of the process and
+  everything it started (sandboxed processes included), else ``None``.
 * ``spans``: a list of ``{"name", "start", "seconds", ...}`` with ``start``
   in epoch seconds. Names:
 
@@ -51,6 +53,9 @@ from pathlib import Path
 from typing import Any
 
 ENV = "CH11_BENCH_TIMINGS"
+#: Set (to "1") by the benchmark when it runs inside a cpuacct cgroup of its own.
+CPU_ENV = "CH11_BENCH_CPUACCT"
+CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 
 _spans: list[dict[str, Any]] = []
 _active: set[int] = set()
@@ -67,6 +72,58 @@ def _process_created() -> float | None:
         return btime + start_ticks / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError, StopIteration):
         return None
+
+
+def _self_cpu_seconds() -> float:
+    """CPU seconds this process itself used so far (``/proc/self/stat`` utime + stime)."""
+    fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _cpuacct_path() -> Path | None:
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        if "cpuacct" in controllers.split(","):
+            return CPUACCT / path.lstrip("/")
+    return None
+
+
+def _enter_cgroup() -> None:
+    """Move this process into a cpuacct cgroup of its own, so everything it starts is counted with it.
+
+    Sandboxed processes are killed rather than reaped, so ``getrusage`` of the
+    children would miss them. ``cpu_seconds`` at exit is this process's CPU
+    before the move plus the cgroup's usage (itself and every descendant).
+    """
+    parent = _cpuacct_path()
+    if parent is None or not parent.is_dir():
+        return
+    group = parent / f"nbgrader-{os.getpid()}"
+    try:
+        group.mkdir()
+        before = _self_cpu_seconds()
+        (group / "cgroup.procs").write_text(f"{os.getpid()}\n")
+    except OSError:
+        return
+    _state["cgroup"] = group
+    _state["cgroup_parent"] = parent
+    _state["cpu_before_cgroup"] = before
+
+
+def _leave_cgroup() -> float | None:
+    group = _state.get("cgroup")
+    if group is None:
+        return None
+    try:
+        used = int((group / "cpuacct.usage").read_text()) / 1e9
+        (_state["cgroup_parent"] / "cgroup.procs").write_text(f"{os.getpid()}\n")
+    except OSError:
+        return None
+    try:
+        group.rmdir()  # fails while a descendant still runs; the benchmark removes it later
+    except OSError:
+        pass
+    return _state["cpu_before_cgroup"] + used
 
 
 def _timed(name: str | Any, original: Any, outer_only: bool = False, detail: Any = None) -> Any:
@@ -114,8 +171,10 @@ def _write() -> None:
     directory = os.environ.get(ENV)
     if not directory:
         return
+    cpu = _leave_cgroup()
     record = {
         "pid": os.getpid(),
+        "cpu_seconds": cpu,
         "argv": sys.argv,
         "created": _process_created(),
         "config_loaded": _state["config_loaded"],
@@ -132,6 +191,8 @@ def install() -> None:
         return
     _state["installed"] = True
     _state["config_loaded"] = time.time()
+    if os.environ.get(CPU_ENV) == "1":
+        _enter_cgroup()
 
     from nbconvert.preprocessors import Preprocessor
     from nbgrader.converters import base

@@ -51,9 +51,13 @@ def short(cost: dict[str, Any] | None, mem: dict[str, Any] | None) -> list[str]:
         if "a_isolation" in s:
             a = s["a_isolation"]
             per = ", ".join(f"{k} {v['ratio']:.2f}" for k, v in a["per_submission"].items())
-            rows.append(["(a) isolation: bwrap / `CH11_SANDBOX=none`, per submission",
+            rows.append(["(a) isolation: bwrap / `CH11_SANDBOX=none`, wall time per submission",
                          f"{per}; all {len(a['per_submission'])}: **{a['ratio_all_submissions']:.2f}x**",
                          "<= 1.3x", n])
+            if "per_submission_cpu" in a:
+                per_cpu = ", ".join(f"{k} {v['ratio']:.2f}" for k, v in a["per_submission_cpu"].items())
+                rows.append(["(a) same, CPU time per submission (nbgrader and everything it starts)",
+                             f"{per_cpu}; all: **{a['ratio_cpu_all_submissions']:.2f}x**", "<= 1.3x", n])
         if "b_vs_plain" in s:
             b = s["b_vs_plain"]
             ag, e2e = b["autograde_all_submissions_seconds"], b["class_end_to_end_seconds"]
@@ -63,6 +67,11 @@ def short(cost: dict[str, Any] | None, mem: dict[str, Any] | None) -> list[str]:
             rows.append(["(b) same, end to end with feedback and export",
                          f"**{b['ratio_end_to_end']:.2f}x** ({_range(e2e['pipeline'])} vs {_range(e2e['plain'])})",
                          "report", n])
+            if "ratio_cpu_end_to_end" in b:
+                cpu = b["cpu_seconds_end_to_end"]
+                rows.append(["(b) same, end to end, CPU time",
+                             f"**{b['ratio_cpu_end_to_end']:.2f}x** ({_range(cpu['pipeline'], ' CPU-s')} vs "
+                             f"{_range(cpu['plain'], ' CPU-s')})", "report", n])
         if "c_workers" in s:
             c = s["c_workers"]
             rows.append(["(c) speedup 1 -> 2 workers (bwrap), grading phase / whole batch",
@@ -150,8 +159,17 @@ def _part_a(a: dict[str, Any], students: list[str]) -> list[str]:
         diff.append([st, f"{_s(pb['execute_sandbox_run'])} / {_s(pn['execute_sandbox_run'])}",
                      f"{_s(pb['worker_start'])} / {_s(pn['worker_start'])}",
                      f"{_s(pb['suites'])} / {_s(pn['suites'])}", _s(pb["sandbox_probe"], digits=2)])
+    cpu_rows = []
+    if "per_submission_cpu" in a:
+        cpu_rows = [[st, _range(v["bwrap"], " CPU-s"), _range(v["none"], " CPU-s"), f"{v['ratio']:.2f}"]
+                    for st, v in a["per_submission_cpu"].items()]
+        total = a["all_submissions_cpu_seconds"]
+        cpu_rows.append(["all", _range(total["bwrap"], " CPU-s"), _range(total["none"], " CPU-s"),
+                         f"{a['ratio_cpu_all_submissions']:.2f}"])
+        cpu_rows = ["CPU time (the nbgrader process and everything it started, sandboxed processes included):",
+                    "", *_table(["submission", "bwrap", "none", "ratio"], cpu_rows), ""]
     return ["## (a) Cost of isolation", "", a["what"] + ".", "",
-            *_table(["submission", "bwrap", "none", "ratio"], rows), "",
+            *_table(["submission", "bwrap", "none", "ratio"], rows), "", *cpu_rows,
             "Where the difference is (median seconds, bwrap / none):", "",
             *_table(["submission", "notebook runs (5)", "worker starts", "suites", "bwrap probe"], diff), ""]
 
@@ -173,6 +191,11 @@ def _part_b(b: dict[str, Any], students: list[str]) -> list[str]:
            f"(merges and clean-up {st['merge_and_cleanup']}), generate_feedback {st['feedback_step']}, export and "
            f"reports {st['export_and_reports']}, total {st['elapsed']}. Plain: autograde {ps['autograde']}, "
            f"generate_feedback {ps['feedback']}, export {ps['export']}, total {ps['elapsed']}.", "",
+           *([f"CPU time: autograding the class, pipeline {_range(b['cpu_seconds_autograde']['pipeline'], ' CPU-s')}"
+              f" vs plain {_range(b['cpu_seconds_autograde']['plain'], ' CPU-s')}; end to end "
+              f"{_range(b['cpu_seconds_end_to_end']['pipeline'], ' CPU-s')} vs "
+              f"{_range(b['cpu_seconds_end_to_end']['plain'], ' CPU-s')} ({b['ratio_cpu_end_to_end']:.2f}x).", ""]
+             if "cpu_seconds_end_to_end" in b else []),
            "### Where the pipeline's time goes, per submission (bwrap, workers=1)", "",
            *_phase_table(pipe, students, plain=False), "",
            "Notebook execution per notebook (median seconds): pipeline (a fresh sandboxed runner per notebook) "
@@ -195,8 +218,18 @@ def _part_c(c: dict[str, Any]) -> list[str]:
             ["whole batch", _range(c["elapsed_seconds"]["w1"]), _range(c["elapsed_seconds"]["w2"]),
              f"{c['speedup_elapsed']:.2f}"]]
     slow = ", ".join(f"{k} {v:.2f}" for k, v in c["per_submission_slowdown_w2_over_w1"].items())
+    extra = []
+    if "own_cores_used" in c:
+        same = ", ".join(f"{x:.2f}" for x in c["speedup_same_repetition"])
+        other = c["other_processes_cores"]
+        extra = [f"Whole-batch speedup within each repetition: {same}; other processes used "
+                 f"{other['w1']} cores during the workers=1 runs and {other['w2']} during the workers=2 runs. "
+                 f"Cores the batch itself used (its CPU time / wall time): workers=1 "
+                 f"{_range(c['own_cores_used']['w1'], '')}, workers=2 {_range(c['own_cores_used']['w2'], '')}; "
+                 f"its CPU time: workers=1 {_range(c['own_cpu_seconds']['w1'], ' CPU-s')}, workers=2 "
+                 f"{_range(c['own_cpu_seconds']['w2'], ' CPU-s')}.", ""]
     return ["## (c) 1 -> 2 workers", "", c["what"] + ".", "",
-            *_table(["", "workers=1", "workers=2", "speedup"], rows), "",
+            *_table(["", "workers=1", "workers=2", "speedup"], rows), "", *extra,
             f"Bound from the job lengths alone (median workers=1 seconds, taken in student order by the first free "
             f"of 2 slots): {c['speedup_bound_from_job_lengths']:.2f}x. Per-submission wall time with 2 workers "
             f"over 1: {slow}.", ""]

@@ -121,11 +121,12 @@ def pipeline_run(label: str, template: Path, source: Path, *, workers: int, sand
         if command == "autograde" and student:
             b = student_breakdowns(record)[student]
             b["orchestrator_side"] = round(records[student]["seconds"] - b["process"], 3)
+            b["cpu_seconds"] = record.get("cpu_seconds")
             per_student[student] = b
         elif command == "generate_feedback":
-            feedback_process = process_seconds(record)
+            feedback_process = {"wall": process_seconds(record), "cpu_seconds": record.get("cpu_seconds")}
         elif command == "export":
-            export_process = process_seconds(record)
+            export_process = {"wall": process_seconds(record), "cpu_seconds": record.get("cpu_seconds")}
     grading = feedback_start - intake_done
     return {
         "label": label, "workers": workers, "sandbox": sandbox, "feedback": feedback,
@@ -178,14 +179,16 @@ def plain_run(label: str, template: Path, class_dir: Path) -> dict[str, Any]:
         del os.environ[TIMINGS_ENV]
     breakdown: dict[str, Any] = {}
     startup = None
+    cpu: dict[str, float | None] = {}
     for record in read_timings(timings):
         command, _ = process_kind(record)
+        cpu[command] = record.get("cpu_seconds")
         if command == "autograde":
             breakdown = student_breakdowns(record)
             startup = round(min(s["start"] for s in record["spans"]) - record["created"], 3)
     return {"label": label, "autograde": autograde, "autograde_startup": startup, "feedback": feedback,
             "export": export, "elapsed": m.conditions.wall_seconds, "breakdown": breakdown,
-            "conditions": m.conditions}
+            "cpu_seconds_by_process": cpu, "conditions": m.conditions}
 
 
 # --------------------------------------------------------------------------- import costs
@@ -260,6 +263,23 @@ def _per_student(runs: list[dict[str, Any]]) -> dict[str, list[float]]:
     return out
 
 
+def _cpu_per_student(runs: list[dict[str, Any]]) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for run in runs:
+        for student, b in run["breakdown"].items():
+            if b.get("cpu_seconds") is not None:
+                out.setdefault(student, []).append(b["cpu_seconds"])
+    return out
+
+
+def _own(runs: list[dict[str, Any]], what: str) -> list[float]:
+    """Per run: ``cpu`` (own CPU seconds of the run) or ``cores`` (own CPU / wall)."""
+    c = [r["conditions"] for r in runs]
+    if what == "cpu":
+        return [x.own_cpu_seconds for x in c]
+    return [round(x.own_cpu_seconds / x.wall_seconds, 2) for x in c if x.wall_seconds]
+
+
 def _phase_medians(runs: list[dict[str, Any]], student: str) -> dict[str, Any]:
     """Median over runs of each phase of ``student``'s breakdown (nested per-notebook dicts too)."""
     rows = [run["breakdown"][student] for run in runs if student in run.get("breakdown", {})]
@@ -308,9 +328,17 @@ def summarize(runs: dict[str, list[dict[str, Any]]], class_dir: Path) -> dict[st
         per = {n: {"bwrap": spread(seconds_bw[n]), "none": spread(seconds_none[n]),
                    "ratio": ratio(median(seconds_bw[n]), median(seconds_none[n]))} for n in names}
         total_none = [sum(r["records"][n]["seconds"] for n in names) for r in none]
+        cpu_bw, cpu_none = _cpu_per_student(bw), _cpu_per_student(none)
+        cpu_per = {n: {"bwrap": spread(cpu_bw.get(n, [])), "none": spread(cpu_none.get(n, [])),
+                       "ratio": ratio(median(cpu_bw.get(n, [])), median(cpu_none.get(n, [])))} for n in names}
+        cpu_total_bw = [sum(r["breakdown"][n].get("cpu_seconds") or 0 for n in names) for r in bw]
+        cpu_total_none = [sum(r["breakdown"][n].get("cpu_seconds") or 0 for n in names) for r in none]
         summary["a_isolation"] = {
             "what": "per-submission wall seconds of the isolated nbgrader autograde (SubmissionRecord.seconds), "
-                    "workers=1, bwrap vs CH11_SANDBOX=none",
+                    "workers=1, bwrap vs CH11_SANDBOX=none; CPU: the nbgrader process and everything it started",
+            "per_submission_cpu": cpu_per,
+            "all_submissions_cpu_seconds": {"bwrap": spread(cpu_total_bw), "none": spread(cpu_total_none)},
+            "ratio_cpu_all_submissions": ratio(median(cpu_total_bw), median(cpu_total_none)),
             "per_submission": per,
             "all_submissions_seconds": {"bwrap": spread(total_bw), "none": spread(total_none)},
             "ratio_all_submissions": ratio(median(total_bw), median(total_none)),
@@ -338,6 +366,11 @@ def summarize(runs: dict[str, list[dict[str, Any]]], class_dir: Path) -> dict[st
             "class_end_to_end_seconds": {"pipeline": spread([r["elapsed"] for r in bw]),
                                          "plain": spread([r["elapsed"] for r in plain])},
             "ratio_end_to_end": ratio(median(r["elapsed"] for r in bw), median(r["elapsed"] for r in plain)),
+            "cpu_seconds_end_to_end": {"pipeline": spread(_own(bw, "cpu")), "plain": spread(_own(plain, "cpu"))},
+            "ratio_cpu_end_to_end": ratio(median(_own(bw, "cpu")), median(_own(plain, "cpu"))),
+            "cpu_seconds_autograde": {
+                "pipeline": spread([sum(r["breakdown"][n].get("cpu_seconds") or 0 for n in names) for r in bw]),
+                "plain": spread([r["cpu_seconds_by_process"].get("autograde") or 0 for r in plain])},
             "pipeline_batch_steps": {k: median(r[k] for r in bw) for k in
                                      ("before_grading", "grading", "merge_and_cleanup", "feedback_step",
                                       "export_and_reports", "elapsed")},
@@ -358,6 +391,11 @@ def summarize(runs: dict[str, list[dict[str, Any]]], class_dir: Path) -> dict[st
             "speedup_elapsed": ratio(median(r["elapsed"] for r in bw), median(r["elapsed"] for r in w2)),
             "speedup_grading": ratio(median(r["grading"] for r in bw), median(r["grading"] for r in w2)),
             "speedup_bound_from_job_lengths": round(bound, 3),
+            "own_cores_used": {"w1": spread(_own(bw, "cores")), "w2": spread(_own(w2, "cores"))},
+            "own_cpu_seconds": {"w1": spread(_own(bw, "cpu")), "w2": spread(_own(w2, "cpu"))},
+            "speedup_same_repetition": [ratio(a["elapsed"], b["elapsed"]) for a, b in zip(bw, w2, strict=False)],
+            "other_processes_cores": {"w1": [r["conditions"].foreign_cores for r in bw],
+                                      "w2": [r["conditions"].foreign_cores for r in w2]},
             "per_submission_slowdown_w2_over_w1": {n: ratio(median(seconds_w2[n]), median(seconds_bw[n]))
                                                    for n in names},
             "target": ">= 1.7",
