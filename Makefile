@@ -8,7 +8,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint demo example wheel release clean
+.PHONY: test test-full lint demo example wheel release clean
 
 $(STAMP): requirements/lock.txt pyproject.toml harness/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +19,13 @@ $(STAMP): requirements/lock.txt pyproject.toml harness/pyproject.toml
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
+# CI's tier: everything but the Docker image and the hostile-corpus batches.
 test: lint
+	$(PY) -m pytest -m "not docker and not hostile_batch"
+
+# Every tier, with a Docker engine (started if needed; see .ci/docker-engine.sh).
+test-full: lint
+	bash .ci/docker-engine.sh
 	$(PY) -m pytest
 
 example: $(STAMP)
@@ -41,3 +47,9 @@ release: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .hypothesis
+
+# Cost benchmarks (not part of `test` or CI): about 25 minutes on a 2-core machine.
+# Method and results: bench/README.md; numbers land in bench/results/.
+.PHONY: bench
+bench: $(STAMP)
+	$(PY) bench/run.py
