@@ -24,9 +24,8 @@ pytestmark = pytest.mark.slow
 DEMO = batch_support.DEMO_CLASS
 
 
-def _feedback_files(course: Path) -> dict[str, bytes]:
-    root = course / "feedback"
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*.html"))}
+def _feedback_files(course: Path) -> dict[str, str]:
+    return batch_support.feedback_html(course)
 
 
 def test_docker_run_command_isolates_the_container(tmp_path):

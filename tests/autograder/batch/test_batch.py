@@ -42,10 +42,8 @@ def _course(tmp_path: Path) -> Path:
     return batch_support.new_course(tmp_path.parent, tmp_path / "course")
 
 
-def _feedback_files(course: Path) -> dict[str, bytes]:
-    """The feedback HTML of every student (nbgrader also copies a timestamp.txt where one was submitted)."""
-    root = course / "feedback"
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*.html"))}
+def _feedback_files(course: Path) -> dict[str, str]:
+    return batch_support.feedback_html(course)
 
 
 def _processes_under(path: Path) -> list[int]:
