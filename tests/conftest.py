@@ -5,7 +5,10 @@ runs as well:
 
 * ``docker``: tests that build the grading image and grade inside it;
 * ``hostile_batch``: the hostile corpus graded as one batch per backend, and the
-  sample graded without the defences (about 30 minutes on 2 cores today).
+  sample graded without the defences (about 30 minutes on 2 cores today);
+* ``class_batch``: the batch grader's end-to-end runs over the demo class (against
+  ``make demo``, SIGKILL and resume, regrading, the CLI), each grading the class
+  again (about 15 minutes on 2 cores today).
 
 The tiers are assigned here, in one place, rather than scattered as marks.
 """
@@ -31,6 +34,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         name = getattr(item, "originalname", item.name)
         if module in DOCKER_TESTS and (DOCKER_TESTS[module] is None or name in DOCKER_TESTS[module]):
             item.add_marker(pytest.mark.docker)
+        if module == "test_batch.py":
+            item.add_marker(pytest.mark.class_batch)
         if module == "test_hostile.py" and (
             HOSTILE_BATCH_FIXTURES & set(getattr(item, "fixturenames", ())) or name in HOSTILE_BATCH_TESTS
         ):
