@@ -171,7 +171,7 @@ def _hidden_test_lines(source: Path) -> list[str]:
             source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
             for region in re.findall(r"BEGIN HIDDEN TESTS(.*?)END HIDDEN TESTS", source, re.S):
                 lines += [line.strip() for line in region.splitlines() if len(line.strip()) > 15]
-    return lines
+    return sorted(set(lines))
 
 
 # --------------------------------------------------------------------------- results.json from a course
