@@ -90,7 +90,7 @@ def results_for(
                 for nb in sub.notebooks:
                     for grade in nb.grades:
                         scores[(nb.name, grade.name)] = float(grade.score)
-                        if grade.name not in cells.get(nb.name, {}):
+                        if grade.needs_manual_grade:
                             manual_points += float(grade.max_score)
             except MissingEntry:
                 pass

@@ -87,6 +87,26 @@ def feedback_html(course: Path) -> dict[str, str]:
     return {p.relative_to(root).as_posix(): _STREAM_SPLIT.sub("", p.read_text()) for p in sorted(root.rglob("*.html"))}
 
 
+def small_graded_course(base: Path):
+    """(course, report) of one student, ``lin``, with two notebooks (``ex1_fanout``, ``ex3_block_length``).
+
+    Both hold a catalogued misconception, so the course has passing, partial and failing
+    cells and three notebooks not submitted; grading it takes a fraction of the class.
+    """
+    root = inputs(base)
+    with _lock:
+        if "small" not in _cache:
+            from ch11_autograder.batch import grade_class
+
+            source = base / "small-class" / "lin" / ASSIGNMENT
+            source.mkdir(parents=True)
+            for name in ("ex1_fanout.ipynb", "ex3_block_length.ipynb"):
+                shutil.copy2(root / "class" / "lin" / ASSIGNMENT / name, source / name)
+            course = new_course(base, base / "small-course")
+            _cache["small"] = (course, grade_class(base / "small-class", course, workers=2, sandbox="bwrap"))
+        return _cache["small"]
+
+
 def copy_course(course: Path, dest: Path) -> Path:
     """A copy of a graded course that a test may change."""
     shutil.copytree(course, dest, symlinks=True)

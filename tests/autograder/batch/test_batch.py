@@ -1,13 +1,14 @@
 """The batch grader end to end: real nbgrader, real kernels, the bwrap sandbox.
 
 The demo class is graded once per session (``demo_graded``, 2 workers) and
-compared with what ``make demo`` computes; the other tests grade small
-classes of their own or copies of that course.
+compared with what ``make demo`` computes; the other tests here grade the class
+(or part of it) again or work on copies of that course. Failure paths and
+merging, which need only tiny classes, are in ``test_batch_failures.py`` and
+``test_merge.py``.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -18,11 +19,9 @@ from pathlib import Path
 
 import batch_support
 import pytest
-from ch11_autograder.batch import BatchError, grade_class, gradebook_snapshot
+from ch11_autograder.batch import grade_class, gradebook_snapshot
 from ch11_autograder.batch.ledger import Ledger
-from ch11_autograder.batch.merge import merge_result, read_result
 from ch11_autograder.cli import main as cli_main
-from nbgrader.api import Gradebook
 
 pytestmark = pytest.mark.slow
 
@@ -86,90 +85,6 @@ def test_batch_of_the_demo_class_equals_make_demo(demo_graded, make_demo_course)
     # Each submission ran in its own isolated course, now removed; logs are kept.
     assert not any((course / ".ch11-batch" / "work").iterdir())
     assert all(Path(r.log).is_file() for r in report.records)
-
-
-def test_merging_is_idempotent_and_keeps_manual_grades(demo_graded, tmp_path):
-    course = batch_support.copy_course(demo_graded[0], tmp_path / "course")
-    before = gradebook_snapshot(course, "ch11")
-    result = read_result(course, "ch11", "lin")
-    assert result.score == 35.96 and result.max_score == 40.0
-    merge_result(course, "ch11", result)
-    merge_result(course, "ch11", result)
-    assert gradebook_snapshot(course, "ch11") == before
-
-    # The same check catches a merge that adds instead of setting (scores counted twice).
-    def adding_merge(target: Path) -> None:
-        with Gradebook(f"sqlite:///{target / 'gradebook.db'}") as gb:
-            for value in result.grades:
-                grade = gb.find_grade(value.cell, value.notebook, "ch11", "lin")
-                if value.auto_score is not None:
-                    grade.auto_score = (grade.auto_score or 0) + value.auto_score
-            gb.db.commit()
-
-    wrong = batch_support.copy_course(demo_graded[0], tmp_path / "wrong")
-    adding_merge(wrong)
-    assert gradebook_snapshot(wrong, "ch11") != before
-
-    # An instructor's manual grade survives a re-merge and is flagged for review, as nbgrader does.
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        gb.find_grade("ex1_derivation", "ex1_fanout", "ch11", "lin").manual_score = 3.5
-        gb.db.commit()
-    merge_result(course, "ch11", result)
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        grade = gb.find_grade("ex1_derivation", "ex1_fanout", "ch11", "lin")
-        assert grade.manual_score == 3.5 and grade.needs_manual_grade
-
-
-# --------------------------------------------------------------------------- failures
-
-
-def test_broken_and_missing_notebooks_are_recorded_and_others_unaffected(demo_graded, ada, tmp_path):
-    src = tmp_path / "src"
-    broken = src / "broken" / "ch11"
-    shutil.copytree(ada, broken)
-    text = (broken / "ex2_finite_difference.ipynb").read_text()
-    (broken / "ex2_finite_difference.ipynb").write_text(text[: len(text) // 2])  # cut off mid-way
-    old = src / "oldformat" / "ch11"
-    old.mkdir(parents=True)
-    (old / "ex1_fanout.ipynb").write_text(json.dumps({"nbformat": 3, "nbformat_minor": 0, "worksheets": []}))
-    partial = src / "partial" / "ch11"
-    partial.mkdir(parents=True)
-    shutil.copy2(ada / "ex1_fanout.ipynb", partial / "ex1_fanout.ipynb")
-    (partial / "notes.docx").write_bytes(b"PK\x03\x04 not really")
-
-    course = _course(tmp_path)
-    report = grade_class(src, course, workers=2)
-    records = {r.student: r for r in report.records}
-    assert records["broken"].status == "error"
-    assert "ex2_finite_difference.ipynb" in records["broken"].error and "malformed JSON" in records["broken"].error
-    assert records["oldformat"].status == "error" and "wrong nbformat (3)" in records["oldformat"].error
-    ok = records["partial"]
-    assert ok.status == "graded" and ok.error is None
-    # The one notebook it has scores as in the demo class; the other four are 0 and noted.
-    ada = next(r for r in demo_graded[1].records if r.student == "ada")
-    assert ok.per_notebook["ex1_fanout"] == ada.per_notebook["ex1_fanout"] == 8.0
-    assert ok.score == 8.0
-    assert sum("not submitted" in n for n in ok.notes) == 4 and any("notes.docx" in n for n in ok.notes)
-    # Only the graded student is in the gradebook; the CSV and the summary name the causes.
-    assert list(gradebook_snapshot(course, "ch11")) == ["partial"]
-    csv = report.csv_path.read_text()
-    assert "broken,error," in csv and "malformed JSON" in csv and "partial,graded,8,0,0,0,0,8,40" in csv
-    summary = report.summary_path.read_text()
-    assert "errors (2):" in summary and "oldformat: oldformat/ch11/ex1_fanout.ipynb: wrong nbformat (3)" in summary
-
-
-def test_time_limit_stops_a_submission_and_leaves_nothing_running(ada, tmp_path):
-    src = tmp_path / "src" / "slow" / "ch11"
-    src.mkdir(parents=True)
-    shutil.copy2(ada / "ex1_fanout.ipynb", src / "ex1_fanout.ipynb")
-    course = _course(tmp_path)
-    report = grade_class(tmp_path / "src", course, workers=1, timeout=3.0)
-    (record,) = report.records
-    assert record.status == "error" and record.error.startswith("time limit: grading took longer than 3 s")
-    assert 3.0 <= record.seconds < 30
-    assert gradebook_snapshot(course, "ch11") == {}
-    time.sleep(1.0)
-    assert _processes_under(course / ".ch11-batch") == []
 
 
 # --------------------------------------------------------------------------- resume and determinism
@@ -242,24 +157,6 @@ def test_a_changed_submission_is_regraded_and_the_rest_skipped(demo_graded, demo
 
 
 # --------------------------------------------------------------------------- refusals and the CLI
-
-
-def test_refusals_happen_before_anything_is_graded(demo_graded, demo, tmp_path):
-    course = batch_support.copy_course(demo_graded[0], tmp_path / "course")
-    with pytest.raises(BatchError, match="--docker IMAGE"):
-        grade_class(demo, course, sandbox="docker")
-    with pytest.raises(BatchError, match="unknown sandbox backend"):
-        grade_class(demo, course, sandbox="chroot")
-    (tmp_path / "notacourse").mkdir()
-    (tmp_path / "notacourse" / "file.txt").write_text("x")
-    with pytest.raises(BatchError, match="not an nbgrader course"):
-        grade_class(demo, tmp_path / "notacourse")
-    import fcntl
-
-    with open(course / ".ch11-batch" / "lock", "w") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)
-        with pytest.raises(BatchError, match="another batch is grading this course"):
-            grade_class(demo, course)
 
 
 def test_cli_prints_progress_table_and_paths(demo_graded, demo, tmp_path, capsys):
