@@ -57,7 +57,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from ..nbgrader_cli import nbgrader_argv, nbgrader_env, run_nbgrader
 from ..untrusted.launch import DEFAULT_SANDBOX, SANDBOX_ENV
 from . import report
-from .intake import ASSIGNMENT, IntakeLimits, StudentSubmission, read_source
+from .intake import ASSIGNMENT, IntakeError, IntakeLimits, StudentSubmission, read_source
 from .ledger import Ledger
 from .merge import autograded_cells, install_files, merge_result, read_result
 
@@ -528,6 +528,8 @@ def grade_class(
     sandbox = (sandbox or os.environ.get(SANDBOX_ENV, "").strip() or DEFAULT_SANDBOX).lower()
     source = Path(source).resolve()
     course = Path(course).resolve()
+    if not source.exists():
+        raise IntakeError(f"{source}: no such folder or zip file")
     _check_sandbox(sandbox, workers)
     init_course(course, assignment=assignment)
     _check_private(sandbox, [source, course])
