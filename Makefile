@@ -49,7 +49,7 @@ release: $(STAMP)
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .hypothesis
 
-# Cost benchmarks (not part of `test` or CI): about 25 minutes on a 2-core machine.
+# Cost benchmarks (not part of `test`, `test-full` or CI): 29 minutes on the busy 2-core dev machine.
 # Method and results: bench/README.md; numbers land in bench/results/.
 .PHONY: bench
 bench: $(STAMP)

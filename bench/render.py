@@ -248,7 +248,8 @@ def _part_d(mem: dict[str, Any]) -> list[str]:
             f"- orchestrator max RSS (`getrusage(RUSAGE_SELF)`): **{mem['orchestrator_max_rss_mib']} MiB**",
             f"- largest single descendant's max RSS (`RUSAGE_CHILDREN`): {mem['largest_descendant_max_rss_mib']} MiB",
             f"- whole process tree, sampled every {sp['interval_seconds']} s ({sp['samples']} samples): peak "
-            f"{sp['tree_rss_mib']} MiB RSS (shared pages counted once per process), {sp['tree_pss_mib']} MiB PSS, "
+            f"{sp['tree_rss_mib']} MiB RSS (summed over processes, so shared pages count once in each), "
+            f"{sp['tree_pss_mib']} MiB PSS, "
             f"at most {sp['tree_processes']} processes",
             f"- orchestrator RSS (KiB) after n finished submissions: {curve}", ""]
 
@@ -275,6 +276,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     cost, mem = _load("cost.json", args.results), _load("memory.json", args.results)
+    if cost is None and mem is None:
+        print(f"no cost.json or memory.json in {args.results}: run bench/run.py first", file=sys.stderr)
+        return 1
     lines = short(cost, mem) if args.short else full(cost, mem)
     text = "\n".join(lines) + "\n"
     if not args.short:
