@@ -141,6 +141,9 @@ def main(argv: list[str]) -> int:
         error_on_timeout=ERROR_ON_TIMEOUT,
         record_timing=False,
         store_widget_state=False,
+        # How a kernel's stdout is cut into stream messages depends on timing; merged,
+        # the same notebook always yields the same outputs (and byte-identical feedback).
+        coalesce_streams=True,
         extra_arguments=["--HistoryManager.hist_file=:memory:"],
         resources={"metadata": {"path": str(Path.cwd())}},
         on_cell_executed=after_cell,
