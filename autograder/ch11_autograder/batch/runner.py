@@ -78,6 +78,10 @@ STATE_DIR = ".ch11-batch"
 REPORTS_DIR = "reports"
 DEFAULT_TIMEOUT = 1800.0
 SLOT_ENV = "CH11_SLOT"
+#: When set (the grading image sets it), ``<value>/slot<N>`` is worker slot N's own size-capped
+#: filesystem: each submission's scratch directories go there (``TMPDIR``), so a submission that
+#: fills its scratch fills only its own slot, never the disk or another slot.
+SCRATCH_ROOT_ENV = "CH11_SCRATCH_ROOT"
 
 
 class BatchError(RuntimeError):
@@ -363,6 +367,8 @@ def _grade_isolated(
             outcome.error = "batch cancelled before grading started"
             return outcome
         env = nbgrader_env({SLOT_ENV: str(slot), SANDBOX_ENV: sandbox})
+        if os.environ.get(SCRATCH_ROOT_ENV):
+            env["TMPDIR"] = f"{os.environ[SCRATCH_ROOT_ENV]}/slot{slot}"
         # Pin the isolated course on the command line (it wins over the config file): a course config that
         # names an absolute root or database must not send this run into the instructor's course.
         argv = nbgrader_argv("autograde", assignment, f"--student={sub.student}", f"--CourseDirectory.root={work}",
