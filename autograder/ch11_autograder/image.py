@@ -73,27 +73,32 @@ def _pins(lock: Path) -> list[str]:
     return pins
 
 
+def _pip_download_argv(*args: str) -> list[str]:
+    """The argv of a quiet ``pip download`` of prebuilt wheels, followed by ``args`` in order.
+
+    Wheels only (``--only-binary=:all:``) so that no sdist is ever built, and ``--no-deps``
+    because the locks already list every distribution the image installs.
+    """
+    return [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-deps",
+        "--only-binary=:all:",
+        *args,
+    ]
+
+
 def write_image_lock() -> None:
     """Download the runtime pins as cp311 manylinux wheels and record their sha256."""
     with tempfile.TemporaryDirectory() as tmp:
         pins = _pins(DEV_LOCK)
         # The wheels this (Debian 12, x86_64, CPython 3.11) machine selects are the ones the
         # bookworm-based image can install: same glibc, same interpreter ABI.
-        _run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--quiet",
-                "--disable-pip-version-check",
-                "--no-deps",
-                "--only-binary=:all:",
-                "-d",
-                tmp,
-                *pins,
-            ]
-        )
+        _run(_pip_download_argv("-d", tmp, *pins))
         by_name: dict[str, list[Path]] = {}
         for wheel in sorted(Path(tmp).glob("*.whl")):
             by_name.setdefault(wheel.name.split("-")[0].lower().replace("_", "-"), []).append(wheel)
@@ -136,23 +141,7 @@ def stage(context: Path) -> Path:
     cache = BUILD_DIR / "wheelhouse-cache"
     cache.mkdir(parents=True, exist_ok=True)
     # pip verifies every file against the lock's hashes on the way in.
-    _run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--no-deps",
-            "--only-binary=:all:",
-            "--require-hashes",
-            "-r",
-            str(IMAGE_LOCK),
-            "-d",
-            str(cache),
-        ]
-    )
+    _run(_pip_download_argv("--require-hashes", "-r", str(IMAGE_LOCK), "-d", str(cache)))
     for wheel in cache.glob("*.whl"):
         shutil.copy2(wheel, house / wheel.name)
     _run([sys.executable, str(REPO_ROOT / "harness" / "build_wheel.py"), "--out", str(house), "--check"])
