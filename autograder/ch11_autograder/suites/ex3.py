@@ -159,6 +159,33 @@ def _int_field(got: Record, name: str) -> int | None:
     return value if type(value) is int else None
 
 
+def _listed_property(
+    name: str,
+    description: str,
+    *,
+    fetch: Callable[[Student, Any], tuple[Any, Any]],
+    argument: str,
+    inputs: Sequence[Any],
+    note: str,
+    misconceptions: Sequence[Misconception],
+    holds: Callable[[Any, Any], bool] = lambda expected, got: got == expected,
+) -> Property:
+    """A property over a fixed list of ``inputs``, tried in order; the first failing one is reported.
+
+    ``fetch(student, value)`` returns ``(expected, got)`` for one input (it may raise Mismatch
+    itself); ``holds(expected, got)`` decides (default: equal records, ``2 == 2.0`` allowed). A
+    failure is a Mismatch with inputs ``{argument: value}``, both whole outputs and ``note``.
+    """
+
+    def check(student: Student) -> None:
+        for value in inputs:
+            expected, got = fetch(student, value)
+            if not holds(expected, got):
+                raise Mismatch({argument: value}, expected, got, note)
+
+    return Property(name, description, check, misconceptions=tuple(misconceptions), matches=same_output)
+
+
 def _tie_note(depth: int, k: Any) -> str:
     ties = ref.minimizing_block_lengths(depth)
     peak = ref.best_block_length(depth).peak_states
@@ -173,85 +200,96 @@ def _tie_note(depth: int, k: Any) -> str:
 # ---- ex3_best_block_length_tests ---------------------------------------------------------
 
 
-def _check_visible(student: Student) -> None:
-    for depth in (64, 1000):
-        expected, got = _choice(student, depth)
-        if got != expected or any(_int_field(got, name) is None for name in COUNT_FIELDS):
-            raise Mismatch({"depth": depth}, expected, got, "this is the notebook's visible example.")
-
-
-visible_examples = Property(
+visible_examples = _listed_property(
     "visible_examples",
     "best_block_length(64) and best_block_length(1000) return the records the notebook shows.",
-    _check_visible,
+    fetch=_choice,
+    argument="depth",
+    inputs=(64, 1000),
+    note="this is the notebook's visible example.",
     misconceptions=BEST_MISCONCEPTIONS,
-    matches=same_output,
+    holds=lambda expected, got: got == expected and all(_int_field(got, name) is not None for name in COUNT_FIELDS),
 )
 
 
-@hypothesis_property(
+#: ``judge(depth, expected, got)``: the note for the student when the property fails, else None.
+_DepthJudge = Callable[[int, Record, Record], str | None]
+
+
+def _depth_property(
+    name: str, description: str, *, max_examples: int, edge_depths: Sequence[int] = EDGE_DEPTHS
+) -> Callable[[_DepthJudge], Property]:
+    """Decorator: a ``best_block_length`` property over one depth drawn from ``_depths``.
+
+    ``edge_depths`` are tried first, in order, then ``max_examples`` generated depths. For each
+    depth the student's record is fetched and checked to be a BlockChoice with the contract's
+    fields (``_choice``), then the decorated ``judge`` compares it with the reference record. A
+    note from the judge becomes a Mismatch carrying the depth and both whole records, which is
+    what lets ``same_output`` name a catalogue entry.
+    """
+
+    def build(judge: _DepthJudge) -> Property:
+        @hypothesis_property(
+            name,
+            description,
+            given={"depth": _depths},
+            max_examples=max_examples,
+            examples=[{"depth": d} for d in edge_depths],
+            misconceptions=BEST_MISCONCEPTIONS,
+            matches=same_output,
+        )
+        def check(student: Student, depth: int) -> None:
+            expected, got = _choice(student, depth)
+            note = judge(depth, expected, got)
+            if note is not None:
+                raise Mismatch({"depth": depth}, expected, got, note)
+
+        return check
+
+    return build
+
+
+@_depth_property(
     "minimum_peak",
     "peak_states is the least ceil(L/k) + k over 1 <= k <= L, and the returned block_size reaches it.",
-    given={"depth": _depths},
     max_examples=50,
-    examples=[{"depth": d} for d in EDGE_DEPTHS],
-    misconceptions=BEST_MISCONCEPTIONS,
-    matches=same_output,
 )
-def minimum_peak(student: Student, depth: int) -> None:
-    expected, got = _choice(student, depth)
+def minimum_peak(depth: int, expected: Record, got: Record) -> str | None:
     peak, k = got["peak_states"], _int_field(got, "block_size")
     if peak != expected["peak_states"]:
-        raise Mismatch(
-            {"depth": depth},
-            expected,
-            got,
-            f"the least ceil(L/k) + k for L = {depth} is {expected['peak_states']} (it equals ceil(2*sqrt(L))).",
-        )
+        return f"the least ceil(L/k) + k for L = {depth} is {expected['peak_states']} (it equals ceil(2*sqrt(L)))."
     if k is None or not 1 <= k <= depth or _blocks(depth, k) + k != peak:
-        raise Mismatch(
-            {"depth": depth}, expected, got, "block_size must be an int k in 1..L with ceil(L/k) + k == peak_states."
-        )
+        return "block_size must be an int k in 1..L with ceil(L/k) + k == peak_states."
+    return None
 
 
-@hypothesis_property(
+@_depth_property(
     "smallest_tied_k",
     "block_size is the smallest k reaching the minimum peak (the contract's tie-break).",
-    given={"depth": _depths},
     max_examples=60,
-    examples=[{"depth": d} for d in EDGE_DEPTHS],
-    misconceptions=BEST_MISCONCEPTIONS,
-    matches=same_output,
 )
-def smallest_tied_k(student: Student, depth: int) -> None:
-    expected, got = _choice(student, depth)
+def smallest_tied_k(depth: int, expected: Record, got: Record) -> str | None:
     if _int_field(got, "block_size") != expected["block_size"]:
-        raise Mismatch({"depth": depth}, expected, got, _tie_note(depth, got["block_size"]))
+        return _tie_note(depth, got["block_size"])
+    return None
 
 
-@hypothesis_property(
+@_depth_property(
     "replay_count",
     "replay_evaluations is L - ceil(L/k) for the returned block length k.",
-    given={"depth": _depths},
     max_examples=40,
-    examples=[{"depth": d} for d in EDGE_DEPTHS],
-    misconceptions=BEST_MISCONCEPTIONS,
-    matches=same_output,
 )
-def replay_count(student: Student, depth: int) -> None:
-    expected, got = _choice(student, depth)
+def replay_count(depth: int, expected: Record, got: Record) -> str | None:
     k = _int_field(got, "block_size")
     # Judge the replay for the student's own k, so a wrong k costs the tie-break, not this too.
     k = k if k is not None and 1 <= k <= depth else expected["block_size"]
     blocks = _blocks(depth, k)
     if _int_field(got, "replay_evaluations") != depth - blocks:
-        raise Mismatch(
-            {"depth": depth},
-            expected,
-            got,
+        return (
             f"k = {k} splits L = {depth} into {blocks} blocks; each keeps its input state, "
-            f"so the replay is {depth} - {blocks} = {depth - blocks}.",
+            f"so the replay is {depth} - {blocks} = {depth - blocks}."
         )
+    return None
 
 
 # sqrt_depth: math.sqrt is correctly rounded; L ** 0.5 or numpy's sqrt may differ in the last bit
@@ -259,44 +297,36 @@ def replay_count(student: Student, depth: int) -> None:
 _SQRT_ULPS = 2
 
 
-@hypothesis_property(
+@_depth_property(
     "record_types",
     "depth, block_size, peak_states and replay_evaluations are Python ints; depth is L; sqrt_depth is sqrt(L).",
-    given={"depth": _depths},
     max_examples=25,
-    examples=[{"depth": d} for d in (64, 1000)],
-    misconceptions=BEST_MISCONCEPTIONS,
-    matches=same_output,
+    edge_depths=(64, 1000),
 )
-def record_types(student: Student, depth: int) -> None:
-    expected, got = _choice(student, depth)
+def record_types(depth: int, expected: Record, got: Record) -> str | None:
     wrong = [name for name in COUNT_FIELDS if _int_field(got, name) is None]
     if wrong:
         kinds = ", ".join(f"{name} is {type(got[name]).__name__}" for name in wrong)
-        raise Mismatch({"depth": depth}, expected, got, f"counts are Python ints: {kinds}.")
+        return f"counts are Python ints: {kinds}."
     if got["depth"] != depth:
-        raise Mismatch({"depth": depth}, expected, got, "depth must be the depth you were given.")
+        return "depth must be the depth you were given."
     root = got["sqrt_depth"]
     if type(root) is not float or abs(root - math.sqrt(depth)) > _SQRT_ULPS * math.ulp(math.sqrt(depth)):
-        raise Mismatch({"depth": depth}, expected, got, "sqrt_depth is the float math.sqrt(depth).")
+        return "sqrt_depth is the float math.sqrt(depth)."
+    return None
 
 
-def _check_small_depths(student: Student) -> None:
+small_depths = _listed_property(
+    "small_depths",
+    "every depth from 1 to 40 gives the right record (k = 1 and k = L are allowed block lengths).",
+    fetch=_choice,
+    argument="depth",
     # The edges last, for the reason given at _depths; 2 before 3 because only at 2 the catalogued
     # "scan starts at k = 2" differs from round(sqrt(L)), and 1 last because a scan over an empty
     # range raises there, which names no misconception.
-    for depth in (*range(4, 41), 2, 3, 1):
-        expected, got = _choice(student, depth)
-        if got != expected:
-            raise Mismatch({"depth": depth}, expected, got, "small depths, where k = 1 and k = L matter.")
-
-
-small_depths = Property(
-    "small_depths",
-    "every depth from 1 to 40 gives the right record (k = 1 and k = L are allowed block lengths).",
-    _check_small_depths,
+    inputs=(*range(4, 41), 2, 3, 1),
+    note="small depths, where k = 1 and k = L matter.",
     misconceptions=BEST_MISCONCEPTIONS,
-    matches=same_output,
 )
 
 #: (argument, exception the contract names). Python values only: they travel as they are.
@@ -373,19 +403,14 @@ def _depth_of(entry: Any) -> Any:
     return entry["depth"] if isinstance(entry, Record) and "depth" in entry.fields else entry
 
 
-def _check_table_visible(student: Student) -> None:
-    for depths in ([1000, 16, 64, 1000], []):
-        expected, got = _table(student, depths)
-        if got != expected:
-            raise Mismatch({"depths": depths}, expected, got, "this is the notebook's visible example.")
-
-
-table_visible_examples = Property(
+table_visible_examples = _listed_property(
     "visible_examples",
     "block_table([1000, 16, 64, 1000]) and block_table([]) return the records the notebook shows.",
-    _check_table_visible,
+    fetch=_table,
+    argument="depths",
+    inputs=([1000, 16, 64, 1000], []),
+    note="this is the notebook's visible example.",
     misconceptions=TABLE_MISCONCEPTIONS,
-    matches=same_output,
 )
 
 # Repeats are drawn from a small pool so that most lists hold some; the rest spans the graded range.
