@@ -195,7 +195,8 @@ class SandboxedExecute(NbGraderPreprocessor):
                 "startup_timeout": self.startup_timeout,
             }
             (scratch / "job.json").write_text(json.dumps(job), encoding="utf-8")
-            result = run_limited(launcher, "execute_notebook.py", ["job.json"], scratch, self._limits())
+            result = run_limited(launcher, "execute_notebook.py", ["job.json"], scratch, self._limits(),
+                                 writeback=["executed.ipynb"])
             problem = self._describe(result)
             executed = None
             try:

@@ -6,10 +6,13 @@ The policy, whatever the machine:
 
 * **No network.** A new network namespace holds only a loopback interface
   (so a Jupyter kernel and its client, both inside, can still talk).
-* **Only the scratch copy is writable.** The caller's scratch directory is
-  bound read-write at ``/scratch`` (the working directory); ``/tmp`` and
-  ``/dev/shm`` are small private tmpfs; everything else is read-only,
-  including the sandbox's root directory.
+* **Only the scratch copy is writable, and it is size-capped.** ``/scratch``
+  (the working directory) is a private tmpfs of ``limits.scratch_bytes``
+  holding a copy of the caller's scratch directory; only the ``writeback``
+  files are bound to the caller's own files (each capped by RLIMIT_FSIZE), so
+  nothing else written there reaches the host disk. ``/tmp`` and ``/dev/shm``
+  are small private tmpfs; everything else is read-only, including the
+  sandbox's root directory.
 * **Only what the interpreter needs is visible** (see "Sandbox layout"
   below). The repository, the reference library, hidden suites, other
   submissions, the course directory and the gradebook are *not mounted*, so
@@ -33,7 +36,8 @@ The policy, whatever the machine:
 
 Sandbox layout (paths inside the sandbox)::
 
-    /scratch                  the caller's scratch directory (read-write, cwd)
+    /scratch                  tmpfs (cwd): a copy of the caller's scratch directory;
+                              its writeback files bound to the caller's
     /tmp, /dev/shm            private size-limited tmpfs (HOME=/tmp/home)
     /opt/ch11/untrusted/runtime  the runtime directory (read-only)
     /opt/ch11/protocol.py     extra single files; default: launch.PROTOCOL_FILE,
@@ -74,7 +78,6 @@ import itertools
 import os
 import posixpath
 import re
-import resource
 import shutil
 import signal
 import subprocess
@@ -88,7 +91,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from .launch import PROTOCOL_FILE, RUNTIME_DIR, Limits, SandboxUnavailable
+from .launch import PROTOCOL_FILE, RUNTIME_DIR, Limits, SandboxUnavailable, rlimit_setter
 
 __all__ = [
     "SANDBOX_GID",
@@ -804,12 +807,19 @@ class BwrapLauncher:
         env: Mapping[str, str] | None = None,
         data_fds: Sequence[int] | None = None,
         runtime_dir: Path | None = None,
+        scratch_bytes: int = Limits.scratch_bytes,
+        seed: Sequence[tuple[str, int | None]] = (),
+        writeback: Sequence[str] = (),
     ) -> list[str]:
         """The bwrap argument list (without the bwrap executable) for one run.
 
         ``data_fds`` are the fds holding :meth:`data_blobs` (``None``: the
         placeholder ``<fd>``, for display). ``runtime_dir`` overrides the mounted
-        runtime directory (the probe uses its own).
+        runtime directory (the probe uses its own). ``seed`` lists what the
+        scratch tmpfs starts with: ``(relative path, fd of its content)`` for a
+        file, ``(relative path/, None)`` for a directory, parents first (see
+        :func:`scratch_seed`). ``writeback`` files of ``scratch`` are bound over
+        their copies.
         """
         argv = [
             "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID), "--disable-userns",
@@ -835,7 +845,16 @@ class BwrapLauncher:
             "--size", str(max(self.tmp_bytes // 4, 1024**2)), "--tmpfs", "/dev/shm",
             "--size", str(self.tmp_bytes), "--tmpfs", "/tmp",
             "--dir", HOME,
-            "--bind", str(scratch), SCRATCH_MOUNT,
+            "--size", str(scratch_bytes), "--tmpfs", SCRATCH_MOUNT,
+        ]  # fmt: skip
+        for rel, fd in seed:
+            if fd is None:
+                argv += ["--dir", posixpath.join(SCRATCH_MOUNT, rel)]
+            else:
+                argv += ["--file", str(fd), posixpath.join(SCRATCH_MOUNT, rel)]
+        for rel in writeback:
+            argv += ["--bind", str(scratch / rel), posixpath.join(SCRATCH_MOUNT, rel)]
+        argv += [
             "--chdir", SCRATCH_MOUNT,
             "--remount-ro", "/dev",
             "--remount-ro", "/",
@@ -933,8 +952,14 @@ class BwrapLauncher:
         stdin: int | IO[bytes] | None = subprocess.PIPE,
         stdout: int | IO[bytes] | None = subprocess.PIPE,
         stderr: int | IO[bytes] | None = subprocess.PIPE,
+        writeback: Sequence[str] = (),
     ) -> SandboxProcess:
         """Start ``python /opt/ch11/runtime/<script> *args`` in the sandbox, cwd ``/scratch``.
+
+        ``/scratch`` is a tmpfs of ``limits.scratch_bytes`` seeded with a copy of
+        ``scratch`` (regular files and directories; links are not copied). Files
+        named in ``writeback`` (relative paths; created empty when missing) are
+        bound read-write over their copies: the only writes that reach ``scratch``.
 
         ``args`` are passed verbatim (paths relative to scratch work as-is).
         ``env`` entries are added to the sandbox environment. The caller owns the
@@ -946,11 +971,12 @@ class BwrapLauncher:
         Raises:
             SandboxUnavailable: the probe failed, or ``scratch`` would reveal a
                 forbidden path.
-            ValueError: ``script`` is not a plain file name in the runtime directory.
+            ValueError: ``script`` is not a plain file name in the runtime directory, or
+                a ``writeback`` path is not a plain relative path.
         """
         self.check()
         return self._spawn(script, args, scratch=scratch, limits=limits, env=env,
-                           stdin=stdin, stdout=stdout, stderr=stderr)
+                           stdin=stdin, stdout=stdout, stderr=stderr, writeback=writeback)
 
     def _spawn(
         self,
@@ -964,6 +990,7 @@ class BwrapLauncher:
         stdout: int | IO[bytes] | None,
         stderr: int | IO[bytes] | None,
         runtime_dir: Path | None = None,
+        writeback: Sequence[str] = (),
     ) -> SandboxProcess:
         runtime = runtime_dir or self.runtime_dir
         if "/" in script or script in ("", ".", "..") or not (runtime / script).is_file():
@@ -972,6 +999,9 @@ class BwrapLauncher:
         if not scratch.is_dir():
             raise ValueError(f"scratch directory {scratch} does not exist")
         self._check_scratch(scratch)
+        writeback = [_plain_relative(rel) for rel in writeback]
+        for rel in writeback:
+            (scratch / rel).touch()
 
         fds: list[int] = []
         run_cgroup: _RunCgroup | None = None
@@ -979,7 +1009,10 @@ class BwrapLauncher:
         try:
             data_fds = [_memfd(blob) for blob in self.data_blobs()]
             fds += data_fds
-            argv = self.bwrap_args(script, args, scratch=scratch, env=env, data_fds=data_fds, runtime_dir=runtime)
+            seed = scratch_seed(scratch, skip=writeback)
+            fds += [fd for _, fd in seed if fd is not None]
+            argv = self.bwrap_args(script, args, scratch=scratch, env=env, data_fds=data_fds, runtime_dir=runtime,
+                                   scratch_bytes=limits.scratch_bytes, seed=seed, writeback=writeback)
             # Arguments travel through an fd, so the sandbox's /proc/1/cmdline shows
             # `bwrap --args N -- <command>` and not the host paths of every mount.
             # (bwrap takes options, not the command, from that fd.)
@@ -999,7 +1032,13 @@ class BwrapLauncher:
                 env={},  # the sandbox environment is set with --clearenv/--setenv
                 pass_fds=fds,
                 start_new_session=True,
-                preexec_fn=_child_setup(limits, procs_fds, self.enforcement),
+                preexec_fn=rlimit_setter(
+                    limits,
+                    setsid=False,  # start_new_session already did
+                    address_space=self.enforcement.memory == "rlimit-as",
+                    processes=self.enforcement.processes == "rlimit-nproc",
+                    join=procs_fds,
+                ),
             )
         except BaseException:
             if run_cgroup is not None:
@@ -1018,6 +1057,46 @@ _GROUP = f"root:x:0:\nsandbox:x:{SANDBOX_GID}:\n"
 _HOSTS = "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n"
 
 
+def _plain_relative(rel: str) -> str:
+    parts = Path(rel).parts
+    if not parts or Path(rel).is_absolute() or any(p in (".", "..") for p in parts):
+        raise ValueError(f"writeback path {rel!r} is not a plain path relative to the scratch directory")
+    return "/".join(parts)
+
+
+def scratch_seed(scratch: Path, *, skip: Sequence[str] = ()) -> list[tuple[str, int | None]]:
+    """What the sandbox's scratch tmpfs starts with: a copy of ``scratch`` (the caller's files).
+
+    Returns ``(relative path, fd)`` per regular file (an fd open for reading, which bwrap's
+    ``--file`` copies into the tmpfs and the caller must close) and ``(relative path, None)``
+    per directory, parents before children, sorted. Symbolic links and special files are
+    left out (the trusted side writes only plain files there); ``skip`` names files not to copy.
+
+    Raises:
+        OSError: a file cannot be opened (the fds opened so far are closed).
+    """
+    seed: list[tuple[str, int | None]] = []
+    try:
+        for dirpath, dirnames, filenames in os.walk(scratch):
+            dirnames.sort()
+            base = Path(dirpath).relative_to(scratch)
+            for name in dirnames:
+                if not os.path.islink(os.path.join(dirpath, name)):
+                    seed.append(((base / name).as_posix(), None))
+            for name in sorted(filenames):
+                rel = (base / name).as_posix()
+                path = os.path.join(dirpath, name)
+                if rel in skip or os.path.islink(path) or not os.path.isfile(path):
+                    continue
+                seed.append((rel, os.open(path, os.O_RDONLY | os.O_NOFOLLOW)))
+    except BaseException:
+        for _, fd in seed:
+            if fd is not None:
+                os.close(fd)
+        raise
+    return seed
+
+
 def _memfd(data: bytes) -> int:
     """An fd (inheritable, at offset 0) holding ``data``: bwrap reads --args and data mounts from fds."""
     fd = os.memfd_create("ch11-bwrap", 0)
@@ -1030,28 +1109,3 @@ def _memfd(data: bytes) -> int:
         os.close(fd)
         raise
     return fd
-
-
-def _child_setup(limits: Limits, procs_fds: list[int], enforcement: Enforcement):
-    """preexec_fn for bwrap: join the run's cgroups, then set rlimits that the whole tree inherits.
-
-    It runs between fork and exec, so it only makes system calls on values
-    prepared by the parent.
-    """
-    cpu = (limits.cpu_seconds, limits.cpu_seconds + 1)  # SIGXCPU first, SIGKILL a second later
-    fsize = (limits.max_file_bytes, limits.max_file_bytes)
-    mem = (limits.memory_bytes, limits.memory_bytes) if enforcement.memory == "rlimit-as" else None
-    nproc = (limits.max_processes, limits.max_processes) if enforcement.processes == "rlimit-nproc" else None
-
-    def apply() -> None:
-        for fd in procs_fds:
-            os.write(fd, b"0")
-        resource.setrlimit(resource.RLIMIT_CPU, cpu)
-        resource.setrlimit(resource.RLIMIT_FSIZE, fsize)
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if mem is not None:
-            resource.setrlimit(resource.RLIMIT_AS, mem)
-        if nproc is not None:
-            resource.setrlimit(resource.RLIMIT_NPROC, nproc)
-
-    return apply

@@ -164,6 +164,7 @@ def run_limited(
     *,
     env: Mapping[str, str] | None = None,
     kill_grace_seconds: float = 5.0,
+    writeback: Sequence[str] = (),
 ) -> RunResult:
     """Run ``script`` under ``launcher`` to completion or to ``limits.wall_seconds``.
 
@@ -173,6 +174,10 @@ def run_limited(
     script never blocks on a full pipe. When the wall time runs out, the whole
     tree is killed (``kill_tree()`` of a sandbox process, else SIGKILL to the
     process group), and draining continues for at most ``kill_grace_seconds``.
+
+    ``writeback`` names the files of ``scratch`` the caller reads afterwards (see
+    ``Launcher.spawn``): under a sandbox with its own scratch filesystem, the only
+    writes that reach ``scratch``.
 
     Call it from a thread that outlives the run: bwrap's ``--die-with-parent``
     fires when the *thread* that spawned it exits.
@@ -188,6 +193,7 @@ def run_limited(
         stdin=subprocess.PIPE if input_bytes is not None else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        writeback=writeback,
     )
     assert proc.stdout is not None and proc.stderr is not None
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()

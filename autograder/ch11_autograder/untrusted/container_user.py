@@ -23,7 +23,6 @@ uid, including ones that left the process group.
 from __future__ import annotations
 
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -33,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from .launch import RUNTIME_DIR, Limits, SandboxUnavailable
+from .launch import RUNTIME_DIR, Limits, SandboxUnavailable, rlimit_setter
 
 __all__ = ["FIRST_SLOT_UID", "ContainerUserLauncher", "UserProcess", "kill_uid"]
 
@@ -127,10 +126,13 @@ class ContainerUserLauncher:
         stdin: int | IO[bytes] | None = subprocess.PIPE,
         stdout: int | IO[bytes] | None = subprocess.PIPE,
         stderr: int | IO[bytes] | None = subprocess.PIPE,
+        writeback: Sequence[str] = (),
     ) -> UserProcess:
         self.check()
         _chown_tree(scratch, self.uid)
-        child_env = {"PATH": "/usr/bin:/bin", "HOME": str(scratch), "MPLBACKEND": "Agg",
+        # TMPDIR too: the image closes /tmp to slot users, so temporary files land in the slot's
+        # size-capped scratch filesystem like everything else the submission writes.
+        child_env = {"PATH": "/usr/bin:/bin", "HOME": str(scratch), "TMPDIR": str(scratch), "MPLBACKEND": "Agg",
                      "PYTHONDONTWRITEBYTECODE": "1"}
         child_env.update(env or {})
         argv = [
@@ -139,15 +141,7 @@ class ContainerUserLauncher:
             self.python, "-I", str(self.runtime_dir / script), *args,
         ]
 
-        def limit() -> None:
-            os.setsid()
-            resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds))
-            resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-            resource.setrlimit(resource.RLIMIT_FSIZE, (limits.max_file_bytes, limits.max_file_bytes))
-            resource.setrlimit(resource.RLIMIT_NPROC, (limits.max_processes, limits.max_processes))
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
         proc = UserProcess(argv, cwd=scratch, env=child_env, stdin=stdin, stdout=stdout, stderr=stderr,
-                           preexec_fn=limit)
+                           preexec_fn=rlimit_setter(limits, processes=True))
         proc.slot_uid = self.uid
         return proc

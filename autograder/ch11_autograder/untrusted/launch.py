@@ -14,7 +14,7 @@ import os
 import resource
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol
@@ -49,6 +49,7 @@ __all__ = [
     "Limits",
     "SandboxUnavailable",
     "UnsandboxedLauncher",
+    "rlimit_setter",
 ]
 
 
@@ -67,6 +68,9 @@ class Limits:
         max_processes: processes or threads the tree may hold at once.
         max_file_bytes: largest file the tree may write (RLIMIT_FSIZE), bytes.
         max_output_bytes: bytes of stdout/stderr the trusted side reads; the rest is dropped.
+        scratch_bytes: size of the scratch filesystem, bytes, where the backend gives the run
+            one of its own (bwrap: a tmpfs at ``/scratch``; the grading image: a tmpfs per
+            worker slot). Files are each bounded by ``max_file_bytes``; this bounds them all.
     """
 
     cpu_seconds: int = 120
@@ -75,6 +79,7 @@ class Limits:
     max_processes: int = 256
     max_file_bytes: int = 64 * 1024**2
     max_output_bytes: int = 4 * 1024**2
+    scratch_bytes: int = 256 * 1024**2
 
 
 class Launcher(Protocol):
@@ -98,10 +103,18 @@ class Launcher(Protocol):
         stdin: int | IO[bytes] | None = subprocess.PIPE,
         stdout: int | IO[bytes] | None = subprocess.PIPE,
         stderr: int | IO[bytes] | None = subprocess.PIPE,
+        writeback: Sequence[str] = (),
     ) -> subprocess.Popen[bytes]:
         """Start ``python runtime/<script> *args`` with cwd = ``scratch``.
 
-        ``scratch`` is the only writable place the process sees. The caller
+        ``scratch`` is the only writable place the process sees. It starts as a
+        copy of the caller's directory; ``writeback`` names the files (paths
+        relative to it) whose content the caller reads back afterwards. A backend
+        may give the run a scratch filesystem of its own (bwrap does, capped at
+        ``limits.scratch_bytes``): then only the ``writeback`` files reach the
+        caller's directory, rewritten in place (they cannot be renamed or
+        removed inside), and everything else written there vanishes with the
+        run. Backends that run in the caller's directory itself ignore it. The caller
         owns the returned process: it enforces ``limits.wall_seconds`` and
         kills the process group when done, with ``os.killpg(proc.pid, SIGKILL)``;
         so the started process must lead its own process group (``os.setsid``).
@@ -111,12 +124,40 @@ class Launcher(Protocol):
         ...
 
 
-def _rlimit_setter(limits: Limits):
+def rlimit_setter(limits: Limits, *, setsid: bool = True, address_space: bool = True, processes: bool = False,
+                  join: Sequence[int] = ()) -> Callable[[], None]:
+    """A ``preexec_fn`` applying ``limits`` as rlimits that the whole process tree inherits.
+
+    It runs between fork and exec, so it only makes system calls on values prepared here.
+    Always: RLIMIT_CPU (soft ``cpu_seconds``, hard one second later: SIGXCPU, then SIGKILL),
+    RLIMIT_FSIZE (``max_file_bytes``) and no core files.
+
+    Args:
+        setsid: start a new session (the caller kills the tree by process group).
+        address_space: also RLIMIT_AS = ``memory_bytes`` (off where a memory cgroup limits
+            the tree instead: RLIMIT_AS on a Jupyter kernel breaks numpy's allocations early).
+        processes: also RLIMIT_NPROC = ``max_processes`` (binds per uid, never root's).
+        join: open ``cgroup.procs`` fds to write ``0`` to first, so the child joins those
+            cgroups before it can fork.
+    """
+    cpu = (limits.cpu_seconds, limits.cpu_seconds + 1)
+    fsize = (limits.max_file_bytes, limits.max_file_bytes)
+    memory = (limits.memory_bytes, limits.memory_bytes)
+    nproc = (limits.max_processes, limits.max_processes)
+    fds = tuple(join)
+
     def apply() -> None:
-        os.setsid()
-        resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds))
-        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.max_file_bytes, limits.max_file_bytes))
+        for fd in fds:
+            os.write(fd, b"0")
+        if setsid:
+            os.setsid()
+        resource.setrlimit(resource.RLIMIT_CPU, cpu)
+        resource.setrlimit(resource.RLIMIT_FSIZE, fsize)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if address_space:
+            resource.setrlimit(resource.RLIMIT_AS, memory)
+        if processes:
+            resource.setrlimit(resource.RLIMIT_NPROC, nproc)
 
     return apply
 
@@ -146,6 +187,7 @@ class UnsandboxedLauncher:
         stdin: int | IO[bytes] | None = subprocess.PIPE,
         stdout: int | IO[bytes] | None = subprocess.PIPE,
         stderr: int | IO[bytes] | None = subprocess.PIPE,
+        writeback: Sequence[str] = (),
     ) -> subprocess.Popen[bytes]:
         if not self.quiet:
             print(f"WARNING: running {script} UNSANDBOXED in {scratch} (trusted-run opt-out)", file=sys.stderr)
@@ -158,6 +200,6 @@ class UnsandboxedLauncher:
             stdin=stdin,
             stdout=stdout,
             stderr=stderr,
-            preexec_fn=_rlimit_setter(limits),
+            preexec_fn=rlimit_setter(limits),
         )
 

@@ -82,8 +82,10 @@ def run(
     *args: str,
     limits: Limits = FAST,
     input_bytes: bytes | None = None,
+    writeback: tuple[str, ...] = (),
 ) -> RunResult:
-    return run_limited(launcher, write_script(runtime_dir, code), list(args), scratch, limits, input_bytes)
+    return run_limited(launcher, write_script(runtime_dir, code), list(args), scratch, limits, input_bytes,
+                       writeback=writeback)
 
 
 def json_out(result: RunResult) -> dict:
@@ -200,8 +202,53 @@ def test_only_scratch_and_private_tmp_are_writable(launcher, runtime_dir, scratc
     """
     inside = json_out(run(launcher, runtime_dir, scratch, code, marker, json.dumps(targets)))
     assert {t for t, v in inside.items() if v == "written"} == {"/tmp", "/dev/shm", "/scratch"}
-    assert (scratch / marker).read_text() == "x"  # scratch is the caller's directory
+    assert not (scratch / marker).exists()  # scratch inside is a private copy
     assert not Path("/tmp", marker).exists()  # /tmp is private to the sandbox
+
+
+def test_scratch_is_a_capped_copy_and_only_writeback_files_come_back(launcher, runtime_dir, scratch):
+    (scratch / "sub").mkdir()
+    (scratch / "sub" / "given.txt").write_text("from the grader")
+    (scratch / "out.json").write_text("stale")
+    (scratch / "link").symlink_to("/etc/hostname")
+    limits = Limits(cpu_seconds=20, wall_seconds=60, memory_bytes=FAST.memory_bytes, max_processes=16,
+                    max_file_bytes=8 * 1024**2, scratch_bytes=32 * 1024**2)
+    code = """
+        import json, os
+        out = {"given": open("sub/given.txt").read(), "link": os.path.lexists("link")}
+        with open("sub/given.txt", "w") as fh:
+            fh.write("changed inside")
+        total, error = 0, None
+        try:
+            for n in range(64):  # 64 files under the 8 MiB file limit: 448 MiB if nothing stopped them
+                with open(f"fill{n}.bin", "wb") as fh:
+                    for _ in range(7):
+                        fh.write(b"z" * 2**20)
+                        fh.flush()
+                        total += 2**20
+        except OSError as exc:
+            error = exc.errno
+        out.update(total=total, error=error)
+        for n in range(64):
+            if os.path.exists(f"fill{n}.bin"):
+                os.unlink(f"fill{n}.bin")
+        with open("out.json", "w") as fh:
+            json.dump({"result": 42}, fh)
+        print(json.dumps(out))
+    """
+    inside = json_out(run(launcher, runtime_dir, scratch, code, limits=limits, writeback=("out.json",)))
+    assert inside["given"] == "from the grader" and inside["link"] is False
+    assert inside["error"] == 28 and inside["total"] <= limits.scratch_bytes  # ENOSPC at the cap
+    assert json.loads((scratch / "out.json").read_text()) == {"result": 42}
+    assert (scratch / "sub" / "given.txt").read_text() == "from the grader"
+    assert sorted(p.name for p in scratch.iterdir()) == ["link", "out.json", "sub"]
+
+
+def test_writeback_paths_must_be_plain_relative_paths(launcher, runtime_dir, scratch):
+    name = write_script(runtime_dir, "print(1)\n")
+    for bad in ("/etc/passwd", "../x", "", "a/../../b"):
+        with pytest.raises(ValueError, match="writeback path"):
+            launcher.spawn(name, [], scratch=scratch, limits=FAST, writeback=[bad])
 
 
 def test_reference_library_and_engine_are_not_importable(launcher, runtime_dir, scratch):
@@ -343,7 +390,8 @@ _SPAWNER = """
         if os.fork() == 0:
             os.execv(sys.executable, sleeper)
         os._exit(0)
-    open("ready", "w").close()
+    with open("ready", "w") as fh:
+        fh.write("ready")
     time.sleep(600)
 """
 
@@ -351,10 +399,11 @@ _SPAWNER = """
 def test_killing_the_process_group_kills_every_descendant(launcher, runtime_dir, scratch):
     token = f"ch11tok{uuid.uuid4().hex}"
     proc = launcher.spawn(write_script(runtime_dir, _SPAWNER), [token], scratch=scratch, limits=FAST,
-                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                          writeback=["ready"])
     try:
         end = time.monotonic() + 20
-        while not (scratch / "ready").exists() and time.monotonic() < end:
+        while (scratch / "ready").read_text() != "ready" and time.monotonic() < end:
             time.sleep(0.05)
         time.sleep(0.3)
         # Control: from the host, the script and its 4 sleepers (5 with the shell) are visible.
@@ -370,8 +419,8 @@ def test_killing_the_process_group_kills_every_descendant(launcher, runtime_dir,
 def test_wall_timeout_in_run_limited_kills_the_whole_tree(launcher, runtime_dir, scratch):
     token = f"ch11tok{uuid.uuid4().hex}"
     limits = Limits(cpu_seconds=20, wall_seconds=3, memory_bytes=FAST.memory_bytes, max_processes=32)
-    result = run(launcher, runtime_dir, scratch, _SPAWNER, token, limits=limits)
-    assert result.timed_out and (scratch / "ready").exists()
+    result = run(launcher, runtime_dir, scratch, _SPAWNER, token, limits=limits, writeback=("ready",))
+    assert result.timed_out and (scratch / "ready").read_text() == "ready"
     assert wait_until_gone(token) == []
 
 
@@ -467,12 +516,13 @@ def test_file_size_limit(launcher, runtime_dir, scratch):
                 out[name] = "ok"
             except OSError as exc:
                 out[name] = exc.errno
+            out[name + " size"] = os.path.getsize(name)
         print(json.dumps(out))
     """
-    inside = json_out(run(launcher, runtime_dir, scratch, code, limits=limits))
-    assert inside == {"small.bin": "ok", "big.bin": 27}  # EFBIG
-    assert (scratch / "small.bin").stat().st_size == 512 * 1024
-    assert (scratch / "big.bin").stat().st_size == limits.max_file_bytes
+    inside = json_out(run(launcher, runtime_dir, scratch, code.replace("import json, sys", "import json, os, sys"),
+                          limits=limits))
+    assert inside == {"small.bin": "ok", "small.bin size": 512 * 1024,
+                      "big.bin": 27, "big.bin size": limits.max_file_bytes}  # EFBIG at the limit
 
 
 def test_input_and_output_flow_together_without_deadlock(launcher, runtime_dir, scratch):
@@ -536,7 +586,7 @@ def test_numpy_and_matplotlib_plot_inside(launcher, runtime_dir, scratch):
         fig.savefig("plot.png")
         print(matplotlib.get_backend(), (x @ x).dtype)
     """
-    result = run(launcher, runtime_dir, scratch, code)
+    result = run(launcher, runtime_dir, scratch, code, writeback=("plot.png",))
     assert result.returncode == 0, result.stderr
     assert result.stdout.decode().lower().split() == ["agg", "float32"]
     assert result.stderr == b""  # a warning here would cost a student the cell
@@ -560,7 +610,8 @@ def test_jupyter_kernel_and_client_both_run_inside(launcher, runtime_dir, scratc
         nbformat.write(nb, sys.argv[2])
     """
     limits = Limits(cpu_seconds=60, wall_seconds=90, memory_bytes=FAST.memory_bytes, max_processes=64)
-    result = run(launcher, runtime_dir, scratch, code, "submission.ipynb", "executed.ipynb", limits=limits)
+    result = run(launcher, runtime_dir, scratch, code, "submission.ipynb", "executed.ipynb", limits=limits,
+                 writeback=("executed.ipynb",))
     assert result.returncode == 0, result.stderr.decode(errors="replace")
     executed = nbformat.reads(read_untrusted_file(scratch, "executed.ipynb", 1 << 20).decode(), as_version=4)
     outputs = executed.cells[1].outputs
@@ -570,20 +621,17 @@ def test_jupyter_kernel_and_client_both_run_inside(launcher, runtime_dir, scratc
 # --------------------------------------------------------------------------- reading results back
 
 
-def test_reading_results_does_not_follow_planted_links(launcher, runtime_dir, scratch, tmp_path):
+def test_reading_results_does_not_follow_planted_links(scratch, tmp_path):
+    # Under bwrap nothing planted in scratch reaches the host (only writeback files do), but
+    # under the backends that run in the caller's directory (container-user, none) it does:
+    # the reader must hold on its own. The links are planted here as such a run would.
     secret = tmp_path / "gradebook.db"
     secret.write_text("scores")
-    code = """
-        import os, sys
-        os.symlink(sys.argv[1], "executed.ipynb")
-        os.mkdir("real")
-        os.symlink("real", "dir")
-        with open("real/out.txt", "w") as fh:
-            fh.write("fine")
-        os.mkfifo("pipe")
-    """
-    result = run(launcher, runtime_dir, scratch, code, str(secret))
-    assert result.returncode == 0, result.stderr
+    os.symlink(secret, scratch / "executed.ipynb")
+    (scratch / "real").mkdir()
+    os.symlink("real", scratch / "dir")
+    (scratch / "real" / "out.txt").write_text("fine")
+    os.mkfifo(scratch / "pipe")
     assert read_untrusted_file(scratch, "real/out.txt", 100) == b"fine"  # control
     for planted in ("executed.ipynb", "dir/out.txt", "pipe"):
         with pytest.raises(OSError):

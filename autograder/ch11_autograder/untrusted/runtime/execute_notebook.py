@@ -62,18 +62,29 @@ ERROR_ON_TIMEOUT = {
 
 
 def _write_atomically(nb: Any, path: Path) -> bool:
-    """Write ``nb`` to ``path`` via a temporary file; False when the write failed (disk or file-size limit)."""
+    """Write ``nb`` to ``path`` via a temporary file; False when the write failed (disk or file-size limit).
+
+    A sandbox with its own scratch filesystem hands ``path`` over as a file bound to
+    the grader's copy, which cannot be replaced by a rename: it is then rewritten in
+    place (a run killed mid-write leaves an unreadable file, which the grader reports).
+    """
     import nbformat
 
+    data = nbformat.writes(nb).encode("utf-8")
     tmp = path.with_name(path.name + ".partial")
     try:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            nbformat.write(nb, handle)
+        tmp.write_bytes(data)
         os.replace(tmp, path)
+        return True
     except OSError:
         # Keep running: the status line still reaches the grader, and the last good file stays.
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+    try:
+        with open(path, "r+b") as handle:
+            handle.write(data)
+            handle.truncate()
+    except OSError:
         return False
     return True
 
