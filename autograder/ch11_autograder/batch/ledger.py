@@ -83,3 +83,12 @@ class Ledger:
         for entry in self.entries():
             out[entry["student"]] = entry
         return out
+
+    def latest_graded(self) -> dict[str, dict[str, Any]]:
+        """Student id -> that student's last ``graded`` entry (what the gradebook holds, unless grades
+        were entered by other means since): later ``error`` entries do not hide it."""
+        out: dict[str, dict[str, Any]] = {}
+        for entry in self.entries():
+            if entry.get("event") == "graded":
+                out[entry["student"]] = entry
+        return out

@@ -198,7 +198,9 @@ def summary_text(
             lines.append(f"  {r.student}: {r.seconds:.1f} s")
     errors = [r for r in records if r.status == "error"]
     if errors:
-        lines += ["", f"errors ({len(errors)}):"]
+        kept = sum(1 for r in errors if r.earlier is not None)
+        also = f"; the gradebook still holds earlier grades of {kept} of them, as each line says" if kept else ""
+        lines += ["", f"errors ({len(errors)}{also}):"]
         lines += [f"  {r.student}: {r.error}" for r in errors]
     noted = [r for r in records if r.notes]
     if noted or intake_notes:

@@ -50,6 +50,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
@@ -65,6 +66,7 @@ __all__ = [
     "STATE_DIR",
     "BatchError",
     "BatchReport",
+    "EarlierGrades",
     "ProgressEvent",
     "SubmissionRecord",
     "grade_class",
@@ -88,6 +90,46 @@ class BatchError(RuntimeError):
     """The batch cannot start or finish (course unusable, another batch running, sandbox missing)."""
 
 
+@dataclass(frozen=True)
+class EarlierGrades:
+    """Grades of a student that the instructor's gradebook still holds after this run's error.
+
+    A submission that cannot be graded is never merged, so whatever the gradebook
+    held for the student before stays there (nothing is lost); the record says so.
+
+    Attributes:
+        sha256: input digest of the submission those grades belong to (from the
+            ledger), ``""`` when the ledger has no graded entry for the student
+            (grades entered outside this batch, e.g. by ``nbgrader autograde``).
+        graded_at: when the batch merged them (ledger time, ISO 8601 UTC), or ``None``.
+        score, max_score: autograded points then, from the ledger (``None`` when unknown).
+    """
+
+    sha256: str
+    graded_at: str | None
+    score: float | None
+    max_score: float | None
+
+    def describe(self, sha256_now: str) -> str:
+        """``gradebook keeps the grades of the earlier submission 1a2b3c4d5e6f graded 2026-11-20 12:00:00
+        UTC, 4/40 autograded`` (``this same submission`` when ``sha256_now`` is the same digest)."""
+        if not self.sha256:
+            return "gradebook keeps grades of an earlier submission that this batch did not merge (its ledger has " \
+                   "no graded entry; e.g. an earlier nbgrader autograde)"
+        what = "this same submission" if self.sha256 == sha256_now else f"the earlier submission {self.sha256[:12]}"
+        text = f"gradebook keeps the grades of {what} graded {_utc_text(self.graded_at)}"
+        if self.score is not None and self.max_score is not None:
+            text += f", {report.format_score(self.score)}/{report.format_score(self.max_score)} autograded"
+        return text
+
+
+def _utc_text(iso: str | None) -> str:
+    """``2026-11-20T12:00:00+00:00`` -> ``2026-11-20 12:00:00 UTC``; ``at an unknown time`` for ``None``."""
+    if not iso:
+        return "at an unknown time"
+    return iso.replace("T", " ").removesuffix("+00:00") + " UTC"
+
+
 @dataclass
 class SubmissionRecord:
     """What happened to one student's submission in a batch.
@@ -106,6 +148,8 @@ class SubmissionRecord:
         notes: non-fatal remarks (ignored files, missing notebooks, sanitized id).
         origin: where the submission came from in the source.
         log: path of nbgrader's log for it, when it ran.
+        earlier: for an ``"error"`` whose student the gradebook already held: the grades it
+            still holds (``error`` then ends with ``(gradebook keeps the grades of ...)``).
     """
 
     student: str
@@ -119,6 +163,7 @@ class SubmissionRecord:
     notes: list[str] = field(default_factory=list)
     origin: str = ""
     log: str | None = None
+    earlier: EarlierGrades | None = None
 
 
 @dataclass
@@ -586,6 +631,7 @@ def _run(
     max_score = _max_score(course, assignment)
     ledger = Ledger(state / "ledger.jsonl")
     latest = {} if regrade else ledger.latest()
+    last_graded = ledger.latest_graded()  # read even with regrade: the gradebook keeps those grades either way
     merged = _merged_students(course, assignment)
     total = len(intake.submissions)
     refused = sum(1 for s in intake.submissions if s.error)
@@ -597,9 +643,8 @@ def _run(
     for sub in intake.submissions:
         entry = latest.get(sub.student)
         if sub.error:
-            record = SubmissionRecord(sub.student, "error", sub.error, None, max_score, sha256=sub.sha256,
-                                      notes=list(sub.notes), origin=sub.origin)
-            ledger.append({"event": "error", "student": sub.student, "sha256": sub.sha256, "error": sub.error,
+            record = _error_record(sub, sub.error, max_score, _earlier(sub.student, merged, last_graded), 0.0, None)
+            ledger.append({"event": "error", "student": sub.student, "sha256": sub.sha256, "error": record.error,
                            "score": None, "max_score": max_score, "per_notebook": {}, "seconds": 0.0})
         elif _resumable(entry, sub, course, merged, assignment):
             assert entry is not None
@@ -640,7 +685,8 @@ def _run(
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for future in sorted(finished, key=lambda f: f.result().sub.student):
                     outcome = future.result()
-                    record = _finish(outcome, course, assignment, max_score, ledger, logs, inside_course)
+                    record = _finish(outcome, course, assignment, max_score, ledger, logs, inside_course,
+                                     _earlier(outcome.sub.student, merged, last_graded))
                     if not keep_work:
                         shutil.rmtree(outcome.work, ignore_errors=True)
                     records[record.student] = record
@@ -679,6 +725,30 @@ def _run(
     return BatchReport(ordered, csv_path, summary_path, course / "feedback", elapsed, problems)
 
 
+def _earlier(student: str, merged: set[str], last_graded: dict[str, dict]) -> EarlierGrades | None:
+    """What the gradebook holds for ``student`` from before this run, or ``None`` when it holds nothing."""
+    if student not in merged:
+        return None
+    entry = last_graded.get(student)
+    if entry is None:
+        return EarlierGrades("", None, None, None)
+    return EarlierGrades(str(entry.get("sha256") or ""), entry.get("at"), entry.get("score"), entry.get("max_score"))
+
+
+def _error_record(
+    sub: StudentSubmission,
+    cause: str,
+    max_score: float,
+    earlier: EarlierGrades | None,
+    seconds: float,
+    log: str | None,
+) -> SubmissionRecord:
+    """An ``error`` record; when the gradebook still holds earlier grades of the student, the error says so."""
+    error = cause if earlier is None else f"{cause} ({earlier.describe(sub.sha256)})"
+    return SubmissionRecord(sub.student, "error", error, None, max_score, sha256=sub.sha256, seconds=round(seconds, 3),
+                            notes=list(sub.notes), origin=sub.origin, log=log, earlier=earlier)
+
+
 def _finish(
     outcome: _Outcome,
     course: Path,
@@ -687,14 +757,21 @@ def _finish(
     ledger: Ledger,
     logs: Path,
     inside_course: bool,
+    earlier: EarlierGrades | None = None,
 ) -> SubmissionRecord:
-    """Merge one finished isolated grading into the course (this thread only), then write the ledger."""
+    """Merge one finished isolated grading into the course (this thread only), then write the ledger.
+
+    ``earlier``: what the gradebook held for the student before this run (named in an error record).
+    """
     sub = outcome.sub
     log = str(logs / f"{sub.student}.log")
     if outcome.error is None:
         result = outcome.result
         try:
             merge_result(course, assignment, result)  # type: ignore[arg-type]
+            # The grades are committed: should installing the files fail, the gradebook holds these grades.
+            earlier = EarlierGrades(sub.sha256, datetime.now(UTC).isoformat(timespec="seconds"),
+                                    result.score, max_score)  # type: ignore[attr-defined]
             install_files(outcome.work / "autograded" / sub.student / assignment,
                           course / "autograded" / sub.student / assignment)
             if not inside_course:
@@ -703,9 +780,8 @@ def _finish(
         except Exception as exc:  # recorded; the rerun regrades and merges again (merging only sets values)
             outcome.error = f"merging into the course failed: {type(exc).__name__}: {str(exc)[:300]}"
     if outcome.error is not None:
-        record = SubmissionRecord(sub.student, "error", outcome.error, None, max_score, sha256=sub.sha256,
-                                  seconds=round(outcome.seconds, 3), notes=list(sub.notes), origin=sub.origin, log=log)
-        ledger.append({"event": "error", "student": sub.student, "sha256": sub.sha256, "error": outcome.error,
+        record = _error_record(sub, outcome.error, max_score, earlier, outcome.seconds, log)
+        ledger.append({"event": "error", "student": sub.student, "sha256": sub.sha256, "error": record.error,
                        "score": None, "max_score": max_score, "per_notebook": {},
                        "seconds": record.seconds})
         return record

@@ -53,6 +53,23 @@ def new_course(base: Path, course: Path) -> Path:
     return course
 
 
+def assigned_course(base: Path, dest: Path) -> Path:
+    """A copy, at ``dest``, of an ungraded course whose gradebook already has the assignment.
+
+    ``nbgrader generate_assignment`` (several seconds) runs once per session; a
+    batch into the copy starts grading right away.
+    """
+    with _lock:
+        if "assigned" not in _cache:
+            from ch11_autograder.batch.runner import _ensure_assignment
+
+            course = new_course(base, base / "assigned-course")
+            _ensure_assignment(course, ASSIGNMENT, base / "assigned-course-generate.log")
+            _cache["assigned"] = course
+        shutil.copytree(_cache["assigned"], dest, symlinks=True)
+    return dest
+
+
 def graded_demo_class(base: Path):
     """(course, report, progress events) of the demo class graded by the batch: bwrap, 2 workers.
 
