@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import inspect
+import warnings
+from pathlib import Path
 
 from ch11_solutions import ex1_fanout as ref
 
@@ -15,23 +17,41 @@ NOTEBOOK = "ex1_fanout"
 # layout every answer and every check refers to.
 _LAYOUT_NAMES = ("EXTENDED_NODE_NAMES", "_X", "_CHILDREN_OF_A")
 
-# The chapter's defective sweep, listing [4] of section 11.1, verbatim. The figure
-# runs it on the extended tape; nothing graded depends on it.
-_CHAPTER_OVERWRITE_SWEEP = '''
-def overwrite_shared_node(nodes, shared_index, reverse_order):
-    """The chapter's named wrong answer: assignment instead of addition at one node."""
-    cotangents = np.zeros(len(nodes), dtype=np.float64)
-    cotangents[-1] = 1.0
-    for node_index in reverse_order:
-        incoming = cotangents[node_index]
-        for parent_index, local_derivative in nodes[node_index].parents:
-            contribution = incoming * local_derivative
-            if parent_index == shared_index:
-                cotangents[parent_index] = contribution
-            else:
-                cotangents[parent_index] += contribution
-    return cotangents
-'''
+#: The chapter's runnable listings. They carry listing [4] of section 11.1, the defective
+#: sweep the figure runs on the extended tape, verbatim (tests/examples checks them by sha256),
+#: so the notebook takes the sweep's text from there. Nothing graded depends on it.
+CHAPTER_LISTINGS = Path(__file__).resolve().parents[4] / "examples" / "chapter_listings.py"
+_SWEEP_NAME = "overwrite_shared_node"
+#: The one line the notebook adds to the chapter's sweep: what it is, for a student reading it.
+_SWEEP_DOCSTRING = '"""The chapter\'s named wrong answer: assignment instead of addition at one node."""'
+
+
+def _chapter_sweep_source(listings: Path = CHAPTER_LISTINGS) -> str:
+    """The chapter's ``overwrite_shared_node`` as the notebook shows it: its docstring added.
+
+    Cut from ``listings`` (the top-level function of that name, from ``def`` through its last
+    line) when the notebook is built, not when this module is imported: the suites import this
+    package where there is no ``examples/`` (an installed wheel, the grading image).
+
+    Raises:
+        FileNotFoundError: ``listings`` does not exist (not run from a checkout).
+        RuntimeError: ``listings`` does not define exactly one top-level ``overwrite_shared_node``.
+    """
+    source = listings.read_text(encoding="utf-8")
+    with warnings.catch_warnings():
+        # The listings keep the chapter's "$k=\sqrt{64}$" label verbatim, an invalid escape
+        # that compiling reports (DeprecationWarning on 3.11, SyntaxWarning from 3.12).
+        warnings.simplefilter("ignore", (DeprecationWarning, SyntaxWarning))
+        tree = ast.parse(source, filename=str(listings))
+    found = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == _SWEEP_NAME]
+    if len(found) != 1:
+        raise RuntimeError(f"expected one top-level {_SWEEP_NAME} in {listings}, found {len(found)}")
+    sweep = found[0]
+    lines = source.splitlines()
+    # The docstring goes where the body starts, after however many lines the signature takes.
+    header = lines[sweep.lineno - 1 : sweep.body[0].lineno - 1]
+    body = lines[sweep.body[0].lineno - 1 : sweep.end_lineno]
+    return "\n".join([*header, f"    {_SWEEP_DOCSTRING}", *body])
 
 
 def _layout_source() -> str:
@@ -161,7 +181,7 @@ def cells() -> list:
         ),
         readonly_code("ex1-layout", _layout_source()),
         readonly_code("ex1-input-check", inspect.getsource(ref._finite_float)),
-        readonly_code("ex1-overwrite-sweep", _CHAPTER_OVERWRITE_SWEEP),
+        readonly_code("ex1-overwrite-sweep", _chapter_sweep_source()),
         prose(
             "ex1-task2",
             """
