@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from ch11_autograder.batch import gradebook_snapshot
-from ch11_autograder.batch.docker import CONTAINER_ROOT, DockerError, docker_argv, run_in_docker
+from ch11_autograder.batch.docker import CONTAINER_ROOT, SCRATCH_ROOT, DockerError, docker_argv, run_in_docker
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "batch"))  # the shared session artefacts
 import batch_support
@@ -31,16 +31,21 @@ def _feedback_files(course: Path) -> dict[str, str]:
 def test_docker_run_command_isolates_the_container(tmp_path):
     course = tmp_path / "course"
     argv = docker_argv(DEMO, course, image="img", name="n", workers=3, timeout=60, regrade=False, memory="5g",
-                       pids=999)
+                       pids=999, scratch_bytes=1000, owner=(1234, 99))
     joined = " ".join(argv)
     for flag in ("--rm", "--init", "--network none", "--memory 5g", "--memory-swap 5g", "--pids-limit 999",
-                 "CH11_SANDBOX=container-user"):
+                 "CH11_SANDBOX=container-user", f"CH11_SCRATCH_ROOT={SCRATCH_ROOT}"):
         assert flag in joined
     assert f"type=bind,source={DEMO},target={CONTAINER_ROOT}/source,readonly" in argv
     assert f"type=bind,source={course},target={CONTAINER_ROOT}/course" in argv
+    # One size-capped tmpfs per worker slot: a submission filling its scratch fills only its slot.
+    assert [a for a in argv if a.startswith("type=tmpfs")] == [
+        f"type=tmpfs,destination={SCRATCH_ROOT}/slot{n},tmpfs-size=1000,tmpfs-mode=0711" for n in range(3)]
     script = argv[-1]
-    assert script.startswith(f"chmod 0700 {CONTAINER_ROOT} && exec python3 -m ch11_autograder.cli batch")
+    assert script.startswith(f"chmod 0700 {CONTAINER_ROOT} && chmod 0755 /tmp /var/tmp /dev/shm && "
+                             "python3 -m ch11_autograder.cli batch")
     assert "--sandbox container-user" in script and "--workers 3" in script
+    assert script.endswith("; status=$?; chown -R 1234:99 /grading/course; exit $status")
 
 
 def test_demo_class_graded_inside_the_image_equals_the_bwrap_run(tmp_path, tmp_path_factory):
