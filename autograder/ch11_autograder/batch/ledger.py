@@ -9,7 +9,10 @@ again to the same values.
 
 Entry fields (version 1): ``v``, ``event`` (``"graded"`` or ``"error"``),
 ``student``, ``sha256`` (of the inputs), ``score``, ``max_score``,
-``per_notebook``, ``error``, ``seconds``, ``at`` (UTC, ISO 8601).
+``per_notebook``, ``error``, ``seconds``, ``at`` (UTC, ISO 8601), and in
+``graded`` entries ``due``: the student's due date the grading used (the
+assignment's plus any extension; ISO 8601, naive UTC as nbgrader stores it;
+``null`` without a due date). Entries written before ``due`` existed lack it.
 A torn last line (a kill in the middle of a write) is ignored on reading.
 """
 

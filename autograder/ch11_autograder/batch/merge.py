@@ -11,6 +11,15 @@ cell is flagged for review again.
 Files go into the course with atomic renames: each autograded notebook is
 written beside its destination and ``os.replace``-d over it, so a reader (or a
 kill) sees either the old file or the new one, never half of one.
+
+Lateness: nbgrader's ``AssignLatePenalties`` computes a notebook's penalty while
+autograding, from the submission row (``timestamp``, the student's
+``extension``), the assignment's ``duedate`` and the notebook's score at that
+moment (hand-entered scores included). The isolated course starts from a
+gradebook without students, so :func:`read_prior` reads those rows from the
+instructor's gradebook and :func:`seed_prior` puts the student's own into the
+isolated copy before ``nbgrader autograde`` runs there: the penalty merged is
+the one nbgrader computes in the real course.
 """
 
 from __future__ import annotations
@@ -21,7 +30,7 @@ import stat
 import tempfile
 import warnings
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
@@ -29,12 +38,15 @@ from sqlalchemy.exc import SAWarning
 
 __all__ = [
     "GradeValue",
+    "PriorSubmission",
     "SubmissionResult",
     "autograded_cells",
     "gradebook_snapshot",
     "install_files",
     "merge_result",
+    "read_prior",
     "read_result",
+    "seed_prior",
 ]
 
 
@@ -73,6 +85,69 @@ class SubmissionResult:
     score: float = 0.0
     max_score: float = 0.0
     manual_pending: float = 0.0
+
+
+@dataclass(frozen=True)
+class PriorSubmission:
+    """What the instructor's gradebook holds for a student's submission before it is graded (again).
+
+    Attributes:
+        timestamp: the submission time nbgrader recorded (naive UTC, as nbgrader stores it), or ``None``.
+        extension: the student's extension for the assignment (nbgrader keeps it on the
+            submission row: ``Gradebook.grant_extension``), or ``None``.
+        hand_scores: (notebook, cell) -> (manual_score, extra_credit), for grades where either is set.
+        has_grades: some grade has an autograded or manual score (the row is more than one made
+            to hold an extension before the student submitted).
+    """
+
+    timestamp: datetime | None = None
+    extension: timedelta | None = None
+    hand_scores: dict[tuple[str, str], tuple[float | None, float | None]] = field(default_factory=dict)
+    has_grades: bool = False
+
+    def due(self, duedate: datetime | None) -> datetime | None:
+        """The student's due date as nbgrader computes it: the assignment's plus the extension."""
+        if duedate is None or self.extension is None:
+            return duedate
+        return duedate + self.extension
+
+
+def read_prior(course: Path, assignment: str) -> tuple[datetime | None, dict[str, PriorSubmission]]:
+    """The assignment's due date (naive UTC or ``None``) and, per student with a submission row, its prior state."""
+    with Gradebook(_db_url(course)) as gb:
+        duedate = gb.find_assignment(assignment).duedate
+        out: dict[str, PriorSubmission] = {}
+        for sub in gb.assignment_submissions(assignment):
+            hand: dict[tuple[str, str], tuple[float | None, float | None]] = {}
+            has_grades = False
+            for nb in sub.notebooks:
+                for grade in nb.grades:
+                    if grade.manual_score is not None or grade.extra_credit is not None:
+                        hand[(nb.name, grade.name)] = (grade.manual_score, grade.extra_credit)
+                    has_grades = has_grades or grade.auto_score is not None or grade.manual_score is not None
+            out[sub.student.id] = PriorSubmission(sub.timestamp, sub.extension, hand, has_grades)
+    return duedate, out
+
+
+def seed_prior(work_course: Path, assignment: str, student: str, prior: PriorSubmission) -> None:
+    """Give the isolated course's gradebook ``student``'s submission row and hand scores, as the real course has them.
+
+    ``nbgrader autograde`` then updates that row (a ``timestamp.txt`` replaces the
+    timestamp; none keeps it, as in the real course) and computes the late penalty
+    from the same timestamp, extension and score the real course would use.
+    """
+    with warnings.catch_warnings(), Gradebook(_db_url(work_course)) as gb:
+        warnings.simplefilter("ignore", SAWarning)
+        gb.update_or_create_student(student)
+        gb.add_submission(assignment, student, timestamp=prior.timestamp, extension=prior.extension)
+        for (notebook, cell), (manual, extra) in sorted(prior.hand_scores.items()):
+            try:
+                grade = gb.find_grade(cell, notebook, assignment, student)
+            except MissingEntry:  # the cell left the assignment since: nothing to carry
+                continue
+            grade.manual_score = manual
+            grade.extra_credit = extra
+        gb.db.commit()
 
 
 def autograded_cells(gb: Gradebook, assignment: str) -> dict[str, dict[str, float]]:

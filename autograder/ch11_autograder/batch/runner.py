@@ -12,7 +12,9 @@
    with the same input digest; they are skipped (``skipped_resume``).
 4. **Isolated grading**, ``workers`` at a time: per submission a fresh course
    directory holding the course config, ``source/``, a copy of the gradebook
-   with only the assignment (no students) and the one submission; the real
+   with only the assignment (no students but this one's own submission row,
+   extension and hand scores when the course has them, so that nbgrader's late
+   penalty is the real course's) and the one submission; the real
    ``nbgrader autograde ch11 --student <id>`` runs there with ``CH11_SLOT``
    set to the worker's slot (the container-user backend gives each slot its
    own uid), under a wall-time limit. Student code never sees the instructor's
@@ -60,7 +62,7 @@ from ..untrusted.launch import DEFAULT_SANDBOX, SANDBOX_ENV
 from . import report
 from .intake import ASSIGNMENT, IntakeError, IntakeLimits, StudentSubmission, read_source
 from .ledger import Ledger
-from .merge import autograded_cells, install_files, merge_result, read_result
+from .merge import PriorSubmission, autograded_cells, install_files, merge_result, read_prior, read_result, seed_prior
 
 __all__ = [
     "STATE_DIR",
@@ -392,8 +394,14 @@ def _grade_isolated(
     timeout: float,
     assignment: str,
     running: _Running,
+    prior: PriorSubmission | None = None,
 ) -> _Outcome:
-    """Run ``nbgrader autograde`` for ``sub`` in a fresh isolated course under ``work_root``."""
+    """Run ``nbgrader autograde`` for ``sub`` in a fresh isolated course under ``work_root``.
+
+    ``prior``: the student's submission row in the instructor's gradebook (timestamp,
+    extension, hand scores), seeded into the isolated gradebook so lateness is computed
+    as in the real course; ``None`` when the course has no row for the student.
+    """
     started = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix=f"{sub.student}.", dir=work_root))
     outcome = _Outcome(sub, work, 0.0)
@@ -402,6 +410,8 @@ def _grade_isolated(
         (work / "source").mkdir()
         shutil.copytree(course / "source" / assignment, work / "source" / assignment)
         shutil.copy2(template, work / "gradebook.db")
+        if prior is not None:
+            seed_prior(work, assignment, sub.student, prior)
         submitted = work / "submitted" / sub.student / assignment
         submitted.mkdir(parents=True)
         for name, path in sorted(sub.files.items()):
@@ -514,19 +524,23 @@ def _check_sandbox(name: str, workers: int) -> None:
         raise BatchError(str(exc)) from exc
 
 
-def _resumable(entry: dict | None, sub: StudentSubmission, course: Path, merged: set[str], assignment: str) -> bool:
+def _resumable(
+    entry: dict | None, sub: StudentSubmission, course: Path, merged: set[str], assignment: str, due: str | None
+) -> bool:
+    """Merged by an earlier run from the same inputs against the same due date (a changed due date or extension
+    changes nbgrader's late penalty, so the submission is graded again)."""
     return (
         entry is not None
         and entry.get("event") == "graded"
         and entry.get("sha256") == sub.sha256
+        and entry.get("due") == due
         and sub.student in merged
         and (course / "autograded" / sub.student / assignment).is_dir()
     )
 
 
-def _merged_students(course: Path, assignment: str) -> set[str]:
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        return {s.student.id for s in gb.assignment_submissions(assignment)}
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()
 
 
 def _max_score(course: Path, assignment: str) -> float:
@@ -632,7 +646,12 @@ def _run(
     ledger = Ledger(state / "ledger.jsonl")
     latest = {} if regrade else ledger.latest()
     last_graded = ledger.latest_graded()  # read even with regrade: the gradebook keeps those grades either way
-    merged = _merged_students(course, assignment)
+    duedate, priors = read_prior(course, assignment)
+    merged = set(priors)
+    graded_before = {student for student, prior in priors.items() if prior.has_grades}
+
+    def due(student: str) -> str | None:
+        return _iso(priors[student].due(duedate) if student in priors else duedate)
     total = len(intake.submissions)
     refused = sum(1 for s in intake.submissions if s.error)
     emit(0, total, None, f"intake ({intake.kind}): {total} submissions, {refused} refused at intake")
@@ -643,10 +662,11 @@ def _run(
     for sub in intake.submissions:
         entry = latest.get(sub.student)
         if sub.error:
-            record = _error_record(sub, sub.error, max_score, _earlier(sub.student, merged, last_graded), 0.0, None)
+            record = _error_record(sub, sub.error, max_score, _earlier(sub.student, graded_before, last_graded), 0.0,
+                                   None)
             ledger.append({"event": "error", "student": sub.student, "sha256": sub.sha256, "error": record.error,
                            "score": None, "max_score": max_score, "per_notebook": {}, "seconds": 0.0})
-        elif _resumable(entry, sub, course, merged, assignment):
+        elif _resumable(entry, sub, course, merged, assignment, due(sub.student)):
             assert entry is not None
             record = SubmissionRecord(sub.student, "skipped_resume", None, entry.get("score"), max_score,
                                       dict(entry.get("per_notebook") or {}), sub.sha256, 0.0, list(sub.notes),
@@ -668,7 +688,8 @@ def _run(
         try:
             return _grade_isolated(sub, course=course, template=state / "template.db", work_root=work_root,
                                    log_path=logs / f"{sub.student}.log", slot=slot, sandbox=sandbox,
-                                   timeout=timeout, assignment=assignment, running=running)
+                                   timeout=timeout, assignment=assignment, running=running,
+                                   prior=priors.get(sub.student))
         finally:
             slots.put(slot)
 
@@ -686,7 +707,8 @@ def _run(
                 for future in sorted(finished, key=lambda f: f.result().sub.student):
                     outcome = future.result()
                     record = _finish(outcome, course, assignment, max_score, ledger, logs, inside_course,
-                                     _earlier(outcome.sub.student, merged, last_graded))
+                                     _earlier(outcome.sub.student, graded_before, last_graded),
+                                     due(outcome.sub.student))
                     if not keep_work:
                         shutil.rmtree(outcome.work, ignore_errors=True)
                     records[record.student] = record
@@ -725,9 +747,9 @@ def _run(
     return BatchReport(ordered, csv_path, summary_path, course / "feedback", elapsed, problems)
 
 
-def _earlier(student: str, merged: set[str], last_graded: dict[str, dict]) -> EarlierGrades | None:
-    """What the gradebook holds for ``student`` from before this run, or ``None`` when it holds nothing."""
-    if student not in merged:
+def _earlier(student: str, graded_before: set[str], last_graded: dict[str, dict]) -> EarlierGrades | None:
+    """What the gradebook holds for ``student`` from before this run, or ``None`` when it holds no grades."""
+    if student not in graded_before:
         return None
     entry = last_graded.get(student)
     if entry is None:
@@ -758,10 +780,12 @@ def _finish(
     logs: Path,
     inside_course: bool,
     earlier: EarlierGrades | None = None,
+    due: str | None = None,
 ) -> SubmissionRecord:
     """Merge one finished isolated grading into the course (this thread only), then write the ledger.
 
     ``earlier``: what the gradebook held for the student before this run (named in an error record).
+    ``due``: the student's due date the grading used (ISO, naive UTC), kept in the ledger for resuming.
     """
     sub = outcome.sub
     log = str(logs / f"{sub.student}.log")
@@ -791,7 +815,7 @@ def _finish(
                               list(sub.notes), sub.origin, log)
     ledger.append({"event": "graded", "student": sub.student, "sha256": sub.sha256, "error": None,
                    "score": record.score, "max_score": max_score, "per_notebook": record.per_notebook,
-                   "seconds": record.seconds})
+                   "seconds": record.seconds, "due": due})
     return record
 
 
