@@ -17,7 +17,11 @@ Accepted sources (``read_source``):
   (``LATE`` in any case). The student id becomes ``<name>_<userid>``
   (sanitized); a file named ``<notebook>-<n>.ipynb`` or ``<notebook> (<n>).ipynb``
   (the copies Canvas and browsers make of a re-uploaded file) counts as
-  ``<notebook>.ipynb``. Late submissions are noted, not penalized here.
+  ``<notebook>.ipynb``. ``LATE`` is Canvas's own verdict; the download carries no
+  submission time (Canvas dates its zip entries when it builds the zip), so there is
+  no timestamp for nbgrader to compute lateness from: the flag is kept
+  (``StudentSubmission.late``) and shown in the CSV and the summary, and no late
+  penalty follows from it.
 
 Rules shared by every source:
 
@@ -112,7 +116,7 @@ class StudentSubmission:
         sha256: digest over the staged inputs (see :func:`inputs_sha256`).
         notes: things a TA should know that do not stop grading.
         error: why this student cannot be graded (names the file and the cause), or ``None``.
-        late: Canvas marked the submission late.
+        late: Canvas marked the submission late (its file names carry ``LATE``).
     """
 
     student: str
@@ -399,7 +403,8 @@ def _stage(
             sub.error = f"duplicate student id {student!r}: {raw!r} and {others} map to it; rename one and rerun"
             continue
         if sub.late:
-            sub.notes.append("marked late by the LMS (no late penalty applied here)")
+            sub.notes.append("Canvas marked this submission LATE; its download has no submission time, so nbgrader "
+                             "computed no lateness and applied no late penalty")
         chosen: dict[str, _Entry] = {}
         timestamp_entry: _Entry | None = None
         for entry in sorted(group, key=lambda e: e.shown):

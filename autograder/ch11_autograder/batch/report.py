@@ -77,6 +77,12 @@ def format_progress(event: ProgressEvent) -> str:
 
 @dataclass(frozen=True)
 class CsvRow:
+    """One student's line of the grade CSV.
+
+    ``late_penalty`` is nbgrader's (sum over notebooks, from the gradebook; ``None`` for
+    errors); ``lms_late`` whether the LMS download marked the submission late.
+    """
+
     student: str
     status: str
     per_notebook: dict[str, float | None]
@@ -84,6 +90,8 @@ class CsvRow:
     max_total: float
     manual_pending: float | None
     error: str
+    late_penalty: float | None = None
+    lms_late: bool = False
 
 
 def grade_rows(course: Path, assignment: str, records: Sequence[SubmissionRecord]) -> list[CsvRow]:
@@ -94,7 +102,7 @@ def grade_rows(course: Path, assignment: str, records: Sequence[SubmissionRecord
         max_total = round(sum(p for cells in auto.values() for p in cells.values()), 6)
         for record in sorted(records, key=lambda r: r.student):
             per: dict[str, float | None] = dict.fromkeys(sorted(auto))
-            total = pending = None
+            total = pending = penalty = None
             if record.status != "error":
                 try:
                     sub = gb.find_submission(assignment, record.student)
@@ -107,9 +115,11 @@ def grade_rows(course: Path, assignment: str, records: Sequence[SubmissionRecord
                         per[nb.name] = round(sum(g.score for g in nb.grades if g.name in cells), 6)
                         pending += sum(g.max_score for g in nb.grades if g.needs_manual_grade)
                     total = round(sum(v for v in per.values() if v is not None), 6)
+                    penalty = round(float(sub.late_submission_penalty or 0.0), 6)
             # The CSV is about grades: a submission merged by an earlier run of the batch is "graded" too.
             status = "error" if record.status == "error" else "graded"
-            rows.append(CsvRow(record.student, status, per, total, max_total, pending, record.error or ""))
+            rows.append(CsvRow(record.student, status, per, total, max_total, pending, record.error or "", penalty,
+                               record.lms_late))
     return rows
 
 
@@ -124,15 +134,18 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 def write_csv(path: Path, rows: Sequence[CsvRow]) -> None:
-    """student, status, one column per notebook, autograded total and max, manual points pending, error."""
+    """student, status, one column per notebook, autograded total and max, manual points pending, nbgrader's late
+    penalty, ``LATE`` when the LMS marked the submission late, error."""
     notebooks = sorted({nb for row in rows for nb in row.per_notebook})
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["student", "status", *notebooks, "autograded_total", "autograded_max", "manual_pending", "error"])
+    writer.writerow(["student", "status", *notebooks, "autograded_total", "autograded_max", "manual_pending",
+                     "late_penalty", "lms_late", "error"])
     for row in rows:
         writer.writerow(
             [row.student, row.status, *(format_score(row.per_notebook.get(nb)) for nb in notebooks),
-             format_score(row.total), format_score(row.max_total), format_score(row.manual_pending), row.error]
+             format_score(row.total), format_score(row.max_total), format_score(row.manual_pending),
+             format_score(row.late_penalty), "LATE" if row.lms_late else "", row.error]
         )
     write_atomically(path, buffer.getvalue())
 
@@ -202,6 +215,12 @@ def summary_text(
         also = f"; the gradebook still holds earlier grades of {kept} of them, as each line says" if kept else ""
         lines += ["", f"errors ({len(errors)}{also}):"]
         lines += [f"  {r.student}: {r.error}" for r in errors]
+    late = [r.student for r in records if r.lms_late]
+    if late:
+        lines += ["", f"marked LATE by the LMS ({len(late)}): {', '.join(late)}",
+                  "  The download carries no submission times, so nbgrader computed no lateness for these and applied",
+                  "  no late penalty; apply the course's late policy by hand, or grade an nbgrader-layout source whose",
+                  "  timestamp.txt holds each submission time."]
     noted = [r for r in records if r.notes]
     if noted or intake_notes:
         lines += ["", "notes:"]

@@ -152,6 +152,9 @@ class SubmissionRecord:
         log: path of nbgrader's log for it, when it ran.
         earlier: for an ``"error"`` whose student the gradebook already held: the grades it
             still holds (``error`` then ends with ``(gradebook keeps the grades of ...)``).
+        lms_late: the LMS download marked the submission late (Canvas ``LATE``). The download
+            carries no submission time, so nbgrader computes no lateness from it: no late
+            penalty follows from this flag (the CSV and the summary say so).
     """
 
     student: str
@@ -166,6 +169,7 @@ class SubmissionRecord:
     origin: str = ""
     log: str | None = None
     earlier: EarlierGrades | None = None
+    lms_late: bool = False
 
 
 @dataclass
@@ -670,7 +674,7 @@ def _run(
             assert entry is not None
             record = SubmissionRecord(sub.student, "skipped_resume", None, entry.get("score"), max_score,
                                       dict(entry.get("per_notebook") or {}), sub.sha256, 0.0, list(sub.notes),
-                                      sub.origin, str(logs / f"{sub.student}.log"))
+                                      sub.origin, str(logs / f"{sub.student}.log"), lms_late=sub.late)
         else:
             jobs.append(sub)
             continue
@@ -768,7 +772,7 @@ def _error_record(
     """An ``error`` record; when the gradebook still holds earlier grades of the student, the error says so."""
     error = cause if earlier is None else f"{cause} ({earlier.describe(sub.sha256)})"
     return SubmissionRecord(sub.student, "error", error, None, max_score, sha256=sub.sha256, seconds=round(seconds, 3),
-                            notes=list(sub.notes), origin=sub.origin, log=log, earlier=earlier)
+                            notes=list(sub.notes), origin=sub.origin, log=log, earlier=earlier, lms_late=sub.late)
 
 
 def _finish(
@@ -812,7 +816,7 @@ def _finish(
     result = outcome.result
     record = SubmissionRecord(sub.student, "graded", None, result.score, max_score,  # type: ignore[attr-defined]
                               dict(result.per_notebook), sub.sha256, round(outcome.seconds, 3),  # type: ignore[attr-defined]
-                              list(sub.notes), sub.origin, log)
+                              list(sub.notes), sub.origin, log, lms_late=sub.late)
     ledger.append({"event": "graded", "student": sub.student, "sha256": sub.sha256, "error": None,
                    "score": record.score, "max_score": max_score, "per_notebook": record.per_notebook,
                    "seconds": record.seconds, "due": due})

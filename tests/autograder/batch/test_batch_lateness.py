@@ -93,6 +93,10 @@ def test_late_penalties_equal_nbgrader_in_the_real_course(setup, tmp_path, monke
     report = grade_class(source, course, workers=2, feedback=False)
     assert [r.status for r in report.records] == ["graded", "graded"]
     assert _lateness(course) == reference
+    csv_rows = report.csv_path.read_text().splitlines()
+    header = csv_rows[0].split(",")
+    penalty = {row.split(",")[0]: row.split(",")[header.index("late_penalty")] for row in csv_rows[1:]}
+    assert penalty == {"ada": "0", "bob": "5.5"}  # the CSV shows nbgrader's penalty next to the autograded points
 
     # The same comparison catches the isolated course without the student's own row (the behaviour before):
     # ada's extension is lost (penalised 4) and bob's hand score is missing from his penalty (4, not 5.5).

@@ -6,7 +6,14 @@ import json
 from pathlib import Path
 
 from ch11_autograder.batch.ledger import Ledger
-from ch11_autograder.batch.report import CsvRow, format_duration, format_progress, format_score, write_csv
+from ch11_autograder.batch.report import (
+    CsvRow,
+    format_duration,
+    format_progress,
+    format_score,
+    summary_text,
+    write_csv,
+)
 from ch11_autograder.batch.runner import ProgressEvent, SubmissionRecord, nbgrader_error_line, reachable_by_others
 
 
@@ -66,15 +73,31 @@ def test_scores_and_durations_format_without_float_noise():
 
 def test_csv_columns_and_rows(tmp_path):
     rows = [
-        CsvRow("ada", "graded", {"ex1_fanout": 8.0, "ex2": 10.0}, 18.0, 40.0, 4.0, ""),
-        CsvRow("zed", "error", {"ex1_fanout": None, "ex2": None}, None, 40.0, None, "ex1: malformed JSON, line 3"),
+        CsvRow("ada", "graded", {"ex1_fanout": 8.0, "ex2": 10.0}, 18.0, 40.0, 4.0, "", 0.0),
+        CsvRow("bob", "graded", {"ex1_fanout": 8.0, "ex2": 0.0}, 8.0, 40.0, 4.0, "", 8.0, lms_late=True),
+        CsvRow("zed", "error", {"ex1_fanout": None, "ex2": None}, None, 40.0, None, "ex1: malformed JSON, line 3",
+               lms_late=True),
     ]
     write_csv(tmp_path / "g.csv", rows)
     assert (tmp_path / "g.csv").read_text() == (
-        "student,status,ex1_fanout,ex2,autograded_total,autograded_max,manual_pending,error\n"
-        "ada,graded,8,10,18,40,4,\n"
-        'zed,error,,,,40,,"ex1: malformed JSON, line 3"\n'
+        "student,status,ex1_fanout,ex2,autograded_total,autograded_max,manual_pending,late_penalty,lms_late,error\n"
+        "ada,graded,8,10,18,40,4,0,,\n"
+        "bob,graded,8,0,8,40,4,8,LATE,\n"
+        'zed,error,,,,40,,,LATE,"ex1: malformed JSON, line 3"\n'
     )
+
+
+def test_summary_lists_the_submissions_the_lms_marked_late_and_says_no_penalty_followed():
+    records = [_record(student="ada"), _record(student="bob", lms_late=True),
+               _record(student="zed", status="error", error="x", score=None, lms_late=True)]
+    summary = summary_text(records, elapsed_seconds=1.0, workers=1, sandbox="bwrap", source="s", intake_notes=[],
+                           batch_problems=[])
+    assert "marked LATE by the LMS (2): bob, zed" in summary
+    assert "nbgrader computed no lateness for these and applied\n  no late penalty" in summary
+    # The check catches a summary that drops the flag (records built without it, as before).
+    silent = summary_text([_record(student="bob")], elapsed_seconds=1.0, workers=1, sandbox="bwrap", source="s",
+                          intake_notes=[], batch_problems=[])
+    assert "marked LATE" not in silent
 
 
 def test_nbgrader_error_line_picks_the_telling_line():

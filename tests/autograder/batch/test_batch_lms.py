@@ -1,0 +1,58 @@
+"""LMS downloads through the whole batch: what a Canvas zip's ``LATE`` leads to.
+
+Canvas's "Download Submissions" zip marks a late submission ``LATE`` in its file
+names, and carries no submission time (Canvas dates every zip entry when it builds
+the zip). nbgrader computes lateness from a submission time only, so no late penalty
+can follow; the batch keeps the flag and says so in the record, the CSV and the
+summary. One real grading of one notebook (``ex4_audit``, the cheapest).
+"""
+
+from __future__ import annotations
+
+import csv
+import zipfile
+from pathlib import Path
+
+import batch_support
+import pytest
+from ch11_autograder.batch.runner import grade_class
+from conftest import tiny_notebook
+
+pytestmark = pytest.mark.slow
+
+NOTEBOOK = "ex4_audit.ipynb"
+
+
+def _csv_rows(path: Path) -> dict[str, dict[str, str]]:
+    with path.open(newline="") as handle:
+        return {row["student"]: row for row in csv.DictReader(handle)}
+
+
+def _canvas_zip(path: Path, members: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return path
+
+
+def test_canvas_late_flag_reaches_the_csv_and_summary_and_no_penalty_is_invented(demo_inputs, tmp_path):
+    correct = (demo_inputs / "class" / "ada" / "ch11" / NOTEBOOK).read_bytes()
+    source = _canvas_zip(tmp_path / "submissions.zip", {
+        f"doejane_LATE_777_900003_{NOTEBOOK}": correct,
+        f"smithjohn_12345_900001_{NOTEBOOK}": tiny_notebook("john")[:-5],  # cut off: an intake error
+        f"roelee_late_31_900007_{NOTEBOOK}": b"{",  # late and broken
+    })
+    course = batch_support.assigned_course(tmp_path.parent, tmp_path / "course")
+    report = grade_class(source, course, workers=1, feedback=False)
+    records = {r.student: r for r in report.records}
+    assert {s: (r.status, r.lms_late) for s, r in records.items()} == {
+        "doejane_777": ("graded", True), "roelee_31": ("error", True), "smithjohn_12345": ("error", False)}
+    assert records["doejane_777"].score == 4.0
+    rows = _csv_rows(report.csv_path)
+    # Graded in full: nbgrader had no submission time, so it computed no lateness (penalty 0), and the CSV says
+    # that the LMS called it late, for errors too.
+    assert (rows["doejane_777"]["late_penalty"], rows["doejane_777"]["lms_late"]) == ("0", "LATE")
+    assert (rows["roelee_31"]["lms_late"], rows["smithjohn_12345"]["lms_late"]) == ("LATE", "")
+    summary = report.summary_path.read_text()
+    assert "marked LATE by the LMS (2): doejane_777, roelee_31" in summary
+    assert "doejane_777: Canvas marked this submission LATE; its download has no submission time" in summary
