@@ -40,6 +40,20 @@ Rules shared by every source:
   it), bytes per notebook (that student's error), total bytes read (students
   after the cap get an error). Sizes are counted while decompressing; the
   archive's declared sizes are not trusted.
+* **A student's own zip** (a ``.zip`` file among a student's files: a Canvas
+  upload ``<name>_<userid>_<attachmentid>_<file>.zip``, or ``<student>/ch11/<file>.zip``)
+  is unpacked one level deep, under the same rules: its members' names are
+  checked (absolute, ``..``, drive letters ignored with a note), links, special
+  files and encrypted members are ignored with a note, only the assignment's
+  notebooks are taken (by file name, at any depth inside it; macOS ``__MACOSX``
+  entries skipped), and every read is capped. The zip itself is read into
+  memory up to ``max_nested_archive_bytes`` (more: that student's error) and
+  counts toward ``max_total_bytes``; its members count toward ``max_members``
+  together with the outer archive's (more: that student's error), checked
+  before its directory is parsed. A zip inside it is not unpacked (noted), and
+  a ``timestamp.txt`` inside it is ignored with a note: a file the student
+  wrote is not an nbgrader submission time. A notebook both loose and inside
+  the student's zip (or in two of their zips) is the usual "two files" error.
 * Each notebook must be JSON with ``"nbformat": 4`` and a ``cells`` list;
   otherwise that student is an intake error naming the file and the cause.
 * A student without any notebook of the assignment is an intake error; a
@@ -50,6 +64,7 @@ Rules shared by every source:
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import re
@@ -96,12 +111,15 @@ class IntakeLimits:
         max_total_bytes: bytes read from the whole source; students whose files
             would exceed it are errors.
         max_timestamp_bytes: bytes of a ``timestamp.txt``; a larger one is ignored.
+        max_nested_archive_bytes: bytes of one student's own zip inside the source (read
+            into memory to be unpacked); a larger one makes its student an error.
     """
 
     max_members: int = 20_000
     max_notebook_bytes: int = 10_000 * 1024
     max_total_bytes: int = 512 * 1024**2
     max_timestamp_bytes: int = 256
+    max_nested_archive_bytes: int = 64 * 1024**2
 
 
 @dataclass
@@ -222,6 +240,37 @@ def _read_capped(handle, max_bytes: int) -> bytes:
     return b"".join(chunks)
 
 
+def _member_reader(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Callable[[int], bytes]:
+    def read(max_bytes: int) -> bytes:
+        with archive.open(info) as handle:
+            return _read_capped(handle, max_bytes)
+
+    return read
+
+
+def _skipped_member(info: zipfile.ZipInfo, shown: str, notes: list[str]) -> bool:
+    """Whether an archive member is not a file to consider (noting why, when a TA should know)."""
+    problem = _unsafe_name(info.filename)
+    if problem:
+        notes.append(f"{shown!r}: ignored ({problem})")
+        return True
+    mode = (info.external_attr >> 16) & 0xFFFF
+    if info.is_dir():
+        return True
+    if stat.S_ISLNK(mode):
+        notes.append(f"{shown}: symbolic link ignored")
+        return True
+    # Archivers that record no Unix file type (Windows tools, zipfile.writestr) leave S_IFMT 0: a plain file.
+    if stat.S_IFMT(mode) not in (0, stat.S_IFREG):
+        notes.append(f"{shown}: not a regular file, ignored")
+        return True
+    if info.flag_bits & 0x1:
+        notes.append(f"{shown}: encrypted, ignored")
+        return True
+    parts = PurePosixPath(info.filename.replace("\\", "/")).parts
+    return any(p.startswith("__MACOSX") or p == ".DS_Store" for p in parts)
+
+
 def _unsafe_name(name: str) -> str | None:
     """Why an archive member name is unsafe, or ``None``."""
     if "\0" in name:
@@ -303,35 +352,12 @@ def _zip_entries(
         raise IntakeError(f"the archive has {len(infos)} members, more than the cap of {limits.max_members}")
     files = []
     for info in infos:
-        name = info.filename
-        problem = _unsafe_name(name)
-        if problem:
-            notes.append(f"{name!r}: ignored ({problem})")
+        if _skipped_member(info, info.filename, notes):
             continue
-        mode = (info.external_attr >> 16) & 0xFFFF
-        if info.is_dir():
-            continue
-        if stat.S_ISLNK(mode):
-            notes.append(f"{name}: symbolic link ignored")
-            continue
-        # Archivers that record no Unix file type (Windows tools, zipfile.writestr) leave S_IFMT 0: a plain file.
-        if stat.S_IFMT(mode) not in (0, stat.S_IFREG):
-            notes.append(f"{name}: not a regular file, ignored")
-            continue
-        if info.flag_bits & 0x1:
-            notes.append(f"{name}: encrypted, ignored")
-            continue
-        parts = PurePosixPath(name.replace("\\", "/")).parts
-        if any(p.startswith("__MACOSX") or p == ".DS_Store" for p in parts):
-            continue
-        files.append((parts, info))
+        files.append((PurePosixPath(info.filename.replace("\\", "/")).parts, info))
 
-    def reader(info: zipfile.ZipInfo):
-        def read(max_bytes: int) -> bytes:
-            with archive.open(info) as handle:
-                return _read_capped(handle, max_bytes)
-
-        return read
+    def reader(info: zipfile.ZipInfo) -> Callable[[int], bytes]:
+        return _member_reader(archive, info)
 
     flat = [(parts, info) for parts, info in files if len(parts) == 1]
     canvas = [(parts, info, _CANVAS.match(parts[0])) for parts, info in flat]
@@ -368,13 +394,95 @@ def _zip_entries(
 # --------------------------------------------------------------------------- staging
 
 
+@dataclass
+class _Budget:
+    """What the source has used of the caps so far: bytes read (decompressed) and archive members."""
+
+    bytes_read: int = 0
+    members: int = 0
+
+
+_CENTRAL_HEADER = b"PK\x01\x02"
+
+
+def _nested_entries(
+    outer: _Entry, limits: IntakeLimits, budget: _Budget, notes: list[str]
+) -> tuple[list[_Entry], str | None]:
+    """The files inside a student's own zip ``outer``, as entries of the same student, and an error or ``None``.
+
+    Errors (the student cannot be graded safely): the zip is over its byte cap, over the
+    total cap, or has more members than the member cap leaves. A zip that is not
+    readable is only noted (its student may have other files); see the module docstring.
+    """
+    assert outer.read is not None
+    cap = limits.max_nested_archive_bytes
+    try:
+        data = outer.read(cap)
+    except _TooBig:
+        return [], f"{outer.shown}: larger than the {cap}-byte cap for a zip inside the source"
+    except (OSError, zipfile.BadZipFile, EOFError, RuntimeError, ValueError) as exc:
+        return [], f"{outer.shown}: unreadable ({type(exc).__name__}: {str(exc)[:200]})"
+    budget.bytes_read += len(data)
+    if budget.bytes_read > limits.max_total_bytes:
+        return [], f"{outer.shown}: the source exceeds the {limits.max_total_bytes}-byte intake cap"
+    # Every member zipfile would parse starts with this signature, so counting it bounds the members before
+    # the directory is parsed (a small zip can declare hundreds of thousands of entries).
+    left = limits.max_members - budget.members
+    if data.count(_CENTRAL_HEADER) > left:
+        return [], f"{outer.shown}: more members than the {limits.max_members}-member cap of the source allows"
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        infos = archive.infolist()
+    except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, ValueError) as exc:
+        notes.append(f"{outer.shown}: ignored (not a readable zip: {type(exc).__name__}: {str(exc)[:200]})")
+        return [], None
+    budget.members += len(infos)
+    if len(infos) > left:
+        return [], f"{outer.shown}: more members than the {limits.max_members}-member cap of the source allows"
+    plural = "s" if len(infos) != 1 else ""
+    notes.append(f"{outer.shown}: the student's own zip, unpacked ({len(infos)} member{plural})")
+    entries = []
+    for info in infos:
+        shown = f"{outer.shown}!{info.filename}"
+        if _skipped_member(info, shown, notes):
+            continue
+        filename = PurePosixPath(info.filename.replace("\\", "/")).name
+        if filename.lower().endswith(".zip"):
+            notes.append(f"{shown}: ignored (a zip inside the student's zip; only one level is unpacked)")
+            continue
+        if filename == TIMESTAMP_FILE:
+            notes.append(f"{shown}: ignored (a file inside the student's own zip is not an nbgrader submission time)")
+            continue
+        entries.append(_Entry(outer.raw_student, outer.origin, filename, shown, info.file_size,
+                              read=_member_reader(archive, info), late=outer.late))
+    return entries, None
+
+
+def _unpack_nested(
+    group: list[_Entry], limits: IntakeLimits, budget: _Budget, notes: list[str]
+) -> tuple[list[_Entry], str | None]:
+    """``group`` with each of the student's own zips replaced by the files inside it; an error or ``None``."""
+    out: list[_Entry] = []
+    for entry in sorted(group, key=lambda e: e.shown):
+        if entry.read is None or entry.problem or not entry.filename.lower().endswith(".zip"):
+            out.append(entry)
+            continue
+        inner, error = _nested_entries(entry, limits, budget, notes)
+        if error:
+            return out, error
+        out += inner
+    return out, None
+
+
 def _stage(
     entries: Iterable[_Entry],
     staging: Path,
     notebooks: Sequence[str],
     limits: IntakeLimits,
     notes: list[str],
+    members: int = 0,
 ) -> list[StudentSubmission]:
+    """Stage each student's notebooks; ``members`` is the outer archive's member count (0 for a folder)."""
     wanted = set(notebooks)
     by_raw: dict[str, list[_Entry]] = {}
     for entry in entries:
@@ -388,7 +496,7 @@ def _stage(
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
-    total = 0
+    budget = _Budget(members=members)
     out: list[StudentSubmission] = []
     for raw in sorted(by_raw, key=lambda r: (sanitize_student_id(r), r)):
         group = by_raw[raw]
@@ -405,6 +513,9 @@ def _stage(
         if sub.late:
             sub.notes.append("Canvas marked this submission LATE; its download has no submission time, so nbgrader "
                              "computed no lateness and applied no late penalty")
+        group, sub.error = _unpack_nested(group, limits, budget, sub.notes)
+        if sub.error:
+            continue
         chosen: dict[str, _Entry] = {}
         timestamp_entry: _Entry | None = None
         for entry in sorted(group, key=lambda e: e.shown):
@@ -435,13 +546,14 @@ def _stage(
             continue
         if not chosen:
             sub.error = f"no notebooks of {ASSIGNMENT} found (expected {', '.join(sorted(wanted))})"
+            sub.error += "".join(f"; {n}" for n in sub.notes if "(not a readable zip" in n)
             continue
         contents: dict[str, bytes] = {}
         for canonical, entry in sorted(chosen.items()):
             if entry.size_hint > limits.max_notebook_bytes:
                 sub.error = f"{entry.shown}: {entry.size_hint} bytes, more than the {limits.max_notebook_bytes} cap"
                 break
-            if total + min(entry.size_hint, limits.max_notebook_bytes) > limits.max_total_bytes:
+            if budget.bytes_read + min(entry.size_hint, limits.max_notebook_bytes) > limits.max_total_bytes:
                 sub.error = f"{entry.shown}: the source exceeds the {limits.max_total_bytes}-byte intake cap"
                 break
             try:
@@ -452,8 +564,8 @@ def _stage(
             except (OSError, zipfile.BadZipFile, EOFError, RuntimeError, ValueError) as exc:
                 sub.error = f"{entry.shown}: unreadable ({type(exc).__name__}: {str(exc)[:200]})"
                 break
-            total += len(data)
-            if total > limits.max_total_bytes:
+            budget.bytes_read += len(data)
+            if budget.bytes_read > limits.max_total_bytes:
                 sub.error = f"{entry.shown}: the source exceeds the {limits.max_total_bytes}-byte intake cap"
                 break
             problem = check_notebook(data, entry.shown)
@@ -515,7 +627,7 @@ def read_source(
         try:
             with zipfile.ZipFile(source) as archive:
                 kind, entries = _zip_entries(archive, assignment, limits, notes)
-                subs = _stage(entries, staging, notebooks, limits, notes)
+                subs = _stage(entries, staging, notebooks, limits, notes, members=len(archive.infolist()))
         except zipfile.BadZipFile as exc:
             raise IntakeError(f"{source}: not a readable zip archive ({exc})") from exc
         return Intake(kind, subs, notes)

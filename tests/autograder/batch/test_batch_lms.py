@@ -1,10 +1,12 @@
-"""LMS downloads through the whole batch: what a Canvas zip's ``LATE`` leads to.
+"""LMS downloads through the whole batch: a Canvas zip's ``LATE``, and a student's own zip inside the download.
 
 Canvas's "Download Submissions" zip marks a late submission ``LATE`` in its file
 names, and carries no submission time (Canvas dates every zip entry when it builds
 the zip). nbgrader computes lateness from a submission time only, so no late penalty
 can follow; the batch keeps the flag and says so in the record, the CSV and the
-summary. One real grading of one notebook (``ex4_audit``, the cheapest).
+summary. A student who uploaded a zip of their notebooks is graded from inside it
+(intake's own tests cover the rules and caps). Each test grades one notebook
+(``ex4_audit``, the cheapest) for real.
 """
 
 from __future__ import annotations
@@ -56,3 +58,21 @@ def test_canvas_late_flag_reaches_the_csv_and_summary_and_no_penalty_is_invented
     summary = report.summary_path.read_text()
     assert "marked LATE by the LMS (2): doejane_777, roelee_31" in summary
     assert "doejane_777: Canvas marked this submission LATE; its download has no submission time" in summary
+
+
+def test_a_students_own_zip_in_a_canvas_download_is_graded(demo_inputs, tmp_path):
+    import io
+
+    correct = (demo_inputs / "class" / "ada" / "ch11" / NOTEBOOK).read_bytes()
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(f"Homework 11/{NOTEBOOK}", correct)
+        archive.writestr(f"__MACOSX/Homework 11/._{NOTEBOOK}", b"\0\5\26\7")
+    source = _canvas_zip(tmp_path / "submissions.zip", {"parkmin_4242_900010_Homework 11.zip": inner.getvalue()})
+    course = batch_support.assigned_course(tmp_path.parent, tmp_path / "course")
+    (record,) = grade_class(source, course, workers=1, feedback=False).records
+    assert (record.student, record.status, record.score) == ("parkmin_4242", "graded", 4.0)
+    assert record.per_notebook["ex4_audit"] == 4.0
+    assert "parkmin_4242_900010_Homework 11.zip: the student's own zip, unpacked (2 members)" in record.notes
+    graded = course / "autograded" / "parkmin_4242" / "ch11"
+    assert sorted(p.name for p in graded.iterdir()) == [NOTEBOOK]
