@@ -24,7 +24,7 @@ DOCKER_TESTS = {
         "test_setup_sh_installs_without_network_then_grades",
     },
 }
-HOSTILE_BATCH_FIXTURES = {"run"}
+HOSTILE_BATCH_FIXTURES = {"run", "bwrap_run", "docker_run"}
 HOSTILE_BATCH_TESTS = {"test_attack_works_without_the_defence", "test_every_sampled_case_has_an_unsafe_outcome"}
 
 

@@ -190,6 +190,31 @@ def copy_class(dest: Path, students: tuple[str, ...] = HONEST) -> None:
 #: Seconds the batch may spend on one submission in these tests (the honest ones take about 80 s).
 SUBMISSION_TIMEOUT = 300.0
 
+#: Appended to the course config of every graded run here: the shipped limits
+#: (``nbgrader_config.py``: 60 s a cell, 10 s a call, 900 s a notebook) made the cases that
+#: hang on purpose cost minutes each. Honest work stays far inside these (its slowest cell
+#: takes about 5 s, its slowest call well under a second). As in the shipped defaults, one
+#: worker cell's limit stays well below the worker's start-up budget, so that one looping
+#: cell costs only itself.
+TEST_LIMITS = """
+# hostile tests: tighter limits, so that payloads that hang cost seconds
+c.SandboxedExecute.timeout = 15
+c.SandboxedExecute.wall_seconds = 240.0
+c.TrustedVerdicts.call_timeout = 4.0
+c.TrustedVerdicts.cell_time_limit = 10.0
+c.TrustedVerdicts.startup_timeout = 40.0
+"""
+
+
+def new_course(course: Path) -> Path:
+    """A fresh course with the repository's config and :data:`TEST_LIMITS`."""
+    from ch11_autograder.batch import init_course
+
+    init_course(course)
+    with (course / "nbgrader_config.py").open("a") as config:
+        config.write(TEST_LIMITS)
+    return course
+
 
 def run_batch(source: Path, course: Path, sandbox: str, *, progress=None) -> Any:
     from ch11_autograder.batch import grade_class
@@ -220,7 +245,7 @@ def _grade(root: Path, backend: str, listener: Listener, reference: Run | None =
     *before* is then the honest rows of the bwrap run (``reference``), which the
     deterministic grader must reproduce.
     """
-    course = root / "course"
+    course = new_course(root / "course")
     source = root / "class"
     copy_class(source)
     ctx = Context(course=course, class_dir=source, allowed_root=root, listener_port=listener.port,
@@ -266,15 +291,18 @@ def bwrap_run(tmp_path_factory, listener) -> Run:
     return graded
 
 
-@pytest.fixture(scope="session", params=["bwrap", "docker"])
-def run(request, tmp_path_factory, listener) -> Run:
-    if request.param == "bwrap":
-        return request.getfixturevalue("bwrap_run")
+@pytest.fixture(scope="session")
+def docker_run(request, tmp_path_factory, listener) -> Run:
     docker_image()  # skip (or fail under CI) before grading anything
     reference = request.getfixturevalue("bwrap_run")
     graded = _grade(tmp_path_factory.mktemp("hostile-docker"), "docker", listener, reference)
     _record_observed(graded)
     return graded
+
+
+@pytest.fixture(scope="session", params=["bwrap", "docker"])
+def run(request) -> Run:
+    return request.getfixturevalue(f"{request.param}_run")
 
 
 def _record_observed(run: Run) -> None:
@@ -551,6 +579,27 @@ def test_honest_students_get_what_their_work_earns(run):
                 assert 0 < got < full, (student, notebook, got)
 
 
+def _honest_csv_rows(run: Run) -> list[str]:
+    rows = (run.course / "reports" / f"{ASSIGNMENT}-grades.csv").read_text().splitlines()
+    return [rows[0]] + [row for row in rows[1:] if row.split(",")[0] in HONEST]
+
+
+def _honest_feedback(run: Run) -> dict[str, str]:
+    return {f"{s}/{nb}": run.feedback(s, nb) for s in HONEST for nb in NOTEBOOK_POINTS}
+
+
+@pytest.mark.slow
+def test_the_demo_class_grades_identically_in_the_image_and_under_bwrap(bwrap_run, docker_run):
+    """The honest students, graded inside the grading image beside the corpus: the same rows, CSV and feedback."""
+    assert docker_run.after == bwrap_run.after
+    assert _honest_csv_rows(docker_run) == _honest_csv_rows(bwrap_run)
+    feedback = _honest_feedback(bwrap_run)
+    assert all(feedback.values()) and len(feedback) == len(HONEST) * len(NOTEBOOK_POINTS)
+    assert _honest_feedback(docker_run) == feedback  # byte for byte
+    summary = (docker_run.course / "reports" / f"{ASSIGNMENT}-summary.txt").read_text()
+    assert "sandbox container-user, 2 workers" in summary
+
+
 @pytest.mark.slow
 def test_no_planted_module_and_no_listener_were_reached(run):
     _no_host_import(run, CASES[0])
@@ -592,7 +641,7 @@ def unsandboxed(tmp_path_factory) -> Iterator[Demo]:
     ctx = Context(course=course, class_dir=peers, allowed_root=root, listener_port=server.port,
                   evidence_dir=root / "evidence")
     build_corpus(source, ctx, [c for c in CASES if c.unsandboxed_demo == "none"])
-    report = run_batch(source, course, "none")
+    report = run_batch(source, new_course(course), "none")
     yield Demo(course, gradebook_scores(course), ctx, server, {r.student: r for r in report.records})
     server.close()
 
