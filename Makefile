@@ -8,7 +8,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-full lint demo example wheel release clean
+.PHONY: test test-fast docker-engine lint demo example wheel release clean
 
 $(STAMP): requirements/lock.txt pyproject.toml harness/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,15 +19,18 @@ $(STAMP): requirements/lock.txt pyproject.toml harness/pyproject.toml
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
-# CI's tier: everything but the Docker image, the hostile-corpus batches and the
-# batch grader's whole-class runs (see tests/conftest.py).
-test: lint
+# Every tier (see tests/conftest.py), with a Docker engine: installed and started
+# first when missing and this runs as root (.ci/docker-engine.sh).
+test: lint docker-engine
+	$(PY) -m pytest
+
+# While developing: everything but the Docker image, the hostile-corpus batches and
+# the batch grader's whole-class runs.
+test-fast: lint
 	$(PY) -m pytest -m "not docker and not hostile_batch and not class_batch"
 
-# Every tier, with a Docker engine (started if needed; see .ci/docker-engine.sh).
-test-full: lint
+docker-engine:
 	bash .ci/docker-engine.sh
-	$(PY) -m pytest
 
 example: $(STAMP)
 	$(PY) examples/chapter_listings.py --out build/chapter
@@ -49,7 +52,7 @@ release: $(STAMP)
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .hypothesis
 
-# Cost benchmarks (not part of `test`, `test-full` or CI): 29 minutes on the busy 2-core dev machine.
+# Cost benchmarks (not part of `test` or CI): 29 minutes on the busy 2-core dev machine.
 # Method and results: bench/README.md; numbers land in bench/results/.
 .PHONY: bench
 bench: $(STAMP)
