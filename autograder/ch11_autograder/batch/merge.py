@@ -8,6 +8,12 @@ result twice leaves the gradebook as merging it once. Manual scores an
 instructor already entered are kept; as in ``nbgrader autograde``, such a
 cell is flagged for review again.
 
+A merge is all or nothing: nbgrader's ``Gradebook`` methods commit after each
+change (the student row, the submission row with its empty grades), so
+:func:`merge_result` runs them in one database transaction
+(:func:`_one_transaction`) and commits once at the end; a merge that fails
+anywhere rolls back, and the gradebook is as it was before, byte for byte.
+
 Files go into the course with atomic renames: each autograded notebook is
 written beside its destination and ``os.replace``-d over it, so a reader (or a
 kill) sees either the old file or the new one, never half of one.
@@ -24,11 +30,13 @@ the one nbgrader computes in the real course.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
 import tempfile
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -198,30 +206,71 @@ def read_result(work_course: Path, assignment: str, student: str) -> SubmissionR
     return result
 
 
+class _FlushOnCommit:
+    """A gradebook session whose ``commit()`` only flushes: nbgrader's methods, which commit after each
+    change, then write into the transaction that is already open instead of ending it."""
+
+    def __init__(self, session) -> None:
+        self._session = session
+
+    def commit(self) -> None:
+        self._session.flush()
+
+    def __getattr__(self, name: str):
+        return getattr(self._session, name)
+
+
+@contextlib.contextmanager
+def _one_transaction(gb: Gradebook) -> Iterator[None]:
+    """Everything ``gb`` changes inside the block is committed once at its end, or rolled back on any exception.
+
+    SQLite holds the changes in one transaction (begun by the first write, ended only by the real
+    commit or rollback), so no reader, and no crash, ever sees part of them.
+    """
+    session = gb.db
+    gb.db = _FlushOnCommit(session)
+    try:
+        yield
+    except BaseException:
+        gb.db = session
+        session.rollback()
+        raise
+    gb.db = session
+    session.commit()
+
+
 def merge_result(course: Path, assignment: str, result: SubmissionResult) -> None:
-    """Set ``result``'s values in ``course``'s gradebook (see the module docstring)."""
-    with warnings.catch_warnings(), Gradebook(_db_url(course)) as gb:
+    """Set ``result``'s values in ``course``'s gradebook (see the module docstring), in one transaction.
+
+    Raises whatever the gradebook raises (e.g. ``MissingEntry`` for a cell the course does not
+    have, ``sqlite3.OperationalError`` wrapped by SQLAlchemy); the gradebook is then unchanged.
+    """
+    with warnings.catch_warnings(), Gradebook(_db_url(course)) as gb, _one_transaction(gb):
         # nbgrader's add_submission builds rows in a way SQLAlchemy 2 warns about; the rows are right.
         warnings.simplefilter("ignore", SAWarning)
-        gb.update_or_create_student(result.student)
-        try:
-            gb.find_submission(assignment, result.student)
-            exists = True
-        except MissingEntry:
-            exists = False
-        if result.timestamp is not None:
-            gb.update_or_create_submission(assignment, result.student, timestamp=result.timestamp)
-        elif not exists:
-            gb.add_submission(assignment, result.student)
-        for value in result.grades:
-            grade = gb.find_grade(value.cell, value.notebook, assignment, result.student)
-            grade.auto_score = value.auto_score
-            grade.needs_manual_grade = value.needs_manual_grade or grade.manual_score is not None
-        for notebook, cell, text in result.comments:
-            gb.find_comment(cell, notebook, assignment, result.student).auto_comment = text
-        for notebook, penalty in result.penalties.items():
-            gb.find_submission_notebook(notebook, assignment, result.student).late_submission_penalty = penalty
-        gb.db.commit()
+        _apply(gb, assignment, result)
+
+
+def _apply(gb: Gradebook, assignment: str, result: SubmissionResult) -> None:
+    """The merge's changes through nbgrader's API (each of its calls commits unless inside :func:`_one_transaction`)."""
+    gb.update_or_create_student(result.student)
+    try:
+        gb.find_submission(assignment, result.student)
+        exists = True
+    except MissingEntry:
+        exists = False
+    if result.timestamp is not None:
+        gb.update_or_create_submission(assignment, result.student, timestamp=result.timestamp)
+    elif not exists:
+        gb.add_submission(assignment, result.student)
+    for value in result.grades:
+        grade = gb.find_grade(value.cell, value.notebook, assignment, result.student)
+        grade.auto_score = value.auto_score
+        grade.needs_manual_grade = value.needs_manual_grade or grade.manual_score is not None
+    for notebook, cell, text in result.comments:
+        gb.find_comment(cell, notebook, assignment, result.student).auto_comment = text
+    for notebook, penalty in result.penalties.items():
+        gb.find_submission_notebook(notebook, assignment, result.student).late_submission_penalty = penalty
 
 
 def install_files(source_dir: Path, dest_dir: Path) -> list[str]:
