@@ -8,6 +8,10 @@
    runs once, when the gradebook does not know the assignment yet.
 2. **Intake** (:mod:`.intake`): the source folder or zip becomes one staged
    submission per student; unusable ones become error records right away.
+   Before grading, each submission's nbgrader cell metadata is compared with the
+   released notebooks (:mod:`.cellcheck`): a renamed, copied or re-flagged grade
+   cell, which nbgrader fails on with a message naming no cell, becomes an error
+   record that names the notebook, the cell and what to do.
 3. **Resume.** The ledger (:mod:`.ledger`) names the submissions already merged
    with the same input digest; they are skipped (``skipped_resume``).
 4. **Isolated grading**, ``workers`` at a time: per submission a fresh course
@@ -60,6 +64,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from ..nbgrader_cli import nbgrader_argv, nbgrader_env, run_nbgrader
 from ..untrusted.launch import DEFAULT_SANDBOX, SANDBOX_ENV
 from . import report
+from .cellcheck import check_submission, load_released
 from .intake import ASSIGNMENT, IntakeError, IntakeLimits, StudentSubmission, read_source
 from .ledger import Ledger
 from .merge import PriorSubmission, autograded_cells, install_files, merge_result, read_prior, read_result, seed_prior
@@ -386,6 +391,30 @@ def _kill_slot(sandbox: str, slot: int) -> None:
                 break
 
 
+def kill_processes_in(directory: Path, rounds: int = 20) -> int:
+    """SIGKILL every process whose working directory lies in ``directory``; returns how many were found.
+
+    Repeated (``rounds``) while any are found, so children forked meanwhile go too.
+    """
+    prefix = str(directory).rstrip("/") + "/"
+    found = 0
+    for _ in range(rounds):
+        pids = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and int(entry) != os.getpid():
+                with contextlib.suppress(OSError):
+                    if (os.readlink(f"/proc/{entry}/cwd") + "/").startswith(prefix):
+                        pids.append(int(entry))
+        if not pids:
+            break
+        found += len(pids)
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)
+    return found
+
+
 def _grade_isolated(
     sub: StudentSubmission,
     *,
@@ -428,6 +457,11 @@ def _grade_isolated(
         env = nbgrader_env({SLOT_ENV: str(slot), SANDBOX_ENV: sandbox})
         if os.environ.get(SCRATCH_ROOT_ENV):
             env["TMPDIR"] = f"{os.environ[SCRATCH_ROOT_ENV]}/slot{slot}"
+        elif sandbox == "none":
+            # Unsandboxed kernels and workers start sessions of their own, which killing nbgrader's
+            # process group misses; their working directories (scratch) under here find them afterwards.
+            (work / "tmp").mkdir()
+            env["TMPDIR"] = str(work / "tmp")
         # Pin the isolated course on the command line (it wins over the config file): a course config that
         # names an absolute root or database must not send this run into the instructor's course.
         argv = nbgrader_argv("autograde", assignment, f"--student={sub.student}", f"--CourseDirectory.root={work}",
@@ -446,6 +480,8 @@ def _grade_isolated(
             finally:
                 running.discard(proc)
         _kill_slot(sandbox, slot)
+        if sandbox == "none":
+            kill_processes_in(work / "tmp")
         if running.cancelled.is_set():
             outcome.error = "batch cancelled"
         elif timed_out:
@@ -645,6 +681,10 @@ def _run(
 
     _ensure_assignment(course, assignment, logs / "generate_assignment.log")
     notebooks = sorted(p.name for p in (course / "source" / assignment).glob("*.ipynb"))
+    try:
+        released = load_released(course / "source" / assignment, notebooks)
+    except ValueError as exc:
+        raise BatchError(f"cannot read the assignment's notebooks: {exc}") from exc
     intake = read_source(source, state / "staging", notebooks, assignment=assignment, limits=limits)
     max_score = _max_score(course, assignment)
     ledger = Ledger(state / "ledger.jsonl")
@@ -665,12 +705,20 @@ def _run(
     done = 0
     for sub in intake.submissions:
         entry = latest.get(sub.student)
+        resumable = sub.error is None and _resumable(entry, sub, course, merged, assignment, due(sub.student))
+        if sub.error is None and not resumable:
+            # Before nbgrader, which fails on tampered cell metadata without naming the cell.
+            try:
+                sub.error = check_submission(sub.files, released)
+            except Exception as exc:  # a bug of the check must not stop the batch: nbgrader then judges the cells
+                sub.notes.append(f"cell metadata check failed ({type(exc).__name__}: {str(exc)[:200]}); "
+                                 "graded by nbgrader as submitted")
         if sub.error:
             record = _error_record(sub, sub.error, max_score, _earlier(sub.student, graded_before, last_graded), 0.0,
                                    None)
             ledger.append({"event": "error", "student": sub.student, "sha256": sub.sha256, "error": record.error,
                            "score": None, "max_score": max_score, "per_notebook": {}, "seconds": 0.0})
-        elif _resumable(entry, sub, course, merged, assignment, due(sub.student)):
+        elif resumable:
             assert entry is not None
             record = SubmissionRecord(sub.student, "skipped_resume", None, entry.get("score"), max_score,
                                       dict(entry.get("per_notebook") or {}), sub.sha256, 0.0, list(sub.notes),

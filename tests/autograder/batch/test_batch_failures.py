@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import batch_support
+import nbformat
 import pytest
 from ch11_autograder.batch import BatchError, grade_class, gradebook_snapshot
 from nbgrader.api import Gradebook
@@ -88,15 +89,23 @@ def test_broken_and_missing_notebooks_are_recorded_and_others_unaffected(ada, tm
     assert "errors (2):" in summary and "oldformat: oldformat/ch11/ex1_fanout.ipynb: wrong nbformat (3)" in summary
 
 
-def test_time_limit_stops_a_submission_and_leaves_nothing_running(ada, tmp_path):
+@pytest.mark.parametrize("sandbox", ["bwrap", "none"])
+def test_time_limit_stops_a_submission_and_leaves_nothing_running(ada, tmp_path, sandbox):
+    # Under `none` the kernel and the worker run in sessions of their own (killing nbgrader's
+    # process group misses them) with their scratch, hence their working directory, in the
+    # submission's work directory: the batch must find and kill them there.
     src = tmp_path / "src" / "slow" / "ch11"
     src.mkdir(parents=True)
-    shutil.copy2(ada / "ex1_fanout.ipynb", src / "ex1_fanout.ipynb")
+    nb = nbformat.read(ada / "ex1_fanout.ipynb", as_version=4)
+    sleeper = nbformat.v4.new_code_cell("import time\ntime.sleep(600)")
+    sleeper["id"] = "sleeper"
+    nb.cells.insert(0, sleeper)  # the kernel is busy when the time limit strikes
+    nbformat.write(nb, src / "ex1_fanout.ipynb")
     course = _course(tmp_path)
-    report = grade_class(tmp_path / "src", course, workers=1, timeout=3.0)
+    report = grade_class(tmp_path / "src", course, workers=1, timeout=15.0, sandbox=sandbox)
     (record,) = report.records
-    assert record.status == "error" and record.error.startswith("time limit: grading took longer than 3 s")
-    assert 3.0 <= record.seconds < 30
+    assert record.status == "error" and record.error.startswith("time limit: grading took longer than 15 s")
+    assert 15.0 <= record.seconds < 60
     assert gradebook_snapshot(course, "ch11") == {}
     time.sleep(1.0)
     assert _processes_under(course / ".ch11-batch") == []
