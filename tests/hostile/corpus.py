@@ -1366,9 +1366,33 @@ def render_table(cases: Iterable[Case] = CASES, observed: dict[str, dict[str, st
     return "\n".join(lines) + "\n"
 
 
+def observed_column(path: Path) -> dict[str, str]:
+    """Case name -> what a run recorded (``CH11_HOSTILE_OBSERVED`` JSON), as docs/hostile.md shows it.
+
+    ``graded <points> (<seconds> s)``, or ``error: <the record's error>`` with the
+    batch's own text (paths inside the class directory shortened to the file name).
+    """
+    data = json.loads(Path(path).read_text())
+    column = {}
+    for name, seen in data["cases"].items():
+        if seen["status"] == GRADED:
+            column[name] = f"graded {seen['score']:g} ({seen['seconds']:.0f} s)"
+        else:
+            error = str(seen.get("error") or "")
+            column[name] = f"{seen['status']}: {error.removeprefix(f'{name}/{ASSIGNMENT}/')}"
+    return column
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) == 3 and argv[0] == "--table":
+        # The case table with the observed columns of a bwrap and a Docker run, for docs/hostile.md.
+        print(render_table(observed={"observed (bwrap)": observed_column(Path(argv[1])),
+                                     "observed (Docker)": observed_column(Path(argv[2]))}), end="")
+        return 0
     if len(argv) != 1:
-        print("usage: python tests/hostile/corpus.py DEST", file=sys.stderr)
+        print("usage: python tests/hostile/corpus.py DEST\n"
+              "       python tests/hostile/corpus.py --table OBSERVED_BWRAP.json OBSERVED_DOCKER.json",
+              file=sys.stderr)
         return 2
     dest = Path(argv[0]).resolve()
     built = build_corpus(dest, Context(course=dest.parent / "course", class_dir=dest, allowed_root=dest.parent))
