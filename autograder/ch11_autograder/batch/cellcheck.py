@@ -125,11 +125,22 @@ class CellProblem:
     text: str
 
 
+def _brief(value: Any, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit`` characters: a submission's values go into records, CSV and feedback."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _flag(value: Any) -> str:
+    """A flag as the notebook's JSON spells it (``true``), or any other value, briefly."""
+    return "true" if value is True else "false" if value is False else _brief(value)
+
+
 def _points(value: Any) -> str:
     """``4 points``, ``1 point``, ``'abc' points`` (a value from a submission is shown as it is)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return f"{value:g} point" + ("" if value == 1 else "s")
-    return f"{value!r} points"
+    return f"{_brief(value)} points"
 
 
 def _role(grade: Any, solution: Any, locked: Any, task: Any, points: Any) -> str:
@@ -258,10 +269,10 @@ def check_cells(nb: Mapping[str, Any], released: ReleasedNotebook) -> list[CellP
                 "the cell from the released notebook, or, if the student added it, delete its nbgrader metadata")))
             continue
         if not isinstance(grade_id, str) or grade_id not in known:
-            problems.append(CellProblem(position, str(grade_id), (
-                f"cell {position} has grade_id {grade_id!r}, which the released notebook does not have (marked as "
-                f"{_meta_role(meta)}){hint}: restore the released cell in its place, or, if the student added "
-                "this cell, delete its nbgrader metadata")))
+            problems.append(CellProblem(position, _brief(grade_id), (
+                f"cell {position} has grade_id {_brief(grade_id)}, which the released notebook does not have "
+                f"(marked as {_meta_role(meta)}){hint}: restore the released cell in its place, or, if the student "
+                "added this cell, delete its nbgrader metadata")))
             continue
         seen.setdefault(grade_id, []).append(position)
         if meta.get("grade", False) or meta.get("solution", False):
@@ -269,7 +280,7 @@ def check_cells(nb: Mapping[str, Any], released: ReleasedNotebook) -> list[CellP
         rel = known[grade_id]
         changed = [f for f in _ROLE_FLAGS if meta.get(f, False) is not getattr(rel, f)]
         if changed:
-            shown = ", ".join(f"{f}={json.dumps(meta.get(f, False))}" for f in changed)
+            shown = ", ".join(f"{f}={_flag(meta.get(f, False))}" for f in changed)
             problems.append(CellProblem(position, grade_id, (
                 f"cell {position} (grade_id {grade_id!r}) is marked as {_meta_role(meta)} ({shown}) but was released "
                 f"as {rel.role}: restore its nbgrader metadata from the released notebook")))
@@ -278,7 +289,7 @@ def check_cells(nb: Mapping[str, Any], released: ReleasedNotebook) -> list[CellP
             try:
                 float(meta["points"])
             except (KeyError, TypeError, ValueError):
-                shown = "no points" if "points" not in meta else f"points {meta['points']!r}, not a number"
+                shown = "no points" if "points" not in meta else f"points {_brief(meta['points'])}, not a number"
                 problems.append(CellProblem(position, grade_id, (
                     f"cell {position} (grade_id {grade_id!r}, {rel.role}) has {shown}: restore its nbgrader "
                     "metadata from the released notebook")))

@@ -130,6 +130,19 @@ def test_deleted_and_edited_test_cells_are_left_to_nbgrader(hostile, released):
         assert _hostile_error(hostile, name, released)[0] is None, name
 
 
+def test_values_from_the_submission_are_shown_briefly(released, tmp_path):
+    # A grade_id or points value of any size goes into the record, the CSV and the summary cut short.
+    huge = "x" * 100_000
+    nb = _released_nb()
+    nb.cells[_index(nb, TEST)].metadata.nbgrader["grade_id"] = huge
+    nb.cells[_index(nb, "ex4-vocabulary")].metadata.nbgrader.update(grade=[huge], points=huge)
+    path = tmp_path / "ex4_audit.ipynb"
+    nbformat.write(nb, str(path))
+    error = check_submission({"ex4_audit.ipynb": path}, released)
+    assert error is not None and "grade_id 'xxxxxxxx" in error and "grade=['xxxx" in error
+    assert len(error) < 2_000 < len(repr(huge))
+
+
 def _mutate(*edits: Callable[[Any], None]) -> Callable[[Any], None]:
     def apply(nb: Any) -> None:
         for edit in edits:
