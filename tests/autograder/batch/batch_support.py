@@ -23,6 +23,9 @@ BASE_TAG = "ch11-base:bookworm"
 IMAGE_TAG = "ch11-grader:test"
 
 _lock = threading.RLock()
+#: The image builds take their own lock: one may run in a background thread (tests/conftest.py)
+#: while other tests use the graded courses.
+_image_lock = threading.RLock()
 _cache: dict[str, object] = {}
 
 
@@ -157,7 +160,7 @@ def _image_exists(tag: str) -> bool:
 def base_image() -> str:
     """The local debootstrap base (built once, then reused across sessions while it exists)."""
     require_docker()
-    with _lock:
+    with _image_lock:
         if not _image_exists(BASE_TAG):
             from ch11_autograder.image import build_base
 
@@ -168,7 +171,7 @@ def base_image() -> str:
 def grading_image() -> str:
     """The grading image built from this working tree (once per session; Docker caches unchanged layers)."""
     base = base_image()
-    with _lock:
+    with _image_lock:
         if "image" not in _cache:
             from ch11_autograder.image import build_image
 
