@@ -20,6 +20,10 @@ REPO = Path(__file__).resolve().parents[3]
 DEMO_CLASS = REPO / "demo" / "class"
 ASSIGNMENT = "ch11"
 BASE_TAG = "ch11-base:bookworm"
+#: The students ``make_demo_course`` grades with plain ``nbgrader autograde``: the two with
+#: partial scores (named wrong answers, unanswered exercises). ada (full) and blank (zero) are
+#: checked against the demo class's definition where the hostile corpus is graded beside them.
+MAKE_DEMO_STUDENTS = ("hal", "lin")
 IMAGE_TAG = "ch11-grader:test"
 
 _lock = threading.RLock()

@@ -33,13 +33,17 @@ def demo_inputs(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def make_demo_course(tmp_path_factory, demo_inputs):
-    """The course ``make demo`` grades (plain ``nbgrader autograde`` over the whole class)."""
+    """The course ``make demo`` grades (plain ``nbgrader autograde`` of a class), for hal and lin."""
+    import shutil
     from unittest import mock
 
     from ch11_autograder import demo
 
-    course = tmp_path_factory.mktemp("make-demo") / "course"
+    root = tmp_path_factory.mktemp("make-demo")
+    for student in batch_support.MAKE_DEMO_STUDENTS:
+        shutil.copytree(demo_inputs / "class" / student, root / "class" / student)
+    course = root / "course"
     with mock.patch.object(demo, "SOURCE_DIR", demo_inputs / "source" / "ch11"), \
             mock.patch.object(demo, "REPO_ROOT", demo_inputs):
-        demo.run(course=course, class_dir=demo_inputs / "class")
+        demo.run(course=course, class_dir=root / "class")
     return course

@@ -66,13 +66,15 @@ def test_batch_of_the_demo_class_equals_make_demo(demo_graded, make_demo_course)
     course, report, events = demo_graded
     assert [r.student for r in report.records] == ["ada", "blank", "hal", "lin"]
     assert {r.status for r in report.records} == {"graded"} and not report.problems
-    # The gradebook: every cell of every student as plain `nbgrader autograde` of the class left it.
+    # The gradebook: every cell of hal and lin as plain `nbgrader autograde` of a class left it.
     expected = gradebook_snapshot(make_demo_course, "ch11")
-    assert gradebook_snapshot(course, "ch11") == expected
-    assert sum(len(cells) for cells in expected.values()) == 4 * 23
+    assert set(expected) == set(batch_support.MAKE_DEMO_STUDENTS)
+    assert {s: v for s, v in gradebook_snapshot(course, "ch11").items() if s in expected} == expected
+    assert sum(len(cells) for cells in expected.values()) == 2 * 23
     # Feedback is byte for byte what make demo produced.
-    assert _feedback_files(course) == _feedback_files(make_demo_course)
-    assert len(_feedback_files(course)) == 4 * 5
+    feedback = _feedback_files(course)
+    assert len(feedback) == 4 * 5
+    assert {k: v for k, v in feedback.items() if k.split("/")[0] in expected} == _feedback_files(make_demo_course)
     scores = {r.student: (r.score, r.per_notebook["ex1_fanout"]) for r in report.records}
     assert scores == {"ada": (40.0, 8.0), "blank": (0.0, 0.0), "hal": (18.0, 8.0), "lin": (35.96, 6.67)}
     csv_lines = report.csv_path.read_text().splitlines()
