@@ -52,7 +52,7 @@ release: $(STAMP)
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .hypothesis
 
-# Cost benchmarks (not part of `test` or CI): 29 minutes on the busy 2-core dev machine.
+# Cost benchmarks (not part of `test` or CI): parts a-c 6 minutes on an idle 2-core machine, part d 16.
 # Method and results: bench/README.md; numbers land in bench/results/.
 .PHONY: bench
 bench: $(STAMP)
