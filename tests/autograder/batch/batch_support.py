@@ -124,6 +124,20 @@ def small_graded_course(base: Path):
         return _cache["small"]
 
 
+def processes_under(path: Path) -> list[int]:
+    """Pids whose working directory is inside ``path`` (read from ``/proc``, independently of the grader's own kill)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cwd = os.readlink(f"/proc/{entry}/cwd")
+            except OSError:
+                continue
+            if cwd.startswith(str(path)):
+                found.append(int(entry))
+    return found
+
+
 def copy_course(course: Path, dest: Path) -> Path:
     """A copy of a graded course that a test may change."""
     shutil.copytree(course, dest, symlinks=True)

@@ -45,20 +45,6 @@ def _feedback_files(course: Path) -> dict[str, str]:
     return batch_support.feedback_html(course)
 
 
-def _processes_under(path: Path) -> list[int]:
-    """Pids whose working directory is inside ``path``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cwd = os.readlink(f"/proc/{entry}/cwd")
-            except OSError:
-                continue
-            if cwd.startswith(str(path)):
-                found.append(int(entry))
-    return found
-
-
 # --------------------------------------------------------------------------- the demo class
 
 
@@ -122,7 +108,7 @@ def test_sigkill_mid_batch_then_rerun_equals_an_uninterrupted_run(demo_graded, d
     merged_before = [e["student"] for e in ledger.entries() if e["event"] == "graded"]
     assert len(merged_before) == 1
     time.sleep(2.0)
-    assert _processes_under(course / ".ch11-batch") == [], "graders outlived the killed orchestrator"
+    assert batch_support.processes_under(course / ".ch11-batch") == [], "graders outlived the killed orchestrator"
 
     report = grade_class(source, course, workers=2, sandbox="bwrap")
     statuses = {r.student: r.status for r in report.records}

@@ -7,7 +7,6 @@ the CI tier; the whole-class runs are in ``test_batch.py``.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from pathlib import Path
@@ -34,20 +33,6 @@ def ada(demo) -> Path:
 
 def _course(tmp_path: Path) -> Path:
     return batch_support.new_course(tmp_path.parent, tmp_path / "course")
-
-
-def _processes_under(path: Path) -> list[int]:
-    """Pids whose working directory is inside ``path``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cwd = os.readlink(f"/proc/{entry}/cwd")
-            except OSError:
-                continue
-            if cwd.startswith(str(path)):
-                found.append(int(entry))
-    return found
 
 
 # --------------------------------------------------------------------------- failures
@@ -108,7 +93,7 @@ def test_time_limit_stops_a_submission_and_leaves_nothing_running(ada, tmp_path,
     assert 15.0 <= record.seconds < 60
     assert gradebook_snapshot(course, "ch11") == {}
     time.sleep(1.0)
-    assert _processes_under(course / ".ch11-batch") == []
+    assert batch_support.processes_under(course / ".ch11-batch") == []
 
 
 def test_refusals_happen_before_anything_is_graded(demo, tmp_path):
