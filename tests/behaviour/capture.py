@@ -1,0 +1,154 @@
+"""Today's verdicts, captured so that a change of layout or runtime can be shown to keep them.
+
+A grading run leaves two kinds of output a student or instructor sees: the
+verdict outputs of every autograded test cell (what nbgrader scores and what
+the feedback shows) and the feedback HTML. This module records them for
+
+* the reference solution, the released stubs and every catalogue entry, each
+  graded notebook by notebook through the ``TrustedVerdicts`` preprocessor
+  configured exactly as ``nbgrader_config.py`` configures it (in-process,
+  ``sandbox = "none"``: the sandbox changes where code runs, not what it
+  returns), into ``catalogue/<exercise>.json`` (one file per exercise, so that
+  work on one exercise rewrites only its own);
+* the demo class as ``make demo`` grades it, into ``demo.json`` (per student,
+  notebook and cell: the score; per feedback file: its SHA-256).
+
+    python tests/behaviour/capture.py catalogue [ex3 ...]   # rewrite catalogue/<exercise>.json
+    python tests/behaviour/capture.py demo COURSE           # rewrite demo.json from a graded course
+
+``test_unchanged.py`` regrades and compares. A change that means to alter a
+verdict rewrites the fixture in the same commit and says why.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import nbformat
+from traitlets.config import Config
+from traitlets.config.loader import PyFileConfigLoader
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+CATALOGUE_DIR = HERE / "catalogue"
+DEMO_FIXTURE = HERE / "demo.json"
+ASSIGNMENT = "ch11"
+
+
+def course_config() -> Config:
+    """The course's own ``nbgrader_config.py``, loaded as nbgrader loads it."""
+    return PyFileConfigLoader("nbgrader_config.py", path=str(REPO)).load_config()
+
+
+def _exercises() -> Iterator[tuple[str, str]]:
+    """(exercise key, notebook stem) in the assignment's order."""
+    from ch11_autograder.authoring.exercises import EXERCISES
+
+    for index, stem in enumerate(EXERCISES, start=1):
+        yield f"ex{index}", stem
+
+
+def _entries(exercise: str):
+    from ch11_autograder.catalogue import catalogue
+
+    return catalogue(exercise)
+
+
+def submissions() -> Iterator[tuple[str, str, nbformat.NotebookNode]]:
+    """(label, notebook stem, notebook): reference, stubs and every catalogue entry, per exercise."""
+    from ch11_autograder.authoring.submissions import answer_sources, fill, read
+
+    for exercise, stem in _exercises():
+        released = read(REPO / "assignments" / ASSIGNMENT / f"{stem}.ipynb")
+        answers = answer_sources(read(REPO / "source" / ASSIGNMENT / f"{stem}.ipynb"))
+        yield f"{exercise}/reference", stem, fill(released, answers)
+        yield f"{exercise}/stubs", stem, fill(released, {})
+        for entry in _entries(exercise):
+            yield f"{exercise}/{entry.name}", stem, fill(released, answers, wrong=[entry])
+
+
+def test_cell_outputs(nb: nbformat.NotebookNode, config: Config) -> dict[str, list[dict]]:
+    """grade_id -> the outputs ``TrustedVerdicts`` writes into that autograded test cell."""
+    from ch11_autograder.trusted.preprocessors import TrustedVerdicts
+    from ch11_autograder.trusted.submission_cells import autograded_test_cells
+
+    step = TrustedVerdicts(config=config)
+    step.sandbox = "none"
+    graded, _ = step.preprocess(nb, {"metadata": {"path": "."}, "unique_key": "capture"})
+    return {
+        cell.metadata.nbgrader.grade_id: json.loads(json.dumps(cell.outputs))
+        for _, cell in autograded_test_cells(graded)
+    }
+
+
+def grade_catalogue(labels: set[str] | None = None) -> dict[str, dict[str, list[dict]]]:
+    """label -> grade_id -> verdict outputs, for every submission of :func:`submissions`."""
+    config = course_config()
+    return {
+        label: test_cell_outputs(nb, config)
+        for label, _stem, nb in submissions()
+        if labels is None or label in labels
+    }
+
+
+def catalogue_fixture(exercise: str) -> Path:
+    return CATALOGUE_DIR / f"{exercise}.json"
+
+
+def read_catalogue_fixture(exercise: str) -> dict[str, dict[str, list[dict]]]:
+    """label (``ex3/reference``) -> grade_id -> verdict outputs, as committed."""
+    entries = json.loads(catalogue_fixture(exercise).read_text())
+    return {f"{exercise}/{name}": outputs for name, outputs in entries.items()}
+
+
+def demo_outcome(course: Path) -> dict:
+    """Scores per student, notebook and cell, and the SHA-256 of every feedback file, of a graded course."""
+    from nbgrader.api import Gradebook
+
+    scores: dict[str, dict[str, dict[str, float]]] = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        for student in sorted(gb.students, key=lambda s: s.id):
+            submission = gb.find_submission(ASSIGNMENT, student.id)
+            scores[student.id] = {
+                nb.name: {grade.name: grade.score for grade in sorted(nb.grades, key=lambda g: g.name)}
+                for nb in sorted(submission.notebooks, key=lambda n: n.name)
+            }
+    feedback = {
+        path.relative_to(course / "feedback").as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted((course / "feedback").rglob("*.html"))
+    }
+    return {"scores": scores, "feedback_sha256": feedback}
+
+
+def _write(path: Path, data: dict) -> None:
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {path}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="what", required=True)
+    cat = sub.add_parser("catalogue", help="grade reference, stubs and catalogue entries; rewrite their fixtures")
+    cat.add_argument("exercises", nargs="*", help="exercise keys (ex1 ...); default: all")
+    demo = sub.add_parser("demo", help="read a course graded by `make demo`; rewrite demo.json")
+    demo.add_argument("course", type=Path)
+    args = parser.parse_args(argv)
+    if args.what == "catalogue":
+        wanted = set(args.exercises or [exercise for exercise, _stem in _exercises()])
+        graded = grade_catalogue({label for label, _stem, _nb in submissions() if label.split("/")[0] in wanted})
+        for exercise in sorted(wanted):
+            prefix = exercise + "/"
+            entries = {label.removeprefix(prefix): v for label, v in graded.items() if label.startswith(prefix)}
+            _write(catalogue_fixture(exercise), entries)
+    else:
+        _write(DEMO_FIXTURE, demo_outcome(args.course))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

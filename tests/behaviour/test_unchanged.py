@@ -1,0 +1,64 @@
+"""Verdicts and feedback equal the committed fixtures (``capture.py``): a refactor changes none.
+
+* Every catalogue entry, the reference and the released stubs, graded notebook by
+  notebook through ``TrustedVerdicts`` as configured by ``nbgrader_config.py``: the
+  outputs of every autograded test cell equal ``catalogue/<exercise>.json`` (the verdict text,
+  the partial-credit float, the error), so scores and feedback are unchanged.
+* The demo class, graded by the batch grader under bubblewrap: every cell's score and
+  every feedback file's bytes (SHA-256) equal ``demo.json``, which ``make demo`` wrote.
+
+A change meant to alter a verdict rewrites the fixture with ``capture.py`` in the same
+commit and says why in its message.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "autograder" / "batch"))
+import batch_support  # noqa: E402
+import capture  # noqa: E402
+
+EXERCISES = sorted(path.stem for path in capture.CATALOGUE_DIR.glob("*.json"))
+CATALOGUE = {label: v for exercise in EXERCISES for label, v in capture.read_catalogue_fixture(exercise).items()}
+
+
+def _diff(label: str, expected: dict, got: dict) -> str:
+    lines = [f"{label}: verdict outputs changed"]
+    for grade_id in sorted(set(expected) | set(got)):
+        if expected.get(grade_id) != got.get(grade_id):
+            lines.append(f"  {grade_id}:\n    expected {json.dumps(expected.get(grade_id))[:600]}\n"
+                         f"    got      {json.dumps(got.get(grade_id))[:600]}")
+    return "\n".join(lines)
+
+
+def test_the_fixture_covers_every_catalogue_entry_reference_and_stubs():
+    labels = {label for label, _stem, _nb in capture.submissions()}
+    assert labels == set(CATALOGUE)
+    assert len(EXERCISES) == 5
+    assert all(f"{ex}/reference" in CATALOGUE and f"{ex}/stubs" in CATALOGUE for ex in EXERCISES)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_catalogue_verdicts_are_unchanged(exercise):
+    labels = {label for label in CATALOGUE if label.startswith(exercise + "/")}
+    got = capture.grade_catalogue(labels)
+    changed = [_diff(label, CATALOGUE[label], got[label]) for label in sorted(labels) if got[label] != CATALOGUE[label]]
+    assert not changed, "\n".join(changed)
+
+
+@pytest.mark.slow
+@pytest.mark.class_batch
+def test_demo_class_scores_and_feedback_are_unchanged(tmp_path_factory):
+    course, _report, _events = batch_support.graded_demo_class(tmp_path_factory.getbasetemp())
+    expected = json.loads(capture.DEMO_FIXTURE.read_text())
+    got = capture.demo_outcome(course)
+    assert got["scores"] == expected["scores"]
+    assert got["feedback_sha256"] == expected["feedback_sha256"]
