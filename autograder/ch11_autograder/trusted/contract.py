@@ -1,0 +1,84 @@
+"""Contract clauses: every rule a stub's docstring states, mapped to the properties that check it.
+
+A hidden suite grades answers written by people who never saw it, so it must
+check the contract the student reads, clause by clause, not a list of mistakes
+someone imagined. Each exercise declares a table of :class:`Clause` records
+next to its suites; ``tests/autograder/test_contract_coverage.py`` derives from
+each graded function's docstring and signature the clauses it must contain
+(every ``Raises`` entry per argument it names, every default, every parameter's
+accepted types, the return types, purity, and any tie-break or tolerance the
+text states) and fails when one is missing or names a property that no
+registered suite has.
+
+A clause names properties as ``"<grade_id>/<property name>"``. A rule the
+grader applies that the docstring does not state is a bug in the docstring:
+fix the docstring, then add the clause.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["KINDS", "Clause", "ClauseKind", "missing_properties", "property_names"]
+
+ClauseKind = Literal["raises", "default", "accepts", "returns", "purity", "tie-break", "tolerance", "behaviour"]
+
+#: What each kind of clause promises, as a reviewer reads the table.
+KINDS: Mapping[str, str] = {
+    "raises": "a bad value of `argument` raises the named exception (and nothing else)",
+    "default": "calling without `argument` behaves as the stated default",
+    "accepts": "every type the docstring accepts for `argument` works (iterables: lists, tuples, generators)",
+    "returns": "the return type, dtype and shape, for every accepted input type",
+    "purity": "arguments are left unchanged and the result does not depend on earlier calls",
+    "tie-break": "the stated rule among equally good answers",
+    "tolerance": "the stated accuracy (exact bits, ulps or a relative bound)",
+    "behaviour": "the value the function computes",
+}
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One rule of a graded function's docstring contract.
+
+    Attributes:
+        function: the student-facing function, e.g. ``"best_block_length"``.
+        kind: one of :data:`KINDS`.
+        text: the rule in a few words, as the docstring states it.
+        checked_by: ``"<grade_id>/<property name>"`` of every property that fails when
+            the rule is broken; at least one.
+        argument: the parameter the clause is about (``raises``, ``default`` and
+            ``accepts`` clauses name one; others may).
+        raises: for ``raises`` clauses, the exception name the docstring promises.
+    """
+
+    function: str
+    kind: ClauseKind
+    text: str
+    checked_by: tuple[str, ...]
+    argument: str | None = None
+    raises: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"clause kind {self.kind!r} is not one of {', '.join(KINDS)}")
+        if not self.checked_by:
+            raise ValueError(f"clause {self.function}: {self.text!r} names no property that checks it")
+        if any(name.count("/") != 1 for name in self.checked_by):
+            raise ValueError(f"clause {self.function}: properties are named '<grade_id>/<property>'")
+        if self.kind in ("raises", "default", "accepts") and not self.argument:
+            raise ValueError(f"a {self.kind} clause of {self.function} must name its argument")
+        if (self.kind == "raises") != bool(self.raises):
+            raise ValueError(f"clause {self.function}: only and every raises clause names its exception")
+
+
+def property_names(suites: Iterable[object]) -> set[str]:
+    """``"<grade_id>/<property name>"`` of every property of ``suites`` (``CellSuite`` objects)."""
+    return {f"{suite.grade_id}/{prop.name}" for suite in suites for prop in suite.properties}  # type: ignore[attr-defined]
+
+
+def missing_properties(clauses: Sequence[Clause], suites: Iterable[object]) -> list[str]:
+    """Every ``checked_by`` name of ``clauses`` that no property of ``suites`` has, as ``"function: name"``."""
+    known = property_names(suites)
+    return [f"{c.function}: {name}" for c in clauses for name in c.checked_by if name not in known]
