@@ -46,9 +46,14 @@ Values (``encode_value`` / ``decode_value``)
     scale and width. Replies carrying them are refused.
 
 Messages
-    request   ``{"id":n,"op":"call","fn":name,"args":[...],"kwargs":{name: value}}``
+    request   ``{"id":n,"op":"call","fn":name,"args":[...],"kwargs":{name: value}}``,
+              optionally with ``"watch":true`` (reply with the arguments as the call left them)
               ``{"id":n,"op":"hello"}``
-    reply     ``{"id":n,"ok":true,"value":value}``
+              ``{"id":n,"op":"keep","name":h,"value":value}``: the worker decodes ``value`` once
+              and keeps it under ``h``; a top-level argument ``{"t":"kept","name":h}`` of a
+              later call is that same object (so a suite can pass one chain to several calls)
+    reply     ``{"id":n,"ok":true,"value":value}``, plus ``"args":[...],"kwargs":{...}`` for a
+              watched call (each in :func:`watch_form`; ``null`` where it has no wire form)
               ``{"id":n,"ok":false,"error":{"kind":k,"type":t,"message":m,"where":w}}``
     hello     ``{"id":n,"ok":true,"cells":[{"index":i,"status":s,"type":t,"message":m,"where":w}]}``
 
@@ -86,6 +91,8 @@ __all__ = [
     "ErrorInfo",
     "HelloReply",
     "HelloRequest",
+    "KeepRequest",
+    "Kept",
     "ProtocolError",
     "Record",
     "Reply",
@@ -100,11 +107,13 @@ __all__ = [
     "make_error",
     "make_hello",
     "make_hello_reply",
+    "make_keep",
     "make_ok",
     "parse_reply",
     "parse_request",
     "roundtrip",
     "truncate",
+    "watch_form",
     "wire_equal",
 ]
 
@@ -209,6 +218,21 @@ class RngSeed:
     """
 
     seed: int
+
+
+@dataclass(frozen=True)
+class Kept:
+    """Request-only, top-level arguments only: the object the worker keeps under ``name``.
+
+    Made by the grader's session (``WorkerSession.keep``); ``label`` is how the
+    value reads in feedback (e.g. ``"chain"``), never sent.
+    """
+
+    name: str
+    label: str = ""
+
+    def __repr__(self) -> str:
+        return self.label or f"<kept {self.name}>"
 
 
 def wire_equal(a: Any, b: Any) -> bool:
@@ -836,12 +860,26 @@ def loads_message(line: bytes) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class CallRequest:
-    """``fn(*args, **kwargs)`` as the worker decoded it."""
+    """``fn(*args, **kwargs)`` as the worker decoded it.
+
+    Top-level arguments may be :class:`Kept` (the worker substitutes its kept
+    object); ``watch`` asks for the arguments as the call left them.
+    """
 
     id: int
     fn: str
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
+    watch: bool = False
+
+
+@dataclass(frozen=True)
+class KeepRequest:
+    """Keep the decoded ``value`` in the worker under ``name`` (replacing any earlier one)."""
+
+    id: int
+    name: str
+    value: Any
 
 
 @dataclass(frozen=True)
@@ -884,12 +922,19 @@ class CellOutcome:
 
 @dataclass(frozen=True)
 class Reply:
-    """A decoded reply: exactly one of ``value`` (when ``ok``) or ``error``."""
+    """A decoded reply: exactly one of ``value`` (when ``ok``) or ``error``.
+
+    ``args``/``kwargs`` are set only for a watched call: the arguments as the
+    call left them, each decoded from its :func:`watch_form` (``None`` where an
+    argument had no wire form).
+    """
 
     id: int
     ok: bool
     value: Any = None
     error: ErrorInfo | None = None
+    args: tuple[Any, ...] | None = None
+    kwargs: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -900,19 +945,57 @@ class HelloReply:
     cells: tuple[CellOutcome, ...]
 
 
-def make_call(call_id: int, fn: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> bytes:
-    """Frame a call request (grader side); arguments are encoded with ``request=True``."""
+def _encode_argument(value: Any, path: str) -> Any:
+    if isinstance(value, Kept):
+        if not _NAME.match(value.name):
+            raise UnencodableValue(path, f"{value.name!r} is not a Python identifier")
+        return {"t": "kept", "name": value.name}
+    return encode_value(value, request=True, path=path)
+
+
+def make_call(
+    call_id: int, fn: str, args: Sequence[Any], kwargs: Mapping[str, Any], *, watch: bool = False
+) -> bytes:
+    """Frame a call request (grader side); arguments are encoded with ``request=True``.
+
+    A top-level :class:`Kept` argument names an object the worker keeps;
+    ``watch`` asks the worker to send the arguments back as the call left them.
+    """
     if not _NAME.match(fn):
         raise ProtocolError("fn", f"{fn!r} is not a Python identifier")
-    return dumps_message(
-        {
-            "id": call_id,
-            "op": "call",
-            "fn": fn,
-            "args": [encode_value(a, request=True, path=f"args[{i}]") for i, a in enumerate(args)],
-            "kwargs": {k: encode_value(v, request=True, path=f"kwargs.{k}") for k, v in kwargs.items()},
-        }
-    )
+    message: dict[str, Any] = {
+        "id": call_id,
+        "op": "call",
+        "fn": fn,
+        "args": [_encode_argument(a, f"args[{i}]") for i, a in enumerate(args)],
+        "kwargs": {k: _encode_argument(v, f"kwargs.{k}") for k, v in kwargs.items()},
+    }
+    if watch:
+        message["watch"] = True
+    return dumps_message(message)
+
+
+def make_keep(call_id: int, name: str, value: Any) -> bytes:
+    """Frame a keep request (grader side): the worker keeps the decoded ``value`` under ``name``."""
+    if not _NAME.match(name):
+        raise ProtocolError("name", f"{name!r} is not a Python identifier")
+    return dumps_message({"id": call_id, "op": "keep", "name": name, "value": encode_value(value, request=True)})
+
+
+def watch_form(value: Any) -> Any:
+    """The wire form of an argument after a watched call (worker side), or ``None``.
+
+    Values that travel in replies are encoded as such; a numpy ``Generator``
+    becomes a ``Generator`` record of its bit generator's state (so a suite can
+    tell how far the call advanced it); anything else without a wire form is
+    ``None``.
+    """
+    if isinstance(value, np.random.Generator):
+        value = Record("Generator", {"state": value.bit_generator.state})
+    try:
+        return encode_value(value, request=False, path="argument")
+    except ProtocolError:
+        return None
 
 
 def make_hello(call_id: int) -> bytes:
@@ -920,14 +1003,20 @@ def make_hello(call_id: int) -> bytes:
     return dumps_message({"id": call_id, "op": "hello"})
 
 
-def make_ok(call_id: int, value: Any) -> bytes:
-    """Frame a successful reply (worker side).
+def make_ok(
+    call_id: int, value: Any, *, args: Sequence[Any] | None = None, kwargs: Mapping[str, Any] | None = None
+) -> bytes:
+    """Frame a successful reply (worker side); ``args``/``kwargs`` for a watched call.
 
     Raises:
         UnencodableValue: ``value`` has no wire form; its path starts at ``value``.
         ProtocolError: the framed reply is too large.
     """
-    return dumps_message({"id": call_id, "ok": True, "value": encode_value(value, request=False)})
+    message: dict[str, Any] = {"id": call_id, "ok": True, "value": encode_value(value, request=False)}
+    if args is not None or kwargs is not None:
+        message["args"] = [watch_form(a) for a in args or ()]
+        message["kwargs"] = {k: watch_form(v) for k, v in (kwargs or {}).items()}
+    return dumps_message(message)
 
 
 def make_error(call_id: int, kind: str, type_name: str, message: str, where: str = "") -> bytes:
@@ -975,8 +1064,21 @@ def _message_id(message: Mapping[str, Any]) -> int:
     return call_id
 
 
-def parse_request(message: Mapping[str, Any]) -> CallRequest | HelloRequest:
+def _decode_argument(obj: Any, path: str) -> Any:
+    if isinstance(obj, dict) and obj.get("t") == "kept":
+        _expect_keys(obj, {"t", "name"}, path)
+        name = obj["name"]
+        if not isinstance(name, str) or len(name) > MAX_NAME_CHARS or not _NAME.match(name):
+            raise ProtocolError(f"{path}.name", "expected a Python identifier")
+        return Kept(name)
+    return decode_value(obj, request=True, path=path)
+
+
+def parse_request(message: Mapping[str, Any]) -> CallRequest | HelloRequest | KeepRequest:
     """Decode a request (worker side), building rng and chain arguments.
+
+    Top-level ``kept`` arguments decode to :class:`Kept` markers, which the
+    worker replaces by the objects it keeps.
 
     Raises:
         ProtocolError: the request is malformed.
@@ -986,9 +1088,18 @@ def parse_request(message: Mapping[str, Any]) -> CallRequest | HelloRequest:
     if op == "hello":
         _expect_keys(dict(message), {"id", "op"}, "message")
         return HelloRequest(call_id)
+    if op == "keep":
+        _expect_keys(dict(message), {"id", "op", "name", "value"}, "message")
+        name = message["name"]
+        if not isinstance(name, str) or len(name) > MAX_NAME_CHARS or not _NAME.match(name):
+            raise ProtocolError("message.name", "expected a Python identifier")
+        return KeepRequest(call_id, name, decode_value(message["value"], request=True, path="value"))
     if op != "call":
         raise ProtocolError("message.op", f"unknown operation {truncate(str(op), 40)!r}")
-    _expect_keys(dict(message), {"id", "op", "fn", "args", "kwargs"}, "message")
+    watch = message.get("watch", False)
+    if watch is not True and "watch" in message:
+        raise ProtocolError("message.watch", "expected true (or no watch key)")
+    _expect_keys(dict(message), {"id", "op", "fn", "args", "kwargs"} | ({"watch"} if watch else set()), "message")
     fn = message["fn"]
     if not isinstance(fn, str) or len(fn) > MAX_NAME_CHARS or not _NAME.match(fn):
         raise ProtocolError("message.fn", "expected a Python identifier")
@@ -1004,8 +1115,9 @@ def parse_request(message: Mapping[str, Any]) -> CallRequest | HelloRequest:
     return CallRequest(
         id=call_id,
         fn=fn,
-        args=tuple(decode_value(a, request=True, path=f"args[{i}]") for i, a in enumerate(args)),
-        kwargs={k: decode_value(v, request=True, path=f"kwargs.{k}") for k, v in kwargs.items()},
+        args=tuple(_decode_argument(a, f"args[{i}]") for i, a in enumerate(args)),
+        kwargs={k: _decode_argument(v, f"kwargs.{k}") for k, v in kwargs.items()},
+        watch=watch,
     )
 
 
@@ -1051,6 +1163,20 @@ def parse_reply(message: Mapping[str, Any]) -> Reply | HelloReply:
                 )
             )
         return HelloReply(call_id, tuple(outcomes))
+    if ok is True and ("args" in message or "kwargs" in message):
+        _expect_keys(dict(message), {"id", "ok", "value", "args", "kwargs"}, "message")
+        args, kwargs = message["args"], message["kwargs"]
+        if not isinstance(args, list) or len(args) > MAX_CONTAINER_ITEMS:
+            raise ProtocolError("message.args", "expected an array")
+        if not isinstance(kwargs, dict) or not all(_NAME.match(k) for k in kwargs):
+            raise ProtocolError("message.kwargs", "expected an object keyed by identifiers")
+        return Reply(
+            call_id,
+            True,
+            value=decode_value(message["value"], request=False),
+            args=tuple(decode_value(a, request=False, path=f"message.args[{i}]") for i, a in enumerate(args)),
+            kwargs={k: decode_value(v, request=False, path=f"message.kwargs.{k}") for k, v in kwargs.items()},
+        )
     if ok is True:
         _expect_keys(dict(message), {"id", "ok", "value"}, "message")
         return Reply(call_id, True, value=decode_value(message["value"], request=False))

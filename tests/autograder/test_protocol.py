@@ -345,6 +345,15 @@ def test_message_size_cap_both_ways(monkeypatch):
         ({"id": 1, "op": "call", "fn": "f", "args": [], "kwargs": {"a b": 1}}, "message.kwargs"),
         ({"id": 1, "op": "call", "fn": "f", "args": [{"t": "nope"}], "kwargs": {}}, "args[0]"),
         ({"id": 1, "op": "call", "fn": "f", "args": [], "kwargs": {"x": {"t": "nope"}}}, "kwargs.x"),
+        ({"id": 1, "op": "call", "fn": "f", "args": [], "kwargs": {}, "watch": 1}, "message.watch"),
+        ({"id": 1, "op": "call", "fn": "f", "args": [], "kwargs": {}, "watch": False}, "message.watch"),
+        ({"id": 1, "op": "call", "fn": "f", "args": [{"t": "kept", "name": "a.b"}], "kwargs": {}}, "args[0].name"),
+        ({"id": 1, "op": "call", "fn": "f", "args": [{"t": "kept", "name": "a", "x": 1}], "kwargs": {}}, "args[0]"),
+        # A kept marker is an argument, not a value: nested inside one it is refused like any unknown tag.
+        ({"id": 1, "op": "call", "fn": "f", "args": [[{"t": "kept", "name": "a"}]], "kwargs": {}}, "args[0][0]"),
+        ({"id": 1, "op": "keep", "name": "__import__('os')", "value": 1}, "message.name"),
+        ({"id": 1, "op": "keep", "name": "a"}, "message"),
+        ({"id": 1, "op": "keep", "name": "a", "value": {"t": "nope"}}, "value"),
     ],
 )
 def test_parse_request_refusals(message, path):
@@ -361,6 +370,24 @@ def test_reply_round_trips():
     cells = [protocol.CellOutcome(0, "ok"), protocol.CellOutcome(1, "error", "NameError", "x", "cell 1, line 1")]
     hello = parse_reply(loads_message(protocol.make_hello_reply(0, cells)))
     assert hello.cells == tuple(cells)
+
+
+def test_watched_calls_and_kept_objects_round_trip():
+    chain = make_chain(depth=3, width=2, random_layer=1, seed=0)
+    keep = parse_request(loads_message(protocol.make_keep(5, "kept1", chain)))
+    assert isinstance(keep, protocol.KeepRequest) and keep.name == "kept1"
+    assert isinstance(keep.value, StochasticChain) and keep.value.weights == chain.weights
+    call = parse_request(loads_message(protocol.make_call(6, "f", [protocol.Kept("kept1", "chain"), 2], {},
+                                                          watch=True)))
+    assert call.watch and call.args == (protocol.Kept("kept1"), 2)
+    assert not parse_request(loads_message(protocol.make_call(7, "f", [1], {}))).watch
+    rng = np.random.default_rng(3)
+    reply = parse_reply(loads_message(protocol.make_ok(8, 1.5, args=[[1, 2], rng, object()], kwargs={"k": 2})))
+    assert reply.value == 1.5 and reply.kwargs == {"k": 2}
+    assert reply.args[0] == [1, 2] and reply.args[2] is None
+    assert reply.args[1].type == "Generator" and reply.args[1]["state"] == rng.bit_generator.state
+    plain = parse_reply(loads_message(protocol.make_ok(9, 1)))
+    assert plain.args is None and plain.kwargs is None
 
 
 def test_long_error_messages_are_truncated_not_refused():
@@ -392,6 +419,10 @@ def test_long_error_messages_are_truncated_not_refused():
             {"id": 1, "ok": True, "cells": [{"index": 0, "status": "fine", "type": "", "message": "", "where": ""}]},
             "message.cells[0].status",
         ),
+        ({"id": 1, "ok": True, "value": 1, "args": {}, "kwargs": {}}, "message.args"),
+        ({"id": 1, "ok": True, "value": 1, "args": [], "kwargs": {"a b": 1}}, "message.kwargs"),
+        ({"id": 1, "ok": True, "value": 1, "args": [{"t": "rng", "seed": 1}], "kwargs": {}}, "message.args[0]"),
+        ({"id": 1, "ok": True, "value": 1, "args": []}, "message"),
     ],
 )
 def test_parse_reply_refusals(message, path):

@@ -417,3 +417,54 @@ def test_a_sandbox_refusal_stops_grading_instead_of_scoring():
 def test_hypothesis_property_checks_its_declaration(given, examples, words):
     with pytest.raises(ValueError, match=words):
         hypothesis_property("p", "P.", given=given, examples=examples)(lambda student, **kw: None)
+
+
+# --------------------------------------------------------------------------- purity and shared state, real worker
+
+
+@hypothesis_property(
+    "leaves_its_input_alone",
+    "smallest(values) returns the least value and leaves the list as it was.",
+    given={"values": st.lists(st.integers(-50, 50), min_size=2, max_size=6)},
+    max_examples=20,
+)
+def leaves_its_input_alone(student, values):
+    watched = student.call_watch("smallest", list(values))
+    expect_equal({"values": values}, min(values), watched.value)
+    if watched.args[0] != values:
+        raise Mismatch({"values": values}, "the list unchanged", watched.args[0], "smallest() sorted your argument.")
+
+
+def _depends_on_earlier_calls(student):
+    from trainable_harness import make_chain
+
+    chain = student.keep(make_chain(depth=4, width=3, random_layer=2, seed=1), "chain")
+    first, second = student.call("evaluations", chain), student.call("evaluations", chain)
+    if first != second:
+        raise Mismatch({"chain": chain}, first, second, "the same chain asked twice gave two answers.")
+
+
+no_memory = Property("no_memory", "evaluations(chain) answers the same for the same chain.", _depends_on_earlier_calls)
+
+
+@pytest.mark.parametrize(
+    ("cells", "failed"),
+    [
+        (["def smallest(values):\n    return min(values)\n",
+          "def evaluations(chain):\n    return chain.depth\n"], set()),
+        (["def smallest(values):\n    values.sort()\n    return values[0]\n",
+          "def evaluations(chain):\n    chain.forward_evaluations += chain.depth\n"
+          "    return chain.forward_evaluations\n"], {"leaves_its_input_alone", "no_memory"}),
+    ],
+    ids=["pure", "mutates-and-remembers"],
+)
+def test_watched_calls_and_kept_objects_let_a_property_see_mutation_and_memory(cells, failed):
+    from ch11_autograder.trusted.worker_client import WorkerSession
+    from ch11_autograder.untrusted.launch import UnsandboxedLauncher
+
+    with WorkerSession(cells, UnsandboxedLauncher(quiet=True), call_timeout=5.0) as session:
+        failures = {prop.name: run_property(prop, session) for prop in (leaves_its_input_alone, no_memory)}
+    assert {name for name, failure in failures.items() if failure is not None} == failed
+    if failed:
+        assert "sorted your argument" in failures["leaves_its_input_alone"].message()
+        assert "chain" in failures["no_memory"].message()

@@ -227,3 +227,71 @@ def test_line_numbers_survive_cell_magics():
     with WorkerSession(cells, LAUNCHER) as s:
         (outcome,) = s.start()
         assert outcome.where == 'line 3 of the code cell starting "%%time"'
+
+
+# --------------------------------------------------------------------------- watched calls, kept objects
+
+STATEFUL_CELLS = [
+    "import numpy as np\n"
+    "def pure(values):\n    return sum(values)\n"
+    "def sorts_in_place(values):\n    values.sort()\n    return values[0]\n"
+    "def scales_array(a):\n    a *= 2\n    return float(a.sum())\n"
+    "def sets_key(d, k=None):\n    d['seen'] = True\n    return len(d)\n"
+    "def draws(rng):\n    return float(rng.standard_normal())\n"
+    "def counts(chain):\n    chain.forward_evaluations += 1\n    return chain.forward_evaluations\n"
+    "def opaque(x):\n    return 1\n"
+    "def die():\n    import os\n    os._exit(3)\n",
+]
+
+
+@pytest.fixture(scope="module")
+def stateful():
+    with WorkerSession(STATEFUL_CELLS, LAUNCHER, call_timeout=2.0, max_restarts=3) as s:
+        s.start()
+        yield s
+
+
+def test_a_watched_call_returns_the_arguments_as_the_call_left_them(stateful):
+    reply = stateful.call_watch("pure", [3, 1, 2])
+    assert reply.value == 6 and reply.args == ([3, 1, 2],) and reply.kwargs == {}
+    reply = stateful.call_watch("sorts_in_place", [3, 1, 2])
+    assert reply.value == 1 and reply.args == ([1, 2, 3],)
+    array = np.arange(3, dtype=np.float32)
+    reply = stateful.call_watch("scales_array", array)
+    assert reply.value == 6.0
+    assert reply.args[0].dtype == np.float32 and reply.args[0].tolist() == [0.0, 2.0, 4.0]
+    assert array.tolist() == [0.0, 1.0, 2.0]  # the grader's own copy is never touched
+    reply = stateful.call_watch("sets_key", {"a": 1}, k=[1])
+    assert reply.args == ({"a": 1, "seen": True},) and reply.kwargs == {"k": [1]}
+
+
+def test_a_watched_generator_comes_back_as_its_state(stateful):
+    before = np.random.default_rng(7).bit_generator.state
+    reply = stateful.call_watch("draws", RngSeed(7))
+    after = reply.args[0]
+    assert after.type == "Generator"
+    advanced = np.random.default_rng(7)
+    advanced.standard_normal()
+    assert after["state"] == advanced.bit_generator.state != before
+    # An argument with no wire form comes back as None; the call itself still succeeds.
+    assert protocol.watch_form(object()) is None
+
+
+def test_kept_objects_are_shared_across_calls_and_survive_a_restart(stateful):
+    chain = make_chain(depth=4, width=3, random_layer=2, seed=1)
+    kept = stateful.keep(chain, "chain")
+    assert repr(kept) == "chain"
+    assert [stateful.call("counts", kept) for _ in range(3)] == [1, 2, 3]
+    # A fresh chain per call (the default) never accumulates.
+    assert [stateful.call("counts", chain) for _ in range(2)] == [1, 1]
+    with pytest.raises(WorkerCrashed):
+        stateful.call("die")
+    # The next call starts a fresh worker, which is given a fresh copy of every kept object.
+    assert stateful.call("counts", kept) == 1
+    assert stateful.call("counts", kept) == 2
+
+
+def test_a_call_naming_nothing_kept_is_the_workers_fault_and_kills_it(stateful):
+    with pytest.raises(ProtocolError):
+        stateful.call("opaque", protocol.Kept("never_kept"))
+    assert stateful.call("opaque", 1) == 1  # a fresh worker answers again

@@ -60,7 +60,7 @@ from hypothesis import HealthCheck, Phase, Verbosity
 from hypothesis.errors import Flaky
 from hypothesis.strategies import SearchStrategy
 
-from ..protocol import CellOutcome, ProtocolError, roundtrip, wire_equal
+from ..protocol import CellOutcome, Kept, ProtocolError, roundtrip, wire_equal
 from ..untrusted.launch import SandboxUnavailable
 from .verdicts import CellVerdict, Failure, format_call
 from .worker_client import CallTimeout, NotDefined, StudentError, Unencodable, WorkerCrashed
@@ -72,6 +72,7 @@ __all__ = [
     "Property",
     "Session",
     "Student",
+    "Watched",
     "expect_equal",
     "hypothesis_property",
     "run_property",
@@ -128,6 +129,25 @@ class Session(Protocol):
     report: tuple[CellOutcome, ...]
 
     def call(self, fn: str, *args: Any, **kwargs: Any) -> Any: ...
+
+    def call_watch(self, fn: str, *args: Any, **kwargs: Any) -> Any: ...
+
+    def keep(self, value: Any, label: str = "") -> Kept: ...
+
+
+@dataclass(frozen=True)
+class Watched:
+    """A watched call: the value returned, and the arguments as the call left them.
+
+    ``args``/``kwargs`` are decoded like return values (dataclasses as ``Record``,
+    a numpy Generator as a ``Generator`` record of its bit generator's state,
+    ``None`` for an argument without a wire form). Compare them with
+    ``protocol.roundtrip`` of what was sent to see whether the call changed them.
+    """
+
+    value: Any
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -245,7 +265,25 @@ class Student:
         return self._session.report
 
     def call(self, fn: str, *args: Any, **kwargs: Any) -> Any:
-        self.last_call = format_call(fn, args, kwargs)
+        """``fn(*args, **kwargs)`` in the student's code; see the class docstring."""
+        return self._guarded(format_call(fn, args, kwargs), lambda: self._session.call(fn, *args, **kwargs))
+
+    def call_watch(self, fn: str, *args: Any, **kwargs: Any) -> Watched:
+        """As :meth:`call`, also returning the arguments as the call left them (purity checks)."""
+        reply = self._guarded(format_call(fn, args, kwargs), lambda: self._session.call_watch(fn, *args, **kwargs))
+        return Watched(reply.value, tuple(reply.args or ()), dict(reply.kwargs or {}))
+
+    def keep(self, value: Any, label: str = "") -> Kept:
+        """Keep ``value`` in the worker; every call given the result receives that same object.
+
+        Use it to check that a function does not depend on earlier calls through a shared
+        object (a chain whose counters it reads, a generator it consumes). ``label`` is how
+        the object reads in feedback (``chain``).
+        """
+        return self._guarded(f"(preparing {label or 'an argument'})", lambda: self._session.keep(value, label))
+
+    def _guarded(self, call: str, exchange: Callable[[], Any]) -> Any:
+        self.last_call = call
         if time.monotonic() > self._deadline:
             raise _Aborted(
                 "budget",
@@ -254,7 +292,7 @@ class Student:
                 self.last_call,
             )
         try:
-            return self._session.call(fn, *args, **kwargs)
+            return exchange()
         except CallTimeout as exc:
             raise _Aborted("timeout", str(exc), self.last_call) from None
         except WorkerCrashed as exc:

@@ -213,6 +213,8 @@ class WorkerSession:
         self._stderr: IO[bytes] | None = None
         self._buffer = bytearray()
         self._next_id = 1
+        #: Values kept in the worker (``keep``), re-sent to every fresh worker.
+        self._kept: dict[str, Any] = {}
         self._gave_up: WorkerCrashed | CallTimeout | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -330,6 +332,9 @@ class WorkerSession:
             )
             raise self._gave_up from None
         self.report = tuple(dataclasses.replace(c, where=self.describe_where(c.where)) for c in reply.cells)
+        for name, value in self._kept.items():
+            call_id = self._take_id()
+            self._exchange(call_id, protocol.make_keep(call_id, name, value), "", name)
         return self.report
 
     def describe_where(self, where: str) -> str:
@@ -359,7 +364,8 @@ class WorkerSession:
         """``fn(*args, **kwargs)`` evaluated by the student's code, decoded.
 
         Arguments are encoded as requests (so :class:`~ch11_autograder.protocol.RngSeed`
-        and ``StochasticChain`` are rebuilt in the worker).
+        and ``StochasticChain`` are rebuilt in the worker); a top-level
+        :class:`~ch11_autograder.protocol.Kept` argument is the object :meth:`keep` stored.
 
         Raises:
             StudentError, NotDefined, Unencodable: see the module docstring;
@@ -368,13 +374,58 @@ class WorkerSession:
                 the next call starts a fresh one.
             TypeError: an argument cannot be encoded (a bug in the suite).
         """
+        return self._call(fn, args, kwargs, watch=False).value
+
+    def call_watch(self, fn: str, *args: Any, **kwargs: Any) -> protocol.Reply:
+        """As :meth:`call`, and also the arguments as the call left them.
+
+        Returns the successful :class:`~ch11_autograder.protocol.Reply`: ``value``,
+        and ``args``/``kwargs`` decoded from the worker's ``watch_form`` of each
+        argument after the call (``None`` for one without a wire form; a numpy
+        Generator as a ``Generator`` record of its state). Raises as :meth:`call`.
+        """
+        return self._call(fn, args, kwargs, watch=True)
+
+    def keep(self, value: Any, label: str = "") -> protocol.Kept:
+        """Store ``value`` (decoded once) in the worker; pass the result to several calls.
+
+        Every call given the returned marker receives the same object, so state a
+        student's function leaves on it (a counter, a cache, a consumed generator)
+        is visible to the next call, as when a notebook reuses one object. A fresh
+        worker (after a crash) gets a fresh copy. ``label`` is how the value reads
+        in feedback.
+
+        Raises:
+            CallTimeout, WorkerCrashed, ProtocolError: as :meth:`call`.
+            TypeError: ``value`` cannot be encoded (a bug in the suite).
+        """
+        name = f"kept{len(self._kept) + 1}"
         call_id = self._take_id()
         try:
-            request = protocol.make_call(call_id, fn, args, kwargs)
+            request = protocol.make_keep(call_id, name, value)
+        except ProtocolError as exc:
+            raise TypeError(f"grader bug: a kept value cannot be sent: {exc}") from None
+        if not self.alive:
+            self.start()
+        self._exchange(call_id, request, "", name)
+        self._kept[name] = value
+        return protocol.Kept(name, label)
+
+    def _call(self, fn: str, args: Sequence[Any], kwargs: Mapping[str, Any], *, watch: bool) -> protocol.Reply:
+        call_id = self._take_id()
+        try:
+            request = protocol.make_call(call_id, fn, args, kwargs, watch=watch)
         except ProtocolError as exc:
             raise TypeError(f"grader bug: argument of {fn}() cannot be sent: {exc}") from None
         if not self.alive:
             self.start()
+        return self._exchange(call_id, request, fn)
+
+    def _exchange(self, call_id: int, request: bytes, fn: str, kept: str = "") -> protocol.Reply:
+        """Send one framed request, read its reply, and turn a failure into the exceptions above.
+
+        ``kept`` names the value of a keep request: any error reply to one is the worker's fault.
+        """
         try:
             self._send(request, fn, self.call_timeout)
             reply = protocol.parse_reply(self._receive(fn, self.call_timeout))
@@ -385,16 +436,16 @@ class WorkerSession:
             self._kill()
             raise
         if reply.ok:
-            return reply.value
+            return reply
         error = reply.error
         assert error is not None
-        if error.kind == "exception":
+        if error.kind == "exception" and not kept:
             raise StudentError(error.type, error.message, self.describe_where(error.where))
-        if error.kind in ("not_defined", "not_callable"):
+        if error.kind in ("not_defined", "not_callable") and not kept:
             raise NotDefined(error.type, error.message)
-        if error.kind == "unencodable":
+        if error.kind == "unencodable" and not kept:
             raise Unencodable(error.type, error.message)
-        # bad_request / internal: the worker is confused; do not trust it further.
+        # bad_request / internal, or any error to a keep: the worker is confused; do not trust it further.
         self.incidents.append(f"worker reported {error.kind}: {error.type}: {error.message}")
         self._kill()
         raise ProtocolError("message.error", f"the worker could not process the call ({error.kind})")

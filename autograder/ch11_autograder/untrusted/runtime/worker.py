@@ -19,9 +19,12 @@ nothing else of ch11_autograder.
    run. An exception, including the per-cell time limit, is recorded and
    execution continues with the next cell.
 3. Serves newline-delimited requests (``protocol.py``) until stdin closes:
-   ``hello`` returns the per-cell report; ``call`` looks the name up among
-   the namespace's top-level names, calls it and returns the encoded result,
-   or an error that says what went wrong in the student's terms.
+   ``hello`` returns the per-cell report; ``keep`` stores a decoded value
+   under a name, outside the student's namespace, so that several calls can
+   be given the same object; ``call`` looks the name up among the namespace's
+   top-level names, calls it (kept objects substituted) and returns the
+   encoded result, or an error that says what went wrong in the student's
+   terms. A watched call also returns the arguments as the call left them.
 
 Exit status: 0 at end of input; 2 when the protocol module or cells.json
 cannot be loaded (diagnostics on the original stderr).
@@ -136,6 +139,8 @@ class Worker:
         self.writer = writer
         self.namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
         self.outcomes: list[Any] = []
+        #: Objects the grader asked to keep (``keep`` requests), by name; never in the namespace.
+        self.kept: dict[str, Any] = {}
 
     def run_cells(self, cells: list[str], time_limit: float) -> None:
         """Execute every cell, recording one outcome each."""
@@ -186,7 +191,18 @@ class Worker:
             if isinstance(request, proto.HelloRequest):
                 self.send(proto.make_hello_reply(request.id, self.outcomes))
                 continue
+            if isinstance(request, proto.KeepRequest):
+                self.kept[request.name] = request.value
+                self.send(proto.make_ok(request.id, None))
+                continue
             self.send(self.answer(request))
+
+    def _substitute(self, value: Any) -> Any:
+        if isinstance(value, self.protocol.Kept):
+            if value.name not in self.kept:
+                raise KeyError(value.name)
+            return self.kept[value.name]
+        return value
 
     def answer(self, request: Any) -> bytes:
         """The framed reply to one call request."""
@@ -205,11 +221,18 @@ class Worker:
                 f"{fn_name} is not a function (it is a value of type {proto.describe_type(fn)})",
             )
         try:
-            result = fn(*request.args, **request.kwargs)
+            args = [self._substitute(a) for a in request.args]
+            kwargs = {k: self._substitute(v) for k, v in request.kwargs.items()}
+        except KeyError as exc:
+            return proto.make_error(request.id, "bad_request", "KeyError", f"nothing is kept under {exc.args[0]!r}")
+        try:
+            result = fn(*args, **kwargs)
         except BaseException as exc:  # includes SystemExit from student code
             type_name, message = _describe(exc)
             return proto.make_error(request.id, "exception", type_name, message, _where(exc.__traceback__))
         try:
+            if request.watch:
+                return proto.make_ok(request.id, result, args=args, kwargs=kwargs)
             return proto.make_ok(request.id, result)
         except proto.ProtocolError as exc:
             return proto.make_error(
