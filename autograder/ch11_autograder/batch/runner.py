@@ -384,7 +384,7 @@ def _kill_group(proc: subprocess.Popen) -> None:
 def _kill_slot(sandbox: str, slot: int) -> None:
     """Container-user backend: kill whatever the slot's uid still runs (it outlives a killed nbgrader)."""
     if sandbox == "container-user" and os.geteuid() == 0:
-        from ..untrusted.container_user import FIRST_SLOT_UID, kill_uid
+        from ..untrusted.backends.container_user import FIRST_SLOT_UID, kill_uid
 
         for _ in range(20):
             if kill_uid(FIRST_SLOT_UID + slot) == 0:

@@ -6,9 +6,10 @@ import stat
 from pathlib import Path
 
 import pytest
-from ch11_autograder.untrusted.bwrap import BwrapLauncher, find_bwrap
+from ch11_autograder.untrusted.backends.bwrap import BwrapLauncher, find_bwrap
+from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
 from ch11_autograder.untrusted.choose import BACKENDS, choose_launcher
-from ch11_autograder.untrusted.launch import SANDBOX_ENV, SandboxUnavailable, UnsandboxedLauncher
+from ch11_autograder.untrusted.launch import SANDBOX_ENV, SandboxUnavailable
 
 
 @pytest.fixture
@@ -53,7 +54,7 @@ def test_docker_is_refused_with_the_in_image_way():
 
 
 def test_container_user_reads_its_slot_and_refuses_outside_the_image(monkeypatch):
-    from ch11_autograder.untrusted import container_user
+    from ch11_autograder.untrusted.backends import container_user
 
     monkeypatch.setenv("CH11_SLOT", "3")
     monkeypatch.setattr(container_user.os, "geteuid", lambda: 1000)
