@@ -1,10 +1,14 @@
-"""Choosing the sandbox backend.
+"""Choosing the sandbox backend: the one place that reads ``$CH11_SANDBOX`` and ``$CH11_SLOT``.
 
-:func:`choose_launcher` turns a backend name (or ``$CH11_SANDBOX``) into a
-ready :class:`~.launch.Launcher`. It never falls back to running
-unsandboxed: a backend that cannot run here raises
-:class:`~.launch.SandboxUnavailable` saying what is missing. Running a script
-under the chosen launcher is :mod:`.capped_run`'s part.
+* :func:`resolve_backend` turns a backend name, or ``$CH11_SANDBOX`` when none is
+  given, into the canonical name, refusing unknown ones.
+* :func:`slot_from_env` reads this process's grading slot from ``$CH11_SLOT``.
+* :func:`choose_launcher` turns a backend name into a ready
+  :class:`~.launch.Launcher`. It never falls back to running unsandboxed: a
+  backend that cannot run here raises :class:`~.launch.SandboxUnavailable`
+  saying what is missing.
+
+Running a script under the chosen launcher is :mod:`.capped_run`'s part.
 """
 
 from __future__ import annotations
@@ -13,14 +17,11 @@ import os
 import sys
 
 from .backends.unsandboxed import UnsandboxedLauncher
-from .launch import DEFAULT_SANDBOX, SANDBOX_ENV, Launcher, SandboxUnavailable
+from .launch import DEFAULT_SANDBOX, SANDBOX_ENV, SLOT_ENV, Launcher, SandboxUnavailable
 
-__all__ = ["BACKENDS", "choose_launcher"]
+__all__ = ["BACKENDS", "choose_launcher", "resolve_backend", "slot_from_env"]
 
 BACKENDS = ("bwrap", "container-user", "docker", "none")
-
-#: Grading slot of this process (0..7) for the container-user backend; the batch grader sets it.
-SLOT_ENV = "CH11_SLOT"
 
 _UNSANDBOXED_BANNER = (
     "WARNING: {var}=none: untrusted code will run WITHOUT A SANDBOX, as this user, able to read and "
@@ -29,13 +30,48 @@ _UNSANDBOXED_BANNER = (
 )
 
 
+def resolve_backend(name: str | None = None) -> str:
+    """The backend to use, as one of :data:`BACKENDS`.
+
+    ``name`` when it is given and not blank, else ``$CH11_SANDBOX`` when set and not
+    blank, else ``bwrap``; stripped and lower-cased (so ``" BWrap "`` is ``"bwrap"``).
+    Every caller that takes a backend name (the nbgrader preprocessors' ``sandbox``
+    trait, ``grade_class(sandbox=...)``, ``--sandbox`` options) resolves it here, so
+    all of them read the environment the same way.
+
+    Raises:
+        ValueError: not a known backend; there is no fallback.
+    """
+    if name is None or not name.strip():
+        name = os.environ.get(SANDBOX_ENV, "").strip() or DEFAULT_SANDBOX
+    key = name.strip().lower()
+    if key not in BACKENDS:
+        raise ValueError(f"unknown sandbox backend {key!r}: choose one of {', '.join(BACKENDS)} (${SANDBOX_ENV})")
+    return key
+
+
+def slot_from_env() -> int:
+    """This process's grading slot: ``int($CH11_SLOT)``, 0 when unset or blank.
+
+    The range (0..7) is the container-user launcher's to check.
+
+    Raises:
+        SandboxUnavailable: the variable is not a number.
+    """
+    slot_text = os.environ.get(SLOT_ENV, "").strip() or "0"
+    try:
+        return int(slot_text)
+    except ValueError:
+        raise SandboxUnavailable(f"${SLOT_ENV} must be a slot number 0..7, got {slot_text!r}") from None
+
+
 def choose_launcher(name: str | None = None) -> Launcher:
-    """The launcher for backend ``name``; ``None`` reads ``$CH11_SANDBOX`` (default ``bwrap``).
+    """The launcher for backend ``name``, resolved by :func:`resolve_backend` (``None``: ``$CH11_SANDBOX``).
 
     * ``"bwrap"``: a :class:`~.backends.bwrap.BwrapLauncher` whose sandbox has been
       built once successfully (the probe result is cached on the launcher).
     * ``"container-user"``: a :class:`~.backends.container_user.ContainerUserLauncher`
-      for slot ``int($CH11_SLOT or 0)``, after its :meth:`check` (root inside
+      for slot :func:`slot_from_env`, after its :meth:`check` (root inside
       the grading image, ``setpriv`` present). The batch grader gives each
       parallel worker its own slot.
     * ``"docker"``: not a per-process backend; raises :class:`SandboxUnavailable`
@@ -45,16 +81,12 @@ def choose_launcher(name: str | None = None) -> Launcher:
     * ``"none"``: :class:`~.backends.unsandboxed.UnsandboxedLauncher`, after a warning on
       stderr (and the launcher warns again on every spawn).
 
-    Names are case-insensitive and stripped.
-
     Raises:
         SandboxUnavailable: the chosen backend cannot run here; the message says
             what is missing and how to get it. There is no fallback.
         ValueError: unknown backend name.
     """
-    if name is None:
-        name = os.environ.get(SANDBOX_ENV, "").strip() or DEFAULT_SANDBOX
-    key = name.strip().lower()
+    key = resolve_backend(name)
     if key == "none":
         print(_UNSANDBOXED_BANNER.format(var=SANDBOX_ENV), file=sys.stderr)
         return UnsandboxedLauncher()
@@ -68,18 +100,11 @@ def choose_launcher(name: str | None = None) -> Launcher:
     if key == "container-user":
         from .backends.container_user import ContainerUserLauncher
 
-        slot_text = os.environ.get(SLOT_ENV, "").strip() or "0"
-        try:
-            slot = int(slot_text)
-        except ValueError:
-            raise SandboxUnavailable(f"${SLOT_ENV} must be a slot number 0..7, got {slot_text!r}") from None
-        user_launcher = ContainerUserLauncher(slot=slot)
+        user_launcher = ContainerUserLauncher(slot=slot_from_env())
         user_launcher.check()
         return user_launcher
-    if key == "bwrap":
-        from .backends.bwrap import BwrapLauncher
+    from .backends.bwrap import BwrapLauncher
 
-        launcher = BwrapLauncher()
-        launcher.check()
-        return launcher
-    raise ValueError(f"unknown sandbox backend {name!r}: choose one of {', '.join(BACKENDS)} (${SANDBOX_ENV})")
+    launcher = BwrapLauncher()
+    launcher.check()
+    return launcher

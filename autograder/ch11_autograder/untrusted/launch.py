@@ -32,11 +32,14 @@ PROTOCOL_FILE = RUNTIME_DIR.parent.parent / "protocol.py"
 #: library and the course directory stay invisible.
 RUNTIME_READONLY_PATHS: tuple[Path, ...] = (RUNTIME_DIR, PROTOCOL_FILE)
 
-#: Environment variable naming the sandbox backend: ``bwrap`` (default), ``docker``,
-#: or ``none`` (the explicit, loud opt-out for trusted runs); read by
-#: ``choose.choose_launcher``.
+#: Environment variable naming the sandbox backend: ``bwrap`` (default), ``container-user``,
+#: ``docker``, or ``none`` (the explicit, loud opt-out for trusted runs); read only by
+#: ``choose.resolve_backend``.
 SANDBOX_ENV = "CH11_SANDBOX"
 DEFAULT_SANDBOX = "bwrap"
+#: Environment variable holding this process's grading slot (0..7) for the container-user
+#: backend; the batch grader sets it per worker, ``choose.slot_from_env`` reads it.
+SLOT_ENV = "CH11_SLOT"
 
 __all__ = [
     "DEFAULT_SANDBOX",
@@ -44,6 +47,7 @@ __all__ = [
     "RUNTIME_DIR",
     "RUNTIME_READONLY_PATHS",
     "SANDBOX_ENV",
+    "SLOT_ENV",
     "Launcher",
     "Limits",
     "SandboxUnavailable",
