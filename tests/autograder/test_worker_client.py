@@ -20,7 +20,7 @@ from ch11_autograder.trusted.worker_client import (
     WorkerCrashed,
     WorkerSession,
 )
-from ch11_autograder.untrusted.launch import UnsandboxedLauncher
+from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
 from trainable_harness import make_chain
 
 LAUNCHER = UnsandboxedLauncher(quiet=True)

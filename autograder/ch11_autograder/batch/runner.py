@@ -62,7 +62,8 @@ from pathlib import Path
 from nbgrader.api import Gradebook, MissingEntry
 
 from ..nbgrader_cli import nbgrader_argv, nbgrader_env, run_nbgrader
-from ..untrusted.launch import DEFAULT_SANDBOX, SANDBOX_ENV
+from ..untrusted.choose import resolve_backend
+from ..untrusted.launch import SANDBOX_ENV, SLOT_ENV
 from . import report
 from .cellcheck import check_submission, load_released
 from .intake import ASSIGNMENT, IntakeError, IntakeLimits, StudentSubmission, read_source
@@ -86,7 +87,6 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 STATE_DIR = ".ch11-batch"
 REPORTS_DIR = "reports"
 DEFAULT_TIMEOUT = 1800.0
-SLOT_ENV = "CH11_SLOT"
 #: When set (the grading image sets it), ``<value>/slot<N>`` is worker slot N's own size-capped
 #: filesystem: each submission's scratch directories go there (``TMPDIR``), so a submission that
 #: fills its scratch fills only its own slot, never the disk or another slot.
@@ -384,7 +384,7 @@ def _kill_group(proc: subprocess.Popen) -> None:
 def _kill_slot(sandbox: str, slot: int) -> None:
     """Container-user backend: kill whatever the slot's uid still runs (it outlives a killed nbgrader)."""
     if sandbox == "container-user" and os.geteuid() == 0:
-        from ..untrusted.container_user import FIRST_SLOT_UID, kill_uid
+        from ..untrusted.backends.container_user import FIRST_SLOT_UID, kill_uid
 
         for _ in range(20):
             if kill_uid(FIRST_SLOT_UID + slot) == 0:
@@ -630,7 +630,10 @@ def grade_class(
     started = time.monotonic()
     if workers < 1:
         raise BatchError("workers must be at least 1")
-    sandbox = (sandbox or os.environ.get(SANDBOX_ENV, "").strip() or DEFAULT_SANDBOX).lower()
+    try:
+        sandbox = resolve_backend(sandbox)
+    except ValueError as exc:
+        raise BatchError(str(exc)) from exc
     source = Path(source).resolve()
     course = Path(course).resolve()
     if not source.exists():

@@ -42,8 +42,9 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float, Integer, List, Unicode
 
 from ..suites import get_suite, load_suite_modules
-from ..untrusted.choose import choose_launcher, read_untrusted_file, run_limited
-from ..untrusted.launch import DEFAULT_SANDBOX, SANDBOX_ENV, Launcher, Limits
+from ..untrusted.capped_run import read_untrusted_file, run_limited
+from ..untrusted.choose import choose_launcher, resolve_backend
+from ..untrusted.launch import Launcher, Limits
 from .feedback import OutputBudget, sanitize_notebook, sanitize_outputs
 from .submission_cells import autograded_test_cells, is_autograded_test, strip_hidden_tests, submission_code_cells
 from .suite import run_suite
@@ -68,7 +69,7 @@ SANDBOX_ERROR_NAME = "SandboxExecutionError"
 
 def _launcher(name: str) -> Launcher:
     """One launcher per backend name per process (a sandbox probe is not free)."""
-    key = name.strip().lower() or os.environ.get(SANDBOX_ENV, "").strip().lower() or DEFAULT_SANDBOX
+    key = resolve_backend(name)
     if key not in _LAUNCHERS:
         _LAUNCHERS[key] = choose_launcher(key)
     return _LAUNCHERS[key]

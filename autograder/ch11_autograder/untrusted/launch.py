@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import resource
 import subprocess
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,11 +32,14 @@ PROTOCOL_FILE = RUNTIME_DIR.parent.parent / "protocol.py"
 #: library and the course directory stay invisible.
 RUNTIME_READONLY_PATHS: tuple[Path, ...] = (RUNTIME_DIR, PROTOCOL_FILE)
 
-#: Environment variable naming the sandbox backend: ``bwrap`` (default), ``docker``,
-#: or ``none`` (the explicit, loud opt-out for trusted runs); read by
-#: ``choose.choose_launcher``.
+#: Environment variable naming the sandbox backend: ``bwrap`` (default), ``container-user``,
+#: ``docker``, or ``none`` (the explicit, loud opt-out for trusted runs); read only by
+#: ``choose.resolve_backend``.
 SANDBOX_ENV = "CH11_SANDBOX"
 DEFAULT_SANDBOX = "bwrap"
+#: Environment variable holding this process's grading slot (0..7) for the container-user
+#: backend; the batch grader sets it per worker, ``choose.slot_from_env`` reads it.
+SLOT_ENV = "CH11_SLOT"
 
 __all__ = [
     "DEFAULT_SANDBOX",
@@ -45,10 +47,10 @@ __all__ = [
     "RUNTIME_DIR",
     "RUNTIME_READONLY_PATHS",
     "SANDBOX_ENV",
+    "SLOT_ENV",
     "Launcher",
     "Limits",
     "SandboxUnavailable",
-    "UnsandboxedLauncher",
     "rlimit_setter",
 ]
 
@@ -85,8 +87,8 @@ class Limits:
 class Launcher(Protocol):
     """Starts a runtime script as an untrusted process.
 
-    Implementations: :class:`UnsandboxedLauncher` (explicit opt-out for
-    trusted code), and the sandbox backends in this package.
+    Implementations: the modules of ``backends/`` (bwrap, container-user, and
+    the unsandboxed opt-out for trusted code).
     """
 
     #: short name shown in logs and reports, e.g. "bwrap", "docker", "unsandboxed".
@@ -160,46 +162,4 @@ def rlimit_setter(limits: Limits, *, setsid: bool = True, address_space: bool = 
             resource.setrlimit(resource.RLIMIT_NPROC, nproc)
 
     return apply
-
-
-@dataclass
-class UnsandboxedLauncher:
-    """Runs runtime scripts as plain subprocesses: for trusted code only.
-
-    This is the explicit opt-out (CI grading the reference solutions, or a
-    developer's machine). It applies rlimits but isolates nothing: student code
-    started this way can read and write everything the grader can. Every
-    spawn writes a warning to stderr so that the choice is never silent.
-    """
-
-    name: str = "unsandboxed"
-    python: str = sys.executable
-    quiet: bool = False
-
-    def spawn(
-        self,
-        script: str,
-        args: Sequence[str],
-        *,
-        scratch: Path,
-        limits: Limits,
-        env: Mapping[str, str] | None = None,
-        stdin: int | IO[bytes] | None = subprocess.PIPE,
-        stdout: int | IO[bytes] | None = subprocess.PIPE,
-        stderr: int | IO[bytes] | None = subprocess.PIPE,
-        writeback: Sequence[str] = (),
-    ) -> subprocess.Popen[bytes]:
-        if not self.quiet:
-            print(f"WARNING: running {script} UNSANDBOXED in {scratch} (trusted-run opt-out)", file=sys.stderr)
-        child_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(scratch), "MPLBACKEND": "Agg"}
-        child_env.update(env or {})
-        return subprocess.Popen(
-            [self.python, "-I", str(RUNTIME_DIR / script), *args],
-            cwd=scratch,
-            env=child_env,
-            stdin=stdin,
-            stdout=stdout,
-            stderr=stderr,
-            preexec_fn=rlimit_setter(limits),
-        )
 

@@ -39,7 +39,7 @@ from ch11_autograder.trusted.submission_cells import autograded_test_cells, subm
 from ch11_autograder.trusted.suite import run_suite
 from ch11_autograder.trusted.verdicts import CellVerdict
 from ch11_autograder.trusted.worker_client import WorkerSession
-from ch11_autograder.untrusted.launch import UnsandboxedLauncher
+from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
 from ch11_solutions import ex2_finite_difference as ref
 from nbgrader.preprocessors import ClearSolutions
 from trainable_harness import opening_objective, opening_tape, reverse_accumulate

@@ -35,7 +35,7 @@ from ch11_autograder.trusted.submission_cells import autograded_test_cells, subm
 from ch11_autograder.trusted.suite import run_suite
 from ch11_autograder.trusted.verdicts import CellVerdict
 from ch11_autograder.trusted.worker_client import WorkerSession
-from ch11_autograder.untrusted.launch import UnsandboxedLauncher
+from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
 from ch11_solutions import ex4_audit as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -1,4 +1,5 @@
-"""Choosing a backend: the right launcher, loud opt-out, and refusal instead of fallback."""
+"""Choosing a backend: the name and slot from the environment, the right launcher, loud opt-out,
+and refusal instead of fallback."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ import stat
 from pathlib import Path
 
 import pytest
-from ch11_autograder.untrusted.bwrap import BwrapLauncher, find_bwrap
-from ch11_autograder.untrusted.choose import BACKENDS, choose_launcher
-from ch11_autograder.untrusted.launch import SANDBOX_ENV, SandboxUnavailable, UnsandboxedLauncher
+from ch11_autograder.untrusted.backends.bwrap import BwrapLauncher, find_bwrap
+from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
+from ch11_autograder.untrusted.choose import BACKENDS, choose_launcher, resolve_backend, slot_from_env
+from ch11_autograder.untrusted.launch import SANDBOX_ENV, SLOT_ENV, SandboxUnavailable
 
 
 @pytest.fixture
@@ -19,6 +21,35 @@ def real_bwrap() -> Path:
     except SandboxUnavailable as exc:
         pytest.skip(f"bubblewrap sandbox unavailable on this machine: {exc}")
     return path
+
+
+def test_backend_name_comes_from_the_argument_then_the_environment_then_the_default(monkeypatch):
+    monkeypatch.delenv(SANDBOX_ENV, raising=False)
+    assert resolve_backend(None) == resolve_backend("") == resolve_backend("  ") == "bwrap"
+    monkeypatch.setenv(SANDBOX_ENV, " None ")
+    assert resolve_backend(None) == resolve_backend(" ") == "none"
+    assert resolve_backend(" Container-User ") == "container-user"  # an explicit name wins
+    monkeypatch.setenv(SANDBOX_ENV, "")
+    assert resolve_backend(None) == "bwrap"
+
+
+def test_unknown_backend_names_are_refused_wherever_they_come_from(monkeypatch):
+    monkeypatch.setenv(SANDBOX_ENV, "Chroot")
+    with pytest.raises(ValueError, match=r"unknown sandbox backend 'chroot': choose one of bwrap, container-user"):
+        resolve_backend(None)
+    with pytest.raises(ValueError, match=r"\$CH11_SANDBOX"):
+        resolve_backend("firejail")
+
+
+def test_slot_comes_from_the_environment(monkeypatch):
+    assert SLOT_ENV == "CH11_SLOT"
+    monkeypatch.delenv(SLOT_ENV, raising=False)
+    assert slot_from_env() == 0
+    monkeypatch.setenv(SLOT_ENV, " 5 ")
+    assert slot_from_env() == 5
+    monkeypatch.setenv(SLOT_ENV, "five")
+    with pytest.raises(SandboxUnavailable, match=r"\$CH11_SLOT must be a slot number 0\.\.7, got 'five'"):
+        slot_from_env()
 
 
 def test_default_is_bwrap_and_it_works(monkeypatch, real_bwrap):
@@ -53,7 +84,7 @@ def test_docker_is_refused_with_the_in_image_way():
 
 
 def test_container_user_reads_its_slot_and_refuses_outside_the_image(monkeypatch):
-    from ch11_autograder.untrusted import container_user
+    from ch11_autograder.untrusted.backends import container_user
 
     monkeypatch.setenv("CH11_SLOT", "3")
     monkeypatch.setattr(container_user.os, "geteuid", lambda: 1000)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from .launch import RUNTIME_DIR, Limits, SandboxUnavailable, rlimit_setter
+from ..launch import RUNTIME_DIR, Limits, SandboxUnavailable, rlimit_setter
 
 __all__ = ["FIRST_SLOT_UID", "ContainerUserLauncher", "UserProcess", "kill_uid"]
 
