@@ -18,6 +18,7 @@ trusted runs such as CI grading the reference solutions. A backend that
 cannot run here makes grading refuse, never fall back.
 """
 
+from ch11_autograder.exercises import SUITE_MODULES, WORKER_SKIP_CELLS
 from ch11_autograder.trusted.preprocessors import (
     SandboxedExecute,
     SanitizeFeedback,
@@ -82,19 +83,16 @@ c.TrustedVerdicts.call_timeout = 10.0  # seconds per call of a student function
 c.TrustedVerdicts.startup_timeout = 120.0  # seconds to run the submission's cells in the worker
 # Figure cells only draw; the sandboxed notebook execution runs them for the
 # picture, the verdict worker need not (a slow plot would delay every restart).
-c.TrustedVerdicts.worker_skip_cells = ["ex1_figure", "ex2_figure", "ex3_figure", "ex5_figure"]
+# Each exercise names its figure cells in the registry (ch11_autograder/exercises/__init__.py).
+c.TrustedVerdicts.worker_skip_cells = list(WORKER_SKIP_CELLS)
 
 # ----- exercise suites register here ------------------------------------------------------
 # One dotted module (or .py path) per exercise; importing it registers its
-# CellSuites with ch11_autograder.suites.register. A test cell without a
-# registered suite scores 0.
-c.TrustedVerdicts.suite_modules = [
-    "ch11_autograder.suites.ex1",
-    "ch11_autograder.suites.ex2",
-    "ch11_autograder.suites.ex3",
-    "ch11_autograder.suites.ex4",
-    "ch11_autograder.suites.ex5",
-]
+# CellSuites with ch11_autograder.trusted.registry.register. A test cell without a
+# registered suite scores 0. The exercises' suites come from the registry
+# (ch11_autograder/exercises/__init__.py: ch11_autograder.exercises.exN.suite);
+# add a module here for suites outside it.
+c.TrustedVerdicts.suite_modules = [*SUITE_MODULES]
 # ------------------------------------------------------------------------------------------
 
 # --------------------------------------------------------------------------- feedback

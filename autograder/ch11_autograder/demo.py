@@ -33,7 +33,8 @@ import nbformat
 
 from .authoring.submissions import answer_sources, fill, read
 from .batch.runner import init_course
-from .catalogue import catalogue
+from .exercises import NOTEBOOKS
+from .exercises.catalogue import catalogue
 from .nbgrader_cli import run_nbgrader
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -54,7 +55,7 @@ class Student:
     wrong: tuple[tuple[str, str], ...] = field(default=())  # (exercise, catalogue entry name)
 
 
-ALL = ("ex1_fanout", "ex2_finite_difference", "ex3_block_length", "ex4_audit", "ex5_replay")
+ALL = NOTEBOOKS
 STUDENTS = (
     Student("ada", "complete and correct", ALL),
     Student("blank", "submitted the released notebooks untouched", ()),

@@ -3,7 +3,8 @@
 The graded functions are the public ``def``s with a docstring in the source notebooks' solution
 cells (a figure cell's undocumented drawing helpers are not graded); their contracts are those
 docstrings and signatures, exactly as the released stubs show them. From them this test
-derives the clauses each exercise's ``CONTRACT`` table must contain:
+derives the clauses each exercise's ``CONTRACT`` table (``exercises/<key>/contract.py``) must
+contain:
 
 * one ``raises`` clause per exception of the ``Raises:`` section and per argument the entry
   names (an entry naming no argument needs one clause for that exception);
@@ -28,12 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from ch11_autograder.authoring.exercises import EXERCISES
+from ch11_autograder.exercises import EXERCISES
 from ch11_autograder.trusted.contract import Clause, missing_properties
+from ch11_autograder.trusted.registry import load_suite_modules, registered
 
 REPO = Path(__file__).resolve().parents[2]
-STEMS = tuple(EXERCISES)
-KEYS = {stem: f"ex{index}" for index, stem in enumerate(STEMS, start=1)}
+BY_STEM = {exercise.notebook: exercise for exercise in EXERCISES}
+STEMS = tuple(BY_STEM)
 
 _SECTION = re.compile(
     r"^(\s*)(Args|Arguments|Parameters|Raises|Returns|Yields|Attributes|Example|Examples|Note|Notes):\s*$"
@@ -134,12 +136,12 @@ def _has(clauses: list[Clause], kind: str, argument: str | None, exception: str 
 
 
 def _contract(stem: str) -> tuple[tuple[Clause, ...], list]:
-    from ch11_autograder.suites import registered
-
-    suite_module = importlib.import_module(f"ch11_autograder.suites.{KEYS[stem]}")
-    contract = getattr(suite_module, "CONTRACT", None)
-    assert contract is not None, f"ch11_autograder.suites.{KEYS[stem]} declares no CONTRACT table"
-    suites = [s for gid, s in registered().items() if gid.startswith(KEYS[stem] + "_")]
+    exercise = BY_STEM[stem]
+    module = importlib.import_module(f"{exercise.package}.contract")
+    contract = getattr(module, "CONTRACT", None)
+    assert contract is not None, f"{module.__name__} declares no CONTRACT table"
+    load_suite_modules([exercise.suite_module])
+    suites = [s for gid, s in registered().items() if gid.startswith(exercise.key + "_")]
     return tuple(contract), suites
 
 

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from ch11_autograder import suites
-from ch11_autograder.trusted import feedback
+from ch11_autograder.trusted import feedback, registry
 from ch11_autograder.trusted.preprocessors import (
     SANDBOX_ERROR_NAME,
     SandboxedExecute,
@@ -56,14 +55,14 @@ def notebook(solution_code, *, test_outputs=(), grade_id="double_tests"):
 def toy_suite():
     """The toy suite registered for one test; other suites in the registry are left alone."""
     path = str((TOY / "toy_suite.py").resolve())
-    suites.unregister("double_tests")
+    registry.unregister("double_tests")
     # Suite modules load once per path: forget this one so that loading registers it again.
     for name, module in list(sys.modules.items()):
         if name.startswith("_ch11_suite_") and getattr(module, "__file__", None) == path:
             del sys.modules[name]
-    suites.load_suite_modules([path])
-    yield suites.get_suite("double_tests")
-    suites.unregister("double_tests")
+    registry.load_suite_modules([path])
+    yield registry.get_suite("double_tests")
+    registry.unregister("double_tests")
 
 
 def verdicts(nb, tmp_path, **traits):

@@ -47,14 +47,14 @@ def course_config() -> Config:
 
 def _exercises() -> Iterator[tuple[str, str]]:
     """(exercise key, notebook stem) in the assignment's order."""
-    from ch11_autograder.authoring.exercises import EXERCISES
+    from ch11_autograder.exercises import EXERCISES
 
-    for index, stem in enumerate(EXERCISES, start=1):
-        yield f"ex{index}", stem
+    for exercise in EXERCISES:
+        yield exercise.key, exercise.notebook
 
 
 def _entries(exercise: str):
-    from ch11_autograder.catalogue import catalogue
+    from ch11_autograder.exercises.catalogue import catalogue
 
     return catalogue(exercise)
 

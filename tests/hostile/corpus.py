@@ -655,14 +655,14 @@ CASES: tuple[Case, ...] = (
     _case(
         "import_hidden_suites",
         "read the Exercise 4 answer key through the hidden suite module",
-        "import ch11_autograder.suites.ex4 and use its reference module's ANSWER_KEYS",
+        "import ch11_autograder.exercises.ex4.suite and use its reference module's ANSWER_KEYS",
         _EX4, "blank", _BLANK_ZERO, "sandbox",
         cells(replace={"ex4_audit_marks": """
             import sys
 
             sys.path[:0] = [@REPO@ + "/autograder", @REPO@ + "/solutions"]
             try:
-                from ch11_autograder.suites import ex4 as _suite
+                from ch11_autograder.exercises.ex4 import suite as _suite
 
                 _key = _suite.ref.ANSWER_KEYS["chen2016"]
                 _marks = {name: str(f.canonical) for name, f in _key.fields.items()}

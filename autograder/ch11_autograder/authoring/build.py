@@ -1,4 +1,4 @@
-"""Write (or check) the source notebooks of assignment ch11 from :mod:`.exercises`.
+"""Write (or check) the source notebooks of assignment ch11 from the exercises' builders.
 
     python -m ch11_autograder.authoring.build            # writes source/ch11/
     python -m ch11_autograder.authoring.build --check    # exit 1 if any differs
@@ -15,7 +15,7 @@ from pathlib import Path
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
-from .exercises import EXERCISES
+from ..exercises import notebook_builders
 
 ASSIGNMENT = "ch11"
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -40,7 +40,7 @@ def render(nb: NotebookNode) -> str:
 
 def rendered_notebooks() -> dict[str, str]:
     """File name -> notebook text for every exercise, in exercise order."""
-    return {f"{name}.ipynb": render(build_notebook(make_cells())) for name, make_cells in EXERCISES.items()}
+    return {f"{name}.ipynb": render(build_notebook(make_cells())) for name, make_cells in notebook_builders().items()}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,11 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
-from ..catalogue import WrongAnswer
+if TYPE_CHECKING:  # the catalogue imports the suite API (hypothesis); the release needs neither
+    from ..exercises.catalogue import WrongAnswer
 
 __all__ = ["answer_sources", "fill", "strip_solution_markers"]
 

@@ -41,11 +41,11 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float, Integer, List, Unicode
 
-from ..suites import get_suite, load_suite_modules
 from ..untrusted.capped_run import read_untrusted_file, run_limited
 from ..untrusted.choose import choose_launcher, resolve_backend
 from ..untrusted.launch import Launcher, Limits
 from .feedback import OutputBudget, sanitize_notebook, sanitize_outputs
+from .registry import get_suite, load_suite_modules
 from .submission_cells import autograded_test_cells, is_autograded_test, strip_hidden_tests, submission_code_cells
 from .suite import run_suite
 from .verdicts import CellVerdict, verdict_outputs

@@ -3,7 +3,7 @@
 A suite grades one autograded test cell (by its nbgrader ``grade_id``)::
 
     from hypothesis import strategies as st
-    from ch11_autograder.suites import register
+    from ch11_autograder.trusted.registry import register
     from ch11_autograder.trusted.suite import CellSuite, Misconception, expect_equal, hypothesis_property
 
     @hypothesis_property(

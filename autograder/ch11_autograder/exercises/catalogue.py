@@ -1,0 +1,154 @@
+"""The catalogue of named wrong answers: misconceptions a student could plausibly code.
+
+Each entry is a real implementation, written as a student might, of one
+public function of an exercise. It serves three purposes:
+
+* CI builds a submission whose answer cell holds the wrong implementation and
+  proves it loses points in the test cells it targets, and only there;
+* a hidden suite compares a failing student's outputs on the counterexample
+  with each entry's outputs, and names the misconception in feedback when
+  they match;
+* the feedback's advice text lives in the entry, next to the code it describes.
+
+Entries are registered per exercise module (``exercises/ex1/wrong_answers.py`` ...)
+with :func:`wrong_answer`. The entry function's own name is free (several wrong
+versions of one function live in one module); :attr:`WrongAnswer.source`
+renames it to the public name it replaces.
+
+Suites turn entries into :class:`Misconception` objects in three ways, one helper each:
+an entry as it is (:func:`misconception`), an upstream entry seen through a correct
+downstream function that uses it (:func:`seen_through`), and entries tried in an order
+the suite states, checked against the catalogue (:func:`in_order`).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import textwrap
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from ..trusted.suite import Misconception
+from . import exercise as _exercise
+
+__all__ = ["WrongAnswer", "catalogue", "in_order", "misconception", "seen_through", "wrong_answer"]
+
+
+@dataclass(frozen=True)
+class WrongAnswer:
+    """One named misconception, as code.
+
+    Attributes:
+        name: identifier, e.g. ``"last_writer_wins"``; unique within its exercise.
+        title: the misconception's name as a student reads it, e.g. "Last writer wins".
+        advice: one or two sentences: what to reconsider (shown in feedback).
+        answer_cell: grade_id of the answer cell whose function it replaces.
+        replaces: the public function name it stands in for.
+        loses: grade_ids of the autograded test cells that must lose points
+            when this entry is submitted; every other test cell must keep full marks.
+        function: the wrong implementation, callable in the trusted process
+            with the same signature as ``replaces``.
+    """
+
+    name: str
+    title: str
+    advice: str
+    answer_cell: str
+    replaces: str
+    loses: tuple[str, ...]
+    function: Callable
+
+    @property
+    def source(self) -> str:
+        """The entry's source with its ``def`` renamed to :attr:`replaces`, decorator removed."""
+        text = textwrap.dedent(inspect.getsource(self.function))
+        tree = ast.parse(text)
+        node = tree.body[0]
+        if not isinstance(node, ast.FunctionDef):
+            raise TypeError(f"catalogue entry {self.name} is not a plain function")
+        node.decorator_list = []
+        node.name = self.replaces
+        return ast.unparse(node)
+
+
+_REGISTRY: dict[str, list[WrongAnswer]] = {}
+
+
+def wrong_answer(
+    *, exercise: str, name: str, title: str, advice: str, answer_cell: str, replaces: str, loses: tuple[str, ...]
+) -> Callable[[Callable], Callable]:
+    """Register the decorated function as a catalogue entry of ``exercise``.
+
+    Raises:
+        ValueError: an entry of that name already exists for the exercise,
+            or ``loses`` is empty (an entry that should lose nothing is not a
+            misconception).
+    """
+
+    def register(function: Callable) -> Callable:
+        entries = _REGISTRY.setdefault(exercise, [])
+        if any(entry.name == name for entry in entries):
+            raise ValueError(f"catalogue entry {exercise}/{name} is registered twice")
+        if not loses:
+            raise ValueError(f"catalogue entry {exercise}/{name} must name the test cells it loses points in")
+        entries.append(WrongAnswer(name, title, advice, answer_cell, replaces, tuple(loses), function))
+        return function
+
+    return register
+
+
+def catalogue(exercise: str) -> tuple[WrongAnswer, ...]:
+    """All entries of ``exercise`` (a registry key, ``"ex1"`` ... ``"ex5"``), in definition order.
+
+    Raises:
+        ValueError: ``exercise`` is not in the registry.
+    """
+    importlib.import_module(_exercise(exercise).wrong_answers_module)
+    return tuple(_REGISTRY.get(exercise, ()))
+
+
+# ---- entries as misconceptions -----------------------------------------------------------
+
+
+def misconception(entry: WrongAnswer) -> Misconception:
+    """``entry`` as it is: its title, its advice, its function."""
+    return Misconception(entry.title, entry.advice, entry.function)
+
+
+def seen_through(
+    entry: WrongAnswer, downstream: Callable[[Callable], Callable], *, where: str | None = None
+) -> Misconception:
+    """An upstream entry as a correct downstream function reports it.
+
+    ``downstream(entry.function)`` must return what the downstream function returns
+    when the upstream one is wrong in the entry's way, called with the downstream
+    function's own arguments. ``where``, if given, is added to the title in
+    parentheses (e.g. "in extended_tape, which this function reads").
+    """
+    title = entry.title if where is None else f"{entry.title} ({where})"
+    return Misconception(title, entry.advice, downstream(entry.function))
+
+
+def in_order(
+    exercise: str, entries: Iterable[WrongAnswer], first: Sequence[str], *, complete: bool = False
+) -> tuple[WrongAnswer, ...]:
+    """``entries`` with those named in ``first`` first, in that order, the rest in catalogue order.
+
+    Misconceptions are tried in order and the first that explains a failure is named, so
+    where two entries give the same output the suite states which wins. With ``complete``
+    the order must name every entry.
+
+    Raises:
+        RuntimeError: ``first`` names an entry that is not among ``entries`` or, with
+            ``complete``, leaves one out: suite and catalogue disagree.
+    """
+    by_name = {entry.name: entry for entry in entries}
+    disagree = set(first) - set(by_name)
+    if complete:
+        disagree |= set(by_name) - set(first)
+    if disagree:
+        raise RuntimeError(f"suite and catalogue disagree on {exercise} entries: {sorted(disagree)}")
+    rest = [entry for name, entry in by_name.items() if name not in first]
+    return (*(by_name[name] for name in first), *rest)

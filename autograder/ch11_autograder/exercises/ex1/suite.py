@@ -1,0 +1,520 @@
+"""Hidden suites of Exercise 1 (a third child d = a**2 at the shared node, L = b*c + d).
+
+Three autograded test cells, one suite each, checked against
+:mod:`ch11_solutions.ex1_fanout`:
+
+=================================  ======  ==========================================
+grade_id                           points  properties (each worth points / count)
+=================================  ======  ==========================================
+``ex1_extended_tape_tests``        3       visible tape at (2, 3); layout; node values;
+                                           local derivatives; bad inputs
+``ex1_contributions_into_a_tests`` 3       visible values and type; values; sum = a-bar;
+                                           bad inputs
+``ex1_input_gradient_tests``       2       visible values and type; values; bad inputs
+=================================  ======  ==========================================
+
+Inputs. Generated coordinates are finite floats in [-1000, 1000] (zeros,
+subnormals and round numbers included: a correct answer is right everywhere).
+Several named wrong answers are invisible on special sets (last writer wins
+drops ``xy(y + 2)``, which vanishes at y = -2; the y-bar slip drops
+``x**2 y (y + 1)``; see ``wrong_answers.py``), so every generated property
+first tries :data:`PROBE_POINTS`, chosen off all of those sets, and only
+then the generated ones.
+
+Tolerances. Every compared quantity (node value, local derivative,
+contribution, gradient component) is an integer polynomial in (x, y) with
+non-negative coefficients, computed by at most about ten rounded float64
+operations in any sensible order. The forward error bound (Higham, *Accuracy
+and Stability of Numerical Algorithms*, ch. 3) is then
+``gamma_n * P(|x|, |y|)`` with ``gamma_n ~ n u``, ``u = 2**-53``, where
+``P(|x|, |y|)`` is the same polynomial at the absolute inputs, which is the
+reference evaluated at ``(|x|, |y|)``. The reference's own error is within
+the same kind of bound, so student and reference may differ by about 20 u P;
+we allow :data:`RELATIVE` = 64 u P, plus :data:`FLOOR` for gradual underflow
+(at most 2**-1074 per operation times factors below 1e9). The bound is relative
+to P, not to the value, so it stays honest under cancellation (b = xy + x near
+y = -1). Every catalogued mistake is off by a whole path term, orders of
+magnitude above it at the probe points. The visible properties compare exactly:
+at (2, 3) and (1, 2) every value is a small integer, exact in any order.
+
+Tapes. The node order is the contract; values and local derivatives are
+compared per node. A node's edges are compared as a map parent -> the *sum* of
+its local derivatives: ``d`` recorded as ``((2, a), (2, a))``, as the harness
+records ``a * a``, is accepted, because the reverse sweep adds the two entries
+and the chapter's point is that contributions add. A parent whose entries sum to
+the wrong value, a missing parent or an extra parent fails.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+from ch11_solutions import ex1_fanout as ref
+from hypothesis import strategies as st
+from trainable_harness import TapeNode, reverse_accumulate
+
+from ...protocol import roundtrip
+from ...trusted.registry import register
+from ...trusted.suite import CellSuite, Misconception, Mismatch, Property, Student, hypothesis_property
+from ...trusted.worker_client import NotDefined, StudentError, Unencodable
+from ..catalogue import catalogue, misconception, seen_through
+from .contract import CONTRIBUTIONS_TESTS, GRADIENT_TESTS, POINTS, TAPE_TESTS
+
+__all__ = [
+    "BAD_INPUTS",
+    "CONTRIBUTIONS_SUITE",
+    "FLOOR",
+    "GRADIENT_SUITE",
+    "MAX_EXAMPLES",
+    "PROBE_POINTS",
+    "RELATIVE",
+    "SUITES",
+    "TAPE_SUITE",
+    "VISIBLE_POINTS",
+    "tape_problem",
+    "tapes_match",
+    "vectors_match",
+]
+
+#: Tolerance relative to the magnitude polynomial P(|x|, |y|); see the module docstring.
+RELATIVE = 64 * 2.0**-53
+#: Absolute slack for gradual underflow; see the module docstring.
+FLOOR = 1e-300
+#: Looser relative tolerance for naming a misconception: the student's wrong code may
+#: round differently from the catalogue's, but two different mistakes differ by far more.
+_MATCH_RELATIVE = 1e-9
+
+#: Generated examples per property (after the probe points).
+MAX_EXAMPLES = 40
+
+#: Tried first by every generated property: off every set where a catalogued mistake
+#: vanishes (x = 0, y in {0, -1, -2, -3}, b = c, c = 1, y = 1, a = 1/2). The first is
+#: exact in float64 and short to read in feedback; the second has a non-dyadic coordinate.
+PROBE_POINTS: tuple[dict[str, float], ...] = ({"x": 1.5, "y": -0.5}, {"x": -3.25, "y": 2.7})
+
+#: The points of the notebook's visible checks, with their exact answers.
+VISIBLE_POINTS: tuple[tuple[float, float], ...] = ((2.0, 3.0), (1.0, 2.0))
+
+#: (x, y, argument the error must name or None, exception type) for the contract's Raises.
+BAD_INPUTS: tuple[tuple[Any, Any, str | None, str], ...] = (
+    (math.nan, 3.0, "x", "ValueError"),
+    (2.0, math.inf, "y", "ValueError"),
+    (-math.inf, 3.0, "x", "ValueError"),
+    (True, 3.0, None, "TypeError"),
+    (2.0, "3", None, "TypeError"),
+)
+
+_COORDINATE = st.floats(min_value=-1e3, max_value=1e3, allow_nan=False, allow_infinity=False)
+_GIVEN = {"x": _COORDINATE, "y": _COORDINATE}
+_NAMES = ref.EXTENDED_NODE_NAMES
+_A = _NAMES.index("a")
+_CHILDREN_OF_A = tuple(_NAMES.index(child) for child in "bcd")
+
+
+# ---- values from the untrusted side --------------------------------------------------------
+
+
+def _is_real(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+
+
+def _is_index(value: object) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_)
+
+
+def _close(got: float, want: float, magnitude: float, relative: float = RELATIVE) -> bool:
+    return math.isfinite(got) and abs(got - want) <= relative * abs(magnitude) + FLOOR
+
+
+def _edge_sums(node: Any) -> dict[int, float]:
+    """Parent index -> summed local derivative of a node already checked by :func:`tape_problem`."""
+    sums: dict[int, float] = {}
+    for parent, local in node.parents:
+        sums[int(parent)] = sums.get(int(parent), 0.0) + float(local)
+    return sums
+
+
+def tape_problem(tape: Any, length: int = len(_NAMES)) -> str:
+    """Why ``tape`` is not a well-formed tape of ``length`` nodes, or ``""`` if it is.
+
+    Well formed: a list of ``length`` TapeNode, each value a finite float64
+    (Python float or numpy float64), each edge a pair (integer index of an
+    earlier node, finite real local derivative).
+    """
+    if not isinstance(tape, list) or not all(isinstance(node, TapeNode) for node in tape):
+        return "extended_tape must return a list of TapeNode"
+    if len(tape) != length:
+        return f"the tape must have {length} nodes ({', '.join(_NAMES)}), this one has {len(tape)}"
+    for index, node in enumerate(tape):
+        where = f"node {index} ({_NAMES[index]})"
+        if not isinstance(node.value, float):
+            return f"{where}: its value is a {type(node.value).__name__}; record a Python float (float64)"
+        if not math.isfinite(node.value):
+            return f"{where}: its value {node.value!r} is not finite"
+        if not isinstance(node.parents, tuple | list):
+            return f"{where}: parents must be a tuple of (parent_index, local_derivative) pairs"
+        for edge in node.parents:
+            if not isinstance(edge, tuple | list) or len(edge) != 2:
+                return f"{where}: each parent entry must be a pair (parent_index, local_derivative)"
+            parent, local = edge
+            if not _is_index(parent) or not 0 <= parent < index:
+                return f"{where}: parent index {parent!r} must be an integer naming an earlier node"
+            if not _is_real(local) or not math.isfinite(local):
+                return f"{where}: local derivative {local!r} for parent {parent!r} must be a finite real number"
+    return ""
+
+
+def _first_difference(got: list[Any], want: list[TapeNode], scale: list[TapeNode], what: str) -> str:
+    """The first node whose values (``what="values"``) or edges (``"edges"``) differ, described; else ``""``.
+
+    ``scale`` is the reference tape at (|x|, |y|): its entries are the magnitude polynomials.
+    """
+    for index, (mine, right, size) in enumerate(zip(got, want, scale, strict=True)):
+        where = f"node {index} ({_NAMES[index]})"
+        if what == "values":
+            if not _close(float(mine.value), right.value, size.value):
+                return f"{where} has value {mine.value!r}, expected {right.value!r}"
+            continue
+        mine_sums, right_sums, size_sums = _edge_sums(mine), _edge_sums(right), _edge_sums(size)
+        if mine_sums.keys() != right_sums.keys():
+            return _parents_message(index, set(mine_sums), set(right_sums))
+        for parent, local in right_sums.items():
+            if not _close(mine_sums[parent], local, size_sums[parent]):
+                return (
+                    f"{where}: the local derivative for parent {parent} ({_NAMES[parent]}) is "
+                    f"{mine_sums[parent]!r}, expected {local!r}"
+                )
+    return ""
+
+
+def _parents_message(index: int, got: set[int], want: set[int]) -> str:
+    got_names = [_NAMES[p] for p in sorted(got)]
+    want_names = [_NAMES[p] for p in sorted(want)]
+    return f"node {index} ({_NAMES[index]}) lists the parents {got_names}, expected {want_names}"
+
+
+def _parents_problem(got: list[Any], want: list[TapeNode]) -> str:
+    """The first node whose set of parents differs from the contract's, described; else ``""``."""
+    for index, (mine, right) in enumerate(zip(got, want, strict=True)):
+        mine_parents, right_parents = set(_edge_sums(mine)), set(_edge_sums(right))
+        if mine_parents != right_parents:
+            return _parents_message(index, mine_parents, right_parents)
+    return ""
+
+
+def _vector(value: Any, length: int) -> np.ndarray | None:
+    """``value`` as a float64 vector of ``length`` finite entries, or ``None`` if it is not one."""
+    if isinstance(value, np.ndarray):
+        if value.shape != (length,) or value.dtype.kind not in "fiu":
+            return None
+        vector = value.astype(np.float64)
+    elif isinstance(value, list | tuple) and len(value) == length and all(_is_real(v) for v in value):
+        vector = np.array([float(v) for v in value], dtype=np.float64)
+    else:
+        return None
+    return vector if bool(np.all(np.isfinite(vector))) else None
+
+
+def _exact_vector(value: Any, length: int) -> str:
+    """Why ``value`` is not a float64 array of shape ``(length,)``, or ``""``."""
+    if not isinstance(value, np.ndarray):
+        return f"return a numpy array (float64, shape ({length},)), not a {type(value).__name__}"
+    if value.dtype != np.float64 or value.shape != (length,):
+        return f"return a float64 array of shape ({length},); this one is {value.dtype.name} of shape {value.shape}"
+    return ""
+
+
+# ---- matching a student's output with a catalogued mistake ---------------------------------
+
+
+def vectors_match(wrong: Any, got: Any) -> bool:
+    """Whether ``got`` equals a misconception's vector output up to rounding (any float dtype)."""
+    left = _vector(wrong, np.size(wrong)) if isinstance(wrong, np.ndarray) else None
+    right = _vector(got, len(left)) if left is not None else None
+    if left is None or right is None:
+        return False
+    scale = float(np.max(np.abs(left))) if left.size else 0.0
+    return bool(np.all(np.abs(left - right) <= _MATCH_RELATIVE * scale + FLOOR))
+
+
+def tapes_match(wrong: Any, got: Any) -> bool:
+    """Whether the student's tape equals a misconception's tape up to rounding (edges summed per parent)."""
+    if not isinstance(wrong, list) or not isinstance(got, list) or len(wrong) != len(got):
+        return False
+    if tape_problem(wrong, len(wrong)) or tape_problem(got, len(got)):
+        return False
+    values = np.array([float(n.value) for n in wrong])
+    scale = float(np.max(np.abs(values))) if values.size else 0.0
+    for mine, theirs in zip(got, wrong, strict=True):
+        if abs(float(mine.value) - float(theirs.value)) > _MATCH_RELATIVE * scale + FLOOR:
+            return False
+        mine_sums, their_sums = _edge_sums(mine), _edge_sums(theirs)
+        if mine_sums.keys() != their_sums.keys():
+            return False
+        if any(abs(mine_sums[p] - their_sums[p]) > _MATCH_RELATIVE * scale + FLOOR for p in their_sums):
+            return False
+    return True
+
+
+def _contributions_from_tape(tape: list[TapeNode]) -> np.ndarray:
+    # What a correct contributions_into_a returns when it reads the given (wrong) tape.
+    cotangents = reverse_accumulate(tape)
+    parts = np.zeros(len(_CHILDREN_OF_A), dtype=np.float64)
+    for slot, child in enumerate(_CHILDREN_OF_A):
+        for parent, local in tape[child].parents:
+            if parent == _A:
+                parts[slot] += cotangents[child] * np.float64(local)
+    return parts
+
+
+def _gradient_from_tape(tape: list[TapeNode]) -> np.ndarray:
+    return np.array(reverse_accumulate(tape)[:2], dtype=np.float64)
+
+
+def _reading(read: Callable[[list[TapeNode]], np.ndarray]) -> Callable[[Callable], Callable]:
+    """A correct function that reads the tape ``extended_tape`` makes, for :func:`seen_through`."""
+
+    def downstream(tape_of: Callable) -> Callable[[float, float], np.ndarray]:
+        def implementation(x: float, y: float) -> np.ndarray:
+            return read(tape_of(x, y))
+
+        return implementation
+
+    return downstream
+
+
+_READERS = {"contributions_into_a": _reading(_contributions_from_tape), "input_gradient": _reading(_gradient_from_tape)}
+
+
+def _misconceptions(replaces: str) -> tuple[Misconception, ...]:
+    entries = catalogue("ex1")
+    tape_entries = [e for e in entries if e.replaces == "extended_tape"]
+    own = [misconception(e) for e in entries if e.replaces == replaces]
+    if replaces in _READERS:
+        where = "in extended_tape, which this function reads"
+        own += [seen_through(e, _READERS[replaces], where=where) for e in tape_entries]
+    return tuple(own)
+
+
+# ---- properties shared by the three functions ----------------------------------------------
+
+
+def _bad_inputs_property(function: str) -> Property:
+    description = (
+        f"{function} raises ValueError naming the argument for a nan or infinite x or y, "
+        "and TypeError for a non-real one (True, a string)."
+    )
+
+    def check(student: Student) -> None:
+        for x, y, argument, error_type in BAD_INPUTS:
+            inputs = {"x": x, "y": y}
+            expected = f"{error_type}" + (f" whose message names {argument}" if argument else "")
+            try:
+                got = student.call(function, x, y)
+            except (NotDefined, Unencodable):
+                raise
+            except StudentError as error:
+                named = argument is None or re.search(rf"\b{argument}\b", error.message) is not None
+                if error.type == error_type and named:
+                    continue
+                raise Mismatch(inputs, expected, f"{error.type}: {error.message}") from None
+            raise Mismatch(inputs, expected, got, "the function returned instead of raising")
+
+    return Property(f"{function}_bad_inputs", description, check)
+
+
+def _vector_properties(
+    function: str, labels: tuple[str, ...], reference: Callable[[float, float], np.ndarray], what: str
+) -> list[Property]:
+    """The visible-values and generated-values properties of a function returning a vector.
+
+    ``labels`` names the entries of the vector, in order, for feedback.
+    """
+    length = len(labels)
+    misconceptions = _misconceptions(function)
+
+    def visible(student: Student) -> None:
+        for x, y in VISIBLE_POINTS:
+            inputs = {"x": x, "y": y}
+            expected = reference(x, y)
+            got = student.call(function, x, y)
+            problem = _exact_vector(got, length)
+            if problem:
+                raise Mismatch(inputs, roundtrip(expected), got, problem)
+            if not np.array_equal(got, expected):
+                raise Mismatch(inputs, roundtrip(expected), got)
+
+    visible_property = Property(
+        f"{function}_visible",
+        f"{function} returns a float64 array of shape ({length},) with the exact {what} at (2, 3) and (1, 2) "
+        "(the notebook's checks).",
+        visible,
+        misconceptions=misconceptions,
+        matches=vectors_match,
+    )
+
+    @hypothesis_property(
+        f"{function}_values",
+        f"{function}(x, y) equals the {what} to float64 rounding for x, y in [-1000, 1000].",
+        given=_GIVEN,
+        examples=PROBE_POINTS,
+        max_examples=MAX_EXAMPLES,
+        misconceptions=misconceptions,
+        matches=vectors_match,
+    )
+    def values(student: Student, x: float, y: float) -> None:
+        inputs = {"x": x, "y": y}
+        expected = reference(x, y)
+        scale = reference(abs(x), abs(y))
+        got = student.call(function, x, y)
+        vector = _vector(got, length)
+        if vector is None:
+            raise Mismatch(inputs, roundtrip(expected), got, f"expected {length} finite real numbers")
+        for slot, label in enumerate(labels):
+            if not _close(float(vector[slot]), float(expected[slot]), float(scale[slot])):
+                raise Mismatch(
+                    inputs, roundtrip(expected), got, f"{label} differs by more than float64 rounding can explain"
+                )
+
+    return [visible_property, values]
+
+
+# ---- extended_tape -------------------------------------------------------------------------
+
+
+def _tape_properties() -> list[Property]:
+    misconceptions = _misconceptions("extended_tape")
+
+    def visible(student: Student) -> None:
+        x, y = VISIBLE_POINTS[0]
+        inputs = {"x": x, "y": y}
+        expected = ref.extended_tape(x, y)
+        got = student.call("extended_tape", x, y)
+        problem = tape_problem(got)
+        if not problem:
+            # At (2, 3) every value is a small integer: compare exactly (no magnitude slack).
+            zero = [TapeNode(0.0, tuple((p, 0.0) for p, _ in n.parents)) for n in expected]
+            problem = _first_difference(got, expected, zero, "values") or _first_difference(
+                got, expected, zero, "edges"
+            )
+        if problem:
+            raise Mismatch(inputs, roundtrip(expected), got, problem)
+
+    tape_visible = Property(
+        "extended_tape_visible",
+        "extended_tape(2, 3) is the contract's tape exactly: values 2, 3, 6, 8, 18, 36, 180 and every "
+        "local derivative (the notebook's checks).",
+        visible,
+        misconceptions=misconceptions,
+        matches=tapes_match,
+    )
+
+    def generated(name: str, description: str, what: str) -> Property:
+        @hypothesis_property(
+            name,
+            description,
+            given=_GIVEN,
+            examples=PROBE_POINTS,
+            max_examples=MAX_EXAMPLES,
+            misconceptions=misconceptions,
+            matches=tapes_match,
+        )
+        def body(student: Student, x: float, y: float) -> None:
+            inputs = {"x": x, "y": y}
+            expected = ref.extended_tape(x, y)
+            got = student.call("extended_tape", x, y)
+            problem = tape_problem(got)
+            if not problem and what == "layout":
+                problem = _parents_problem(got, expected)
+            elif not problem:
+                problem = _first_difference(got, expected, ref.extended_tape(abs(x), abs(y)), what)
+            if problem:
+                raise Mismatch(inputs, roundtrip(expected), got, problem)
+
+        return body
+
+    return [
+        tape_visible,
+        generated(
+            "extended_tape_layout",
+            "extended_tape(x, y) returns 7 TapeNode in the order x, y, a, b, c, d, L, with float values "
+            "and exactly the contract's parents at every node (L is one node with parents b, c, d).",
+            "layout",
+        ),
+        generated(
+            "extended_tape_values",
+            "The node values are a = xy, b = a + x, c = ay, d = a*a, L = bc + d, to float64 rounding, "
+            "for x, y in [-1000, 1000].",
+            "values",
+        ),
+        generated(
+            "extended_tape_local_derivatives",
+            "Each node's local derivatives, summed per parent, are the contract's to float64 rounding "
+            "(a parent listed twice is accepted when its entries add up, since the sweep adds them).",
+            "edges",
+        ),
+        _bad_inputs_property("extended_tape"),
+    ]
+
+
+# ---- contributions_into_a ------------------------------------------------------------------
+
+
+def _contribution_properties() -> list[Property]:
+    visible, values = _vector_properties(
+        "contributions_into_a",
+        ("the contribution via b", "the contribution via c", "the contribution via d"),
+        ref.contributions_into_a,
+        "contributions (via b, via c, via d)",
+    )
+
+    @hypothesis_property(
+        "contributions_into_a_sum",
+        "The three contributions add up to dL/da, the a-bar of the additive sweep, to float64 rounding.",
+        given=_GIVEN,
+        examples=PROBE_POINTS,
+        max_examples=MAX_EXAMPLES,
+        misconceptions=_misconceptions("contributions_into_a"),
+        matches=vectors_match,
+    )
+    def adds_up(student: Student, x: float, y: float) -> None:
+        inputs = {"x": x, "y": y}
+        expected = ref.contributions_into_a(x, y)
+        a_bar = float(reverse_accumulate(ref.extended_tape(x, y))[_A])
+        scale = float(np.sum(ref.contributions_into_a(abs(x), abs(y))))
+        got = student.call("contributions_into_a", x, y)
+        vector = _vector(got, 3)
+        if vector is None:
+            raise Mismatch(inputs, roundtrip(expected), got, "expected 3 finite real numbers")
+        total = float(np.sum(vector))
+        if not _close(total, a_bar, scale):
+            raise Mismatch(inputs, roundtrip(expected), got, f"they add up to {total!r}, but a-bar is {a_bar!r}")
+
+    return [visible, values, adds_up, _bad_inputs_property("contributions_into_a")]
+
+
+# ---- input_gradient ------------------------------------------------------------------------
+
+
+def _gradient_properties() -> list[Property]:
+    visible, values = _vector_properties(
+        "input_gradient", ("dL/dx", "dL/dy"), ref.input_gradient, "gradient (dL/dx, dL/dy)"
+    )
+    return [visible, values, _bad_inputs_property("input_gradient")]
+
+
+TAPE_SUITE: CellSuite = register(CellSuite(TAPE_TESTS, points=POINTS[TAPE_TESTS], properties=_tape_properties()))
+CONTRIBUTIONS_SUITE: CellSuite = register(
+    CellSuite(CONTRIBUTIONS_TESTS, points=POINTS[CONTRIBUTIONS_TESTS], properties=_contribution_properties())
+)
+GRADIENT_SUITE: CellSuite = register(
+    CellSuite(GRADIENT_TESTS, points=POINTS[GRADIENT_TESTS], properties=_gradient_properties())
+)
+
+#: Every suite of this exercise, by grade_id.
+SUITES: Mapping[str, CellSuite] = {s.grade_id: s for s in (TAPE_SUITE, CONTRIBUTIONS_SUITE, GRADIENT_SUITE)}

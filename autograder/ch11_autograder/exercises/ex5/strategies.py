@@ -1,0 +1,91 @@
+"""Hypothesis strategies of Exercise 5's hidden suite: chain cases and pairs of arrays.
+
+A *case* is the plain-value description of one call (chain shape and seed, input, block
+length, generator seed) that the suite turns into a fresh chain and generator for the
+student and for the reference alike; the array pairs feed ``first_mismatch``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from hypothesis import strategies as st
+
+__all__ = ["CASE_KEYS", "array_pairs", "chain_cases", "make_case", "special_pairs"]
+
+CASE_KEYS = ("depth", "random_layer", "width", "chain_seed", "z0", "block_size", "seed")
+
+
+def make_case(
+    depth: int, random_layer: int, width: int, chain_seed: int, z0: Sequence[float], block_size: int, seed: int
+) -> dict[str, Any]:
+    """One case, keyed by :data:`CASE_KEYS`; ``z0`` becomes a float64 array."""
+    return {
+        "depth": depth,
+        "random_layer": random_layer,
+        "width": width,
+        "chain_seed": chain_seed,
+        "z0": np.array(z0, dtype=np.float64),
+        "block_size": block_size,
+        "seed": seed,
+    }
+
+
+@st.composite
+def chain_cases(draw: st.DrawFn, max_depth: int = 24) -> dict[str, Any]:
+    """A chain, an input, a block length and a generator seed, as plain values.
+
+    Shrinks toward the smallest chain (depth 2, random layer 0, width 1).
+    """
+    depth = draw(st.integers(2, max_depth))
+    width = draw(st.integers(1, 4))
+    z0 = draw(st.lists(st.floats(-1.0, 1.0, allow_nan=False), min_size=width, max_size=width))
+    return make_case(
+        depth=depth,
+        random_layer=draw(st.integers(0, depth - 1)),
+        width=width,
+        chain_seed=draw(st.integers(0, 2**32 - 1)),
+        z0=z0,
+        block_size=draw(st.integers(1, depth)),
+        seed=draw(st.integers(0, 2**63 - 1)),
+    )
+
+
+@st.composite
+def array_pairs(draw: st.DrawFn) -> dict[str, Any]:
+    """Two arrays of one shape (rows, or rows x columns) differing in a drawn set of rows.
+
+    A differing row changes one entry, by one ulp or by a large step.
+    """
+    rows = draw(st.integers(1, 10))
+    cols = draw(st.sampled_from([None, 1, 2, 3]))
+    dtype = draw(st.sampled_from([np.float64, np.float64, np.float32]))
+    shape = (rows,) if cols is None else (rows, cols)
+    saved = np.random.default_rng(draw(st.integers(0, 2**32 - 1))).normal(size=shape).astype(dtype)
+    replayed = saved.copy()
+    flat = replayed.reshape(rows, -1)
+    for row in sorted(draw(st.sets(st.integers(0, rows - 1), max_size=rows))):
+        col = draw(st.integers(0, flat.shape[1] - 1))
+        if draw(st.booleans()):
+            flat[row, col] = np.nextafter(flat[row, col], dtype(np.inf))
+        else:
+            flat[row, col] = flat[row, col] + dtype(1.0)
+    return {"saved": saved, "replayed": replayed}
+
+
+@st.composite
+def special_pairs(draw: st.DrawFn) -> dict[str, Any]:
+    """Arrays of zeros and NaNs: equal values that differ in bits (signed zeros), same-bit NaNs."""
+    rows = draw(st.integers(1, 8))
+    cols = draw(st.integers(1, 3))
+    kinds = draw(st.lists(st.sampled_from(["zero", "nan", "value"]), min_size=rows * cols, max_size=rows * cols))
+    saved = np.array([{"zero": 0.0, "nan": np.nan, "value": 1.5}[k] for k in kinds]).reshape(rows, cols)
+    replayed = saved.copy()
+    zeros = [i for i, k in enumerate(kinds) if k == "zero"]
+    flipped = draw(st.sets(st.sampled_from(zeros), max_size=len(zeros))) if zeros else set()
+    flat = replayed.reshape(-1)
+    for index in flipped:
+        flat[index] = -0.0
+    return {"saved": saved, "replayed": replayed}

@@ -1,0 +1,854 @@
+"""Hidden suites of Exercise 5: checkpointed replay of a chain with one random layer.
+
+One :class:`CellSuite` per autograded test cell of ``ex5_replay.ipynb``. The
+trusted side sends the chain as the protocol's ``chain`` constructor (the
+worker builds a fresh ``StochasticChain``, so its counter starts at 0) and the
+generator as ``RngSeed(seed)`` (the worker builds ``default_rng(seed)``), and
+computes every expected value from ``ch11_solutions.ex5_replay`` on an
+identical fresh chain and generator.
+
+Comparison rules, and why:
+
+* Counts are compared exactly. A count may be a Python ``int`` or a numpy
+  integer scalar (an index from ``np.flatnonzero`` or a count from numpy
+  arithmetic is still an exact integer); floats and bools are refused.
+* Cotangents: a float64 array of shape ``(depth + 1, width)``. Store-all and
+  replayed values must agree with the reference bit for bit, or to a relative
+  :data:`COTANGENT_RTOL` in every entry. The tolerance admits a reverse rule
+  written with its three factors associated differently from
+  ``chain.backward``: over depth <= 40, each layer adds at most a few ulps of
+  relative difference (measured: under 3e-16 per layer, 2.4e-15 over a whole
+  chain), far below 1e-10, while every catalogued mistake changes entries by
+  more than 1e-3 relative. The exercise's claims are bitwise, but between the
+  student's *own* runs: matched replay must equal a run without replay bit for
+  bit, and an unmatched replay must differ from it in exactly the rows the
+  reference's does. When the student's bits are the reference's, those are
+  checked against the reference's store-all; otherwise against the student's
+  ``block_size=1`` run, which replays nothing and so is store-all in the
+  student's own operation order.
+* ``first_mismatch`` is compared exactly (index or ``None``).
+
+Catalogue entries (``wrong_answers.py``) are hooked in per
+property. Each property is written once as a function of a *caller*, so the
+same code that judges the student computes what a catalogued mistake would
+have reported; feedback names the mistake whose report equals the student's.
+Entries whose outputs coincide everywhere (four ways to replay from an
+advanced generator) are named as one misconception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from ch11_solutions import ex5_replay as ref
+from trainable_harness import make_chain
+
+from ...protocol import Record, RngSeed, decode_value, encode_value, roundtrip
+from ...trusted.registry import register
+from ...trusted.suite import CellSuite, Misconception, Mismatch, Property, hypothesis_property
+from ...trusted.worker_client import StudentError
+from ..catalogue import WrongAnswer, catalogue
+from .contract import CHECKPOINTED_TESTS, COTANGENT_RTOL, MISMATCH_TESTS, POINTS, REPORT_TESTS, STORE_ALL_TESTS
+from .strategies import CASE_KEYS, array_pairs, chain_cases, make_case, special_pairs
+
+__all__ = [
+    "CHECKPOINTED_SUITE",
+    "FIRST_MISMATCH_SUITE",
+    "REPLAY_REPORT_SUITE",
+    "STORE_ALL_SUITE",
+    "STREAM_GROUP",
+]
+
+#: Catalogue entries with identical outputs on every input: each makes the replay of the
+#: random layer's block draw from a generator that already advanced past its draw.
+STREAM_GROUP = ("unmatched_stream", "generator_kept_by_reference", "shallow_copy_snapshot", "snapshot_after_block")
+_STREAM_NAME = "Replay drew from an advanced generator"
+_STREAM_ADVICE = (
+    "With matched=True your replay of the random layer's block drew other numbers than the forward pass. "
+    "Either no snapshot was restored, or the 'snapshot' was not a copy of the state at the block start: "
+    "the Generator object itself, its bit_generator, copy.copy(rng) (which shares the bit generator), or a "
+    "state taken after the block ran. Take copy.deepcopy(rng.bit_generator.state) before the block's first "
+    "layer and set it on a copy of the generator before replaying that block."
+)
+
+_RUN_FIELDS = ("cotangents", "forward_evaluations", "replayed_evaluations", "peak_states")
+_REPORT_FIELDS = (
+    "block_size",
+    "matched",
+    "saved",
+    "replayed",
+    "extra_forward_evaluations",
+    "saved_peak_states",
+    "replayed_peak_states",
+    "first_mismatch",
+)
+_HOW_TO_REBUILD = (
+    "Rebuild the inputs with chain = make_chain(depth, random_layer, width=width, seed=chain_seed) "
+    "and a fresh np.random.default_rng(seed) for every call."
+)
+
+# Examples per property: enough to meet every block layout of small chains (random layer
+# inside a block, ending a block, last block shorter, k = 1 and k = L) while one
+# submission's whole suite stays within a few seconds against the reference. The report's
+# properties call two already-graded functions per stream, so fewer examples suffice there.
+_EXAMPLES = 40
+_REPORT_EXAMPLES = 20
+
+
+# --------------------------------------------------------------------------- cases
+
+
+#: The chains of the notebook's visible checks (make_chain's default seed is 11).
+_VISIBLE_STORE_ALL = make_case(12, 5, 3, 11, [0.3, -0.2, 0.5], 1, 1)
+_VISIBLE_BLOCKS = make_case(16, 5, 3, 11, [0.3, -0.2, 0.5], 4, 2)
+_VISIBLE_ONE_BLOCK = make_case(16, 5, 3, 11, [0.3, -0.2, 0.5], 16, 2)
+# The prediction of the notebook: r = 4 gives the same rows as r = 5; r = 7 ends its block.
+_PREDICTION_R4 = make_case(16, 4, 3, 11, [0.3, -0.2, 0.5], 4, 2)
+_PREDICTION_R7 = make_case(16, 7, 3, 11, [0.3, -0.2, 0.5], 4, 2)
+
+
+def _chain(case: Mapping[str, Any]):
+    return make_chain(case["depth"], case["random_layer"], width=case["width"], seed=case["chain_seed"])
+
+
+def _shown(case: Mapping[str, Any], *, block_size: bool = True, **extra: Any) -> dict[str, Any]:
+    """The counterexample as the student reads it (and as a misconception implementation receives it)."""
+    shown = {key: case[key] for key in CASE_KEYS if block_size or key != "block_size"}
+    shown.update(extra)
+    return shown
+
+
+def _from_shown(shown: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Inverse of :func:`_shown`: the case and the extra entries."""
+    case = {key: value for key, value in shown.items() if key in CASE_KEYS}
+    case.setdefault("block_size", 1)
+    extra = {key: value for key, value in shown.items() if key not in CASE_KEYS}
+    return case, extra
+
+
+# --------------------------------------------------------------------------- callers
+
+Caller = Callable[..., Any]
+
+
+def _student_caller(student: Any) -> Caller:
+    return student.call
+
+
+def _wire_arguments(args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """The arguments exactly as the worker would receive them (fresh chain, fresh generator)."""
+    args = [decode_value(encode_value(a, request=True), request=True) for a in args]
+    kwargs = {k: decode_value(encode_value(v, request=True), request=True) for k, v in kwargs.items()}
+    return args, kwargs
+
+
+def _compose_report(functions: Mapping[str, Callable]) -> Callable:
+    """``replay_report`` as the notebook runs it: calling the three functions of ``functions``.
+
+    Mirrors :func:`ch11_solutions.ex5_replay.replay_report` line for line; used
+    only to predict what a wrong function in an earlier cell does to the report.
+    """
+
+    def replay_report(chain, z0, block_size, seed, *, matched):
+        saved = functions["store_all_cotangents"](chain, z0, np.random.default_rng(seed))
+        replayed = functions["checkpointed_cotangents"](
+            chain, z0, block_size, np.random.default_rng(seed), matched=matched
+        )
+        return ref.ReplayReport(
+            block_size=int(block_size),
+            matched=bool(matched),
+            saved=saved,
+            replayed=replayed,
+            extra_forward_evaluations=replayed.forward_evaluations - saved.forward_evaluations,
+            saved_peak_states=saved.peak_states,
+            replayed_peak_states=replayed.peak_states,
+            first_mismatch=functions["first_mismatch"](saved.cotangents, replayed.cotangents),
+        )
+
+    return replay_report
+
+
+def _local_caller(entry: WrongAnswer | None = None) -> Caller:
+    """Calls the reference functions in this process, with ``entry`` replacing its function."""
+    functions: dict[str, Callable] = {
+        "store_all_cotangents": ref.store_all_cotangents,
+        "checkpointed_cotangents": ref.checkpointed_cotangents,
+        "first_mismatch": ref.first_mismatch,
+    }
+    if entry is not None and entry.replaces in functions:
+        functions[entry.replaces] = entry.function
+    if entry is not None and entry.replaces == "replay_report":
+        functions["replay_report"] = entry.function
+    else:
+        functions["replay_report"] = _compose_report(functions)
+
+    def call(name: str, *args: Any, **kwargs: Any) -> Any:
+        wire_args, wire_kwargs = _wire_arguments(args, kwargs)
+        return roundtrip(functions[name](*wire_args, **wire_kwargs))
+
+    return call
+
+
+# --------------------------------------------------------------------------- reading replies
+
+
+class _NoReport(Exception):
+    """A misconception implementation would not fail this property on these inputs."""
+
+
+def _is_count(value: Any) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, np.integer)
+
+
+def _count(value: Any) -> Any:
+    """An exact integer as a Python int; anything else unchanged (so it compares unequal)."""
+    return int(value) if _is_count(value) else value
+
+
+def _form_problem(run: Any, case: Mapping[str, Any], record: str = "ReplayRun") -> str:
+    """Why ``run`` is not a ReplayRun of the chain's shape, or ``""``."""
+    if not isinstance(run, Record) or run.type != record:
+        return f"return a {record} (the record type defined in the notebook)"
+    if tuple(run.fields) != _RUN_FIELDS:
+        return f"a ReplayRun has the fields {', '.join(_RUN_FIELDS)}, in that order"
+    cot = run["cotangents"]
+    shape = (case["depth"] + 1, case["width"])
+    if not isinstance(cot, np.ndarray) or cot.dtype != np.float64 or cot.shape != shape:
+        return f"cotangents must be a float64 numpy array of shape (depth + 1, width) = {shape}"
+    for name in _RUN_FIELDS[1:]:
+        if not _is_count(run[name]):
+            return f"{name} must be an integer (a Python int), got {type(run[name]).__name__}"
+    return ""
+
+
+def _run(caller: Caller, shown: Mapping[str, Any], name: str, *args: Any, **kwargs: Any) -> Record:
+    """Call ``name`` and insist on a well-formed ReplayRun."""
+    case, _ = _from_shown(shown)
+    run = caller(name, *args, **kwargs)
+    problem = _form_problem(run, case)
+    if problem:
+        raise Mismatch(shown, "a ReplayRun", run, problem)
+    return run
+
+
+def _counts(run: Record) -> tuple[Any, Any, Any]:
+    return tuple(_count(run[name]) for name in _RUN_FIELDS[1:])
+
+
+def _bits_equal(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def _agrees(got: np.ndarray, want: np.ndarray) -> bool:
+    """Bit for bit, or within :data:`COTANGENT_RTOL` of ``want`` in every entry."""
+    if _bits_equal(got, want):
+        return True
+    if got.dtype != want.dtype or got.shape != want.shape:
+        return False
+    with np.errstate(invalid="ignore", over="ignore"):
+        return bool(np.all(np.abs(got - want) <= COTANGENT_RTOL * np.abs(want)))
+
+
+def _differing_rows(a: np.ndarray, b: np.ndarray) -> list[int]:
+    return [i for i in range(a.shape[0]) if a[i].tobytes() != b[i].tobytes()]
+
+
+def _reference_saved(case: Mapping[str, Any]) -> np.ndarray:
+    return ref.store_all_cotangents(_chain(case), case["z0"], np.random.default_rng(case["seed"])).cotangents
+
+
+def _reference_replayed(case: Mapping[str, Any], matched: bool) -> ref.ReplayRun:
+    return ref.checkpointed_cotangents(
+        _chain(case), case["z0"], case["block_size"], np.random.default_rng(case["seed"]), matched=matched
+    )
+
+
+def _expected_counts(case: Mapping[str, Any]) -> tuple[int, int, int]:
+    depth, k = case["depth"], case["block_size"]
+    blocks = -(-depth // k)
+    return 2 * depth - blocks, depth - blocks, blocks + k
+
+
+# --------------------------------------------------------------------------- the judgements
+
+
+def judge_store_all_values(caller: Caller, case: Mapping[str, Any]) -> None:
+    shown = _shown(case, block_size=False)
+    run = _run(caller, shown, "store_all_cotangents", _chain(case), case["z0"], RngSeed(case["seed"]))
+    want = _reference_saved(case)
+    if not _agrees(run["cotangents"], want):
+        raise Mismatch(
+            shown, want, run["cotangents"], f"Row i is dL/dz_i, from chain.backward(i, z_(i+1), ...). {_HOW_TO_REBUILD}"
+        )
+
+
+def judge_store_all_counts(caller: Caller, case: Mapping[str, Any]) -> None:
+    shown = _shown(case, block_size=False)
+    run = _run(caller, shown, "store_all_cotangents", _chain(case), case["z0"], RngSeed(case["seed"]))
+    depth = case["depth"]
+    want = (depth, 0, depth + 1)
+    if _counts(run) != want:
+        raise Mismatch(
+            shown,
+            want,
+            _counts(run),
+            "(forward_evaluations, replayed_evaluations, peak_states): one forward pass of L layers, "
+            "no replay, z_0 .. z_L alive at the end.",
+        )
+
+
+def _checkpointed(caller: Caller, case: Mapping[str, Any], matched: bool, block_size: int | None = None) -> Record:
+    k = case["block_size"] if block_size is None else block_size
+    shown = _shown(case, matched=matched)
+    return _run(
+        caller,
+        shown,
+        "checkpointed_cotangents",
+        _chain(case),
+        case["z0"],
+        k,
+        RngSeed(case["seed"]),
+        matched=matched,
+    )
+
+
+def judge_checkpointed_counts(caller: Caller, case: Mapping[str, Any]) -> None:
+    want = _expected_counts(case)
+    for matched in (True, False):
+        run = _checkpointed(caller, case, matched)
+        if _counts(run) != want:
+            raise Mismatch(
+                _shown(case, matched=matched),
+                want,
+                _counts(run),
+                "(forward_evaluations, replayed_evaluations, peak_states) for blocks of k: "
+                "(2L - ceil(L/k), L - ceil(L/k), ceil(L/k) + k), whichever the stream.",
+            )
+
+
+def judge_matched_bitwise(caller: Caller, case: Mapping[str, Any]) -> None:
+    shown = _shown(case, matched=True)
+    got = _checkpointed(caller, case, True)["cotangents"]
+    saved = _reference_saved(case)
+    if _bits_equal(got, saved):
+        return
+    if not _agrees(got, saved):
+        raise Mismatch(shown, saved, got, f"Expected: the store-all derivatives. {_HOW_TO_REBUILD}")
+    # Another operation order: the claim is then checked against the student's own run
+    # without replay (block_size=1 keeps every state).
+    own = _checkpointed(caller, case, True, block_size=1)["cotangents"]
+    if not _bits_equal(got, own):
+        raise Mismatch(
+            shown,
+            own,
+            got,
+            "Your matched replay is close to the store-all derivatives but not bit for bit equal to your own "
+            "block_size=1 run; a matched replay must repeat the forward pass exactly.",
+        )
+
+
+def judge_unmatched_layout(caller: Caller, case: Mapping[str, Any]) -> None:
+    shown = _shown(case, matched=False)
+    got = _checkpointed(caller, case, False)["cotangents"]
+    saved = _reference_saved(case)
+    want = _reference_replayed(case, False).cotangents
+    if not _agrees(got, want):
+        raise Mismatch(
+            shown,
+            want,
+            got,
+            f"With matched=False the replay draws from rng as the forward pass left it. {_HOW_TO_REBUILD}",
+        )
+    want_rows = _differing_rows(want, saved)
+    got_rows = _differing_rows(got, saved)
+    if got_rows == want_rows:
+        return
+    own = _checkpointed(caller, case, False, block_size=1)["cotangents"]
+    own_rows = _differing_rows(got, own)
+    if own_rows != want_rows:
+        raise Mismatch(
+            shown,
+            want_rows,
+            own_rows,
+            "The rows (indices) whose bits differ from a run without replay (your block_size=1 run).",
+        )
+
+
+def _expect_error(student: Any, shown: Mapping[str, Any], kind: str, name: str, *args: Any, **kwargs: Any) -> None:
+    try:
+        value = student.call(name, *args, **kwargs)
+    except StudentError as exc:
+        if exc.type == kind:
+            return
+        raise Mismatch(
+            shown, f"{kind} raised", f"{exc.type}: {exc.message}", "The docstring names the exception."
+        ) from None
+    raise Mismatch(shown, f"{kind} raised", value, "The docstring says this input is refused.")
+
+
+# --------------------------------------------------------------------------- first_mismatch
+
+
+def _first_mismatch_judge(caller: Caller, pair: Mapping[str, Any], note: str) -> None:
+    want = ref.first_mismatch(pair["saved"], pair["replayed"])
+    got = _count(caller("first_mismatch", pair["saved"], pair["replayed"]))
+    if got is None and want is None:
+        return
+    if not (_is_count(got) and got == want):
+        raise Mismatch(dict(pair), want, got, note)
+
+
+def judge_first_mismatch(caller: Caller, pair: Mapping[str, Any]) -> None:
+    _first_mismatch_judge(
+        caller, pair, "The largest row index whose bytes differ (going backward from the last row), or None."
+    )
+
+
+def judge_first_mismatch_bits(caller: Caller, pair: Mapping[str, Any]) -> None:
+    _first_mismatch_judge(
+        caller, pair, "Rows are compared by their bytes: 0.0 and -0.0 differ, two NaNs with the same bits agree."
+    )
+
+
+# --------------------------------------------------------------------------- replay_report
+
+
+def _report(caller: Caller, case: Mapping[str, Any], matched: bool) -> Record:
+    shown = _shown(case, matched=matched)
+    report = caller("replay_report", _chain(case), case["z0"], case["block_size"], case["seed"], matched=matched)
+    if not isinstance(report, Record) or report.type != "ReplayReport" or tuple(report.fields) != _REPORT_FIELDS:
+        raise Mismatch(
+            shown, "a ReplayReport", report, "Return a ReplayReport (the record type defined in the notebook)."
+        )
+    return report
+
+
+def _reference_report(case: Mapping[str, Any], matched: bool) -> ref.ReplayReport:
+    return ref.replay_report(_chain(case), case["z0"], case["block_size"], case["seed"], matched=matched)
+
+
+def judge_report_work(caller: Caller, case: Mapping[str, Any]) -> None:
+    for matched in (True, False):
+        report = _report(caller, case, matched)
+        want = _reference_report(case, matched)
+        expected = (want.block_size, want.matched, want.extra_forward_evaluations)
+        got = (_count(report["block_size"]), report["matched"], _count(report["extra_forward_evaluations"]))
+        if got != expected or not _is_count(got[0]) or not isinstance(got[1], bool) or not _is_count(got[2]):
+            raise Mismatch(
+                _shown(case, matched=matched),
+                expected,
+                got,
+                "(block_size, matched, extra_forward_evaluations): the extra work is what replay adds to "
+                "store-all, L - ceil(L/k).",
+            )
+
+
+def judge_report_peak(caller: Caller, case: Mapping[str, Any]) -> None:
+    for matched in (True, False):
+        report = _report(caller, case, matched)
+        want = _reference_report(case, matched)
+        expected = (want.saved_peak_states, want.replayed_peak_states)
+        got = (_count(report["saved_peak_states"]), _count(report["replayed_peak_states"]))
+        if got != expected or not all(_is_count(v) for v in got):
+            raise Mismatch(
+                _shown(case, matched=matched),
+                expected,
+                got,
+                "(saved_peak_states, replayed_peak_states): L + 1 for store-all, ceil(L/k) + k for blocks of k.",
+            )
+
+
+def judge_report_mismatch(caller: Caller, case: Mapping[str, Any]) -> None:
+    """The first mismatch, shown with whether each run agrees with the reference.
+
+    The two flags tell the student where a wrong index comes from (the index
+    alone is the same, e.g. ``depth - 1``, for several different mistakes).
+    """
+    for matched in (True, False):
+        report = _report(caller, case, matched)
+        want = _reference_report(case, matched)
+        got_index = _count(report["first_mismatch"])
+        if (got_index is None and want.first_mismatch is None) or (
+            _is_count(got_index) and got_index == want.first_mismatch
+        ):
+            continue
+        runs_agree = {}
+        for name, reference in (("saved", want.saved), ("replayed", want.replayed)):
+            run = report[name]
+            well_formed = not _form_problem(run, case)
+            runs_agree[f"{name}_agrees_with_reference"] = well_formed and _agrees(
+                run["cotangents"], reference.cotangents
+            )
+        raise Mismatch(
+            _shown(case, matched=matched),
+            {
+                "first_mismatch": want.first_mismatch,
+                "saved_agrees_with_reference": True,
+                "replayed_agrees_with_reference": True,
+            },
+            {"first_mismatch": got_index, **runs_agree},
+            "first_mismatch of the two runs' cotangents: None when matched; when not, row e - 2 of the "
+            "random layer's block [s, e) (its rule reads the last replayed state), or None if the random layer "
+            "ends its block. The flags say whether your saved and replayed runs have the reference's derivatives.",
+        )
+
+
+def judge_report_runs(caller: Caller, case: Mapping[str, Any]) -> None:
+    for matched in (True, False):
+        shown = _shown(case, matched=matched)
+        report = _report(caller, case, matched)
+        want = _reference_report(case, matched)
+        for name, reference in (("saved", want.saved), ("replayed", want.replayed)):
+            run = report[name]
+            problem = _form_problem(run, case)
+            if problem:
+                raise Mismatch(shown, f"{name}: a ReplayRun", run, problem)
+            expected = (reference.forward_evaluations, reference.replayed_evaluations, reference.peak_states)
+            if _counts(run) != expected:
+                raise Mismatch(shown, expected, _counts(run), f"{name}: (forward, replayed, peak) of that run.")
+            if not _agrees(run["cotangents"], reference.cotangents):
+                raise Mismatch(
+                    shown,
+                    reference.cotangents,
+                    run["cotangents"],
+                    f"{name}.cotangents: each run gets its own fresh np.random.default_rng(seed).",
+                )
+
+
+# --------------------------------------------------------------------------- misconceptions
+
+
+def _misconceptions(grade_id: str, judge: Callable[[Caller, Any], None], unpack: Callable) -> list[Misconception]:
+    """Catalogue entries that must lose in ``grade_id``, as what ``judge`` would report for them.
+
+    ``unpack(shown)`` turns a counterexample's inputs back into the judge's
+    argument. An entry that passes on those inputs reports nothing (its
+    implementation raises, which the engine reads as "does not match").
+    """
+    found: list[Misconception] = []
+    grouped = False
+    answer_cell = grade_id.removesuffix("_tests")
+    # Mistakes in this cell's own function first: when two entries report the same value,
+    # the one in the function under test is the likelier explanation.
+    entries = sorted(catalogue("ex5"), key=lambda entry: entry.answer_cell != answer_cell)
+    for entry in entries:
+        if grade_id not in entry.loses:
+            continue
+        in_group = entry.name in STREAM_GROUP
+        if in_group and grouped:
+            continue
+        grouped = grouped or in_group
+
+        def implementation(_entry: WrongAnswer = entry, **shown: Any) -> Any:
+            try:
+                judge(_local_caller(_entry), unpack(shown))
+            except Mismatch as mismatch:
+                return mismatch.got
+            raise _NoReport(_entry.name)
+
+        name, advice = (_STREAM_NAME, _STREAM_ADVICE) if in_group else (entry.title, entry.advice)
+        found.append(Misconception(name, advice, implementation))
+    return found
+
+
+def _unpack_case(shown: Mapping[str, Any]) -> dict[str, Any]:
+    case, _ = _from_shown(shown)
+    return case
+
+
+def _unpack_pair(shown: Mapping[str, Any]) -> dict[str, Any]:
+    return dict(shown)
+
+
+@dataclass(frozen=True)
+class _Spec:
+    name: str
+    description: str
+    judge: Callable[[Caller, Any], None]
+    strategy: Any
+    examples: tuple[Any, ...]
+    unpack: Callable[[Mapping[str, Any]], Any] = _unpack_case
+    max_examples: int = _EXAMPLES
+
+
+def _property(grade_id: str, spec: _Spec) -> Property:
+    misconceptions = _misconceptions(grade_id, spec.judge, spec.unpack)
+
+    @hypothesis_property(
+        spec.name,
+        spec.description,
+        given={"case": spec.strategy},
+        max_examples=spec.max_examples,
+        examples=[{"case": example} for example in spec.examples],
+        misconceptions=misconceptions,
+    )
+    def check(student: Any, case: Any) -> None:
+        spec.judge(_student_caller(student), case)
+
+    return check
+
+
+# --------------------------------------------------------------------------- form and error properties
+
+
+def _store_all_form(student: Any, case: Mapping[str, Any]) -> None:
+    shown = _shown(case, block_size=False)
+    _run(student.call, shown, "store_all_cotangents", _chain(case), case["z0"], RngSeed(case["seed"]))
+    bad = case["z0"].astype(np.float32)
+    _expect_error(
+        student, {**shown, "z0": bad}, "ValueError", "store_all_cotangents", _chain(case), bad, RngSeed(case["seed"])
+    )
+    short = np.zeros(case["width"] + 1)
+    _expect_error(
+        student,
+        {**shown, "z0": short},
+        "ValueError",
+        "store_all_cotangents",
+        _chain(case),
+        short,
+        RngSeed(case["seed"]),
+    )
+
+
+def _checkpointed_form(student: Any, case: Mapping[str, Any]) -> None:
+    for matched in (True, False):
+        _checkpointed(student.call, case, matched)
+    for k in (0, case["depth"] + 1):
+        shown = _shown({**case, "block_size": k}, matched=True)
+        _expect_error(
+            student,
+            shown,
+            "ValueError",
+            "checkpointed_cotangents",
+            _chain(case),
+            case["z0"],
+            k,
+            RngSeed(case["seed"]),
+            matched=True,
+        )
+
+
+def _first_mismatch_errors(student: Any, pair: Mapping[str, Any]) -> None:
+    saved = pair["saved"]
+    shorter = saved[:-1] if saved.shape[0] > 1 else saved[:, None]
+    retyped = saved.astype(np.float64 if saved.dtype == np.float32 else np.float32)
+    for other in (shorter, retyped):
+        _expect_error(student, {"saved": saved, "replayed": other}, "ValueError", "first_mismatch", saved, other)
+    scalar = np.float64(1.0)
+    _expect_error(student, {"saved": scalar, "replayed": scalar}, "ValueError", "first_mismatch", scalar, scalar)
+
+
+def _plain_property(name: str, description: str, body: Callable, strategy: Any, examples: Sequence[Any]) -> Property:
+    @hypothesis_property(
+        name,
+        description,
+        given={"case": strategy},
+        max_examples=_EXAMPLES // 3,
+        examples=[{"case": example} for example in examples],
+    )
+    def check(student: Any, case: Any) -> None:
+        body(student, case)
+
+    return check
+
+
+# --------------------------------------------------------------------------- the suites
+
+_CASES = chain_cases()
+_ALL_VISIBLE = (_VISIBLE_BLOCKS, _VISIBLE_ONE_BLOCK, _PREDICTION_R4, _PREDICTION_R7)
+_VISIBLE_PAIRS = (
+    {"saved": np.arange(12.0).reshape(6, 2), "replayed": np.arange(12.0).reshape(6, 2)},
+    {
+        "saved": np.arange(12.0).reshape(6, 2),
+        "replayed": np.arange(12.0).reshape(6, 2) + np.array([[0, 0], [1, 0], [0, 0], [0, 0], [0, 1e-12], [0, 0]]),
+    },
+)
+_VISIBLE_SPECIAL = (
+    {"saved": np.zeros((3, 2)), "replayed": np.array([[0.0, -0.0], [0.0, 0.0], [0.0, 0.0]])},
+    {"saved": np.full((3, 2), np.nan), "replayed": np.full((3, 2), np.nan)},
+)
+
+STORE_ALL_SUITE = register(
+    CellSuite(
+        STORE_ALL_TESTS,
+        points=POINTS[STORE_ALL_TESTS],
+        properties=[
+            _plain_property(
+                "store_all_form",
+                "store_all_cotangents returns a ReplayRun (float64 cotangents of shape (depth+1, width), integer "
+                "counts) and raises ValueError for a z0 that is not float64 of shape (width,).",
+                _store_all_form,
+                _CASES,
+                (_VISIBLE_STORE_ALL,),
+            ),
+            _property(
+                STORE_ALL_TESTS,
+                _Spec(
+                    "store_all_derivatives",
+                    "Every cotangent row dL/dz_i of store-all equals the reference derivative "
+                    "(bit for bit, or to a relative 1e-10).",
+                    judge_store_all_values,
+                    _CASES,
+                    (_VISIBLE_STORE_ALL, _VISIBLE_BLOCKS),
+                ),
+            ),
+            _property(
+                STORE_ALL_TESTS,
+                _Spec(
+                    "store_all_counts",
+                    "Store-all reports L forward evaluations, 0 replayed, and a peak of L + 1 states.",
+                    judge_store_all_counts,
+                    _CASES,
+                    (_VISIBLE_STORE_ALL,),
+                ),
+            ),
+        ],
+    )
+)
+
+CHECKPOINTED_SUITE = register(
+    CellSuite(
+        CHECKPOINTED_TESTS,
+        points=POINTS[CHECKPOINTED_TESTS],
+        properties=[
+            _plain_property(
+                "checkpointed_form",
+                "checkpointed_cotangents returns a ReplayRun of the documented form for both streams and raises "
+                "ValueError for a block_size outside [1, depth].",
+                _checkpointed_form,
+                _CASES,
+                (_VISIBLE_BLOCKS,),
+            ),
+            _property(
+                CHECKPOINTED_TESTS,
+                _Spec(
+                    "replay_counts",
+                    "Work and peak are exact for both streams: 2L - ceil(L/k) forward evaluations, "
+                    "L - ceil(L/k) replayed, peak ceil(L/k) + k states.",
+                    judge_checkpointed_counts,
+                    _CASES,
+                    _ALL_VISIBLE,
+                ),
+            ),
+            _property(
+                CHECKPOINTED_TESTS,
+                _Spec(
+                    "matched_replay_is_store_all",
+                    "With matched=True the replayed derivatives equal store-all bit for bit.",
+                    judge_matched_bitwise,
+                    _CASES,
+                    _ALL_VISIBLE,
+                ),
+            ),
+            _property(
+                CHECKPOINTED_TESTS,
+                _Spec(
+                    "unmatched_replay",
+                    "With matched=False the derivatives are those of a replay from the advanced generator, "
+                    "and exactly the predicted rows differ from store-all.",
+                    judge_unmatched_layout,
+                    _CASES,
+                    _ALL_VISIBLE,
+                ),
+            ),
+        ],
+    )
+)
+
+FIRST_MISMATCH_SUITE = register(
+    CellSuite(
+        MISMATCH_TESTS,
+        points=POINTS[MISMATCH_TESTS],
+        properties=[
+            _property(
+                MISMATCH_TESTS,
+                _Spec(
+                    "largest_differing_row",
+                    "first_mismatch returns the largest row index that differs (or None), for 1-D and 2-D "
+                    "arrays of float64 and float32.",
+                    judge_first_mismatch,
+                    array_pairs(),
+                    _VISIBLE_PAIRS,
+                    _unpack_pair,
+                ),
+            ),
+            _property(
+                MISMATCH_TESTS,
+                _Spec(
+                    "bitwise_comparison",
+                    "Rows are compared bit for bit: 0.0 and -0.0 differ, identical NaNs agree.",
+                    judge_first_mismatch_bits,
+                    special_pairs(),
+                    _VISIBLE_SPECIAL,
+                    _unpack_pair,
+                ),
+            ),
+            _plain_property(
+                "refuses_incomparable_arrays",
+                "first_mismatch raises ValueError for arrays of different shapes or dtypes, and for 0-d arrays.",
+                _first_mismatch_errors,
+                array_pairs(),
+                _VISIBLE_PAIRS[:1],
+            ),
+        ],
+    )
+)
+
+REPLAY_REPORT_SUITE = register(
+    CellSuite(
+        REPORT_TESTS,
+        points=POINTS[REPORT_TESTS],
+        properties=[
+            _property(
+                REPORT_TESTS,
+                _Spec(
+                    "report_work",
+                    "The report echoes block_size and matched, and its extra work is L - ceil(L/k) "
+                    "forward evaluations, for both streams.",
+                    judge_report_work,
+                    _CASES,
+                    (_VISIBLE_BLOCKS,),
+                    max_examples=_REPORT_EXAMPLES,
+                ),
+            ),
+            _property(
+                REPORT_TESTS,
+                _Spec(
+                    "report_peak",
+                    "The report's peaks are L + 1 (store-all) and ceil(L/k) + k (replay), for both streams.",
+                    judge_report_peak,
+                    _CASES,
+                    (_VISIBLE_BLOCKS,),
+                    max_examples=_REPORT_EXAMPLES,
+                ),
+            ),
+            _property(
+                REPORT_TESTS,
+                _Spec(
+                    "report_first_mismatch",
+                    "The report's first mismatch is None for a matched stream and the reference's row "
+                    "for an unmatched one.",
+                    judge_report_mismatch,
+                    _CASES,
+                    (_VISIBLE_BLOCKS, _PREDICTION_R4, _PREDICTION_R7),
+                    max_examples=_REPORT_EXAMPLES,
+                ),
+            ),
+            _property(
+                REPORT_TESTS,
+                _Spec(
+                    "report_runs",
+                    "The report's saved and replayed runs are the store-all and checkpointed runs "
+                    "on the same noise (derivatives and counts).",
+                    judge_report_runs,
+                    _CASES,
+                    (_VISIBLE_BLOCKS,),
+                    max_examples=_REPORT_EXAMPLES,
+                ),
+            ),
+        ],
+    )
+)

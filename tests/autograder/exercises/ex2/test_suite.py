@@ -1,0 +1,429 @@
+"""Exercise 2's hidden suites, catalogue and notebook, graded through the real worker.
+
+Unit tests check the suites' comparisons and their tolerances: a careful float64 student
+passes, float32 truncation and the other catalogued mistakes do not, each next to the
+reference. Worker tests (marked slow) build submissions from the generated source notebook
+and grade them with an unsandboxed, quiet worker: reference -> full marks; released stub ->
+zero; each catalogue entry -> loses points exactly in its ``loses`` cells and is named;
+correct answers written differently -> full marks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from ch11_autograder.authoring.build import build_notebook
+from ch11_autograder.exercises.catalogue import catalogue
+from ch11_autograder.exercises.ex2.contract import GRADED_HIGH, GRADED_K_MAX, GRADED_LOW, TOLERANCE_EXPONENT
+from ch11_autograder.exercises.ex2.notebook import cells as notebook_cells
+from ch11_autograder.exercises.ex2.suite import (
+    ESTIMATE_SUITE,
+    GRADIENT_SUITE,
+    SWEEP_SUITE,
+    TOL,
+    _error_scales,
+    _first,
+    _graded_ks,
+    estimate_difference,
+    gradient_difference,
+    sweep_difference,
+)
+from ch11_autograder.protocol import Record, roundtrip
+from ch11_autograder.trusted.registry import get_suite, register
+from ch11_autograder.trusted.submission_cells import autograded_test_cells, submission_code_cells
+from ch11_autograder.trusted.suite import run_suite
+from ch11_autograder.trusted.verdicts import CellVerdict
+from ch11_autograder.trusted.worker_client import WorkerSession
+from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
+from ch11_solutions import ex2_finite_difference as ref
+from nbgrader.preprocessors import ClearSolutions
+from trainable_harness import opening_objective, opening_tape, reverse_accumulate
+
+NOTEBOOK = "ex2_finite_difference"
+SUITES = (GRADIENT_SUITE, ESTIMATE_SUITE, SWEEP_SUITE)
+G = ref.GENERIC_POINT
+SCHEMES = [(s, w) for s in ("forward", "central") for w in ("x", "y")]
+
+
+def _points(count: int, seed: int) -> list[tuple[np.float32, np.float32]]:
+    rng = np.random.default_rng(seed)
+    return [(np.float32(a), np.float32(b)) for a, b in rng.uniform(GRADED_LOW, GRADED_HIGH, (count, 2))]
+
+
+# --------------------------------------------------------------------------- a careful float64 student
+
+
+def float64_sweep(x, y, ks=range(1, 25), scheme="forward", wrt="x") -> ref.FDSweep:
+    """What a careful student without fractions writes: the errors from float64 values of L.
+
+    The estimate, steps and best_k are the reference's (they are compared exactly anyway);
+    exact, Q and the three errors come from float64 arithmetic at the float32 points.
+    """
+    sweep = ref.fd_sweep(x, y, ks, scheme, wrt)
+    exact = reverse_accumulate(opening_tape(float(sweep.x), float(sweep.y)))[0 if wrt == "x" else 1]
+    n = len(sweep.ks)
+    total, truncation, rounding = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
+    for i, h in enumerate(sweep.h):
+        upper, lower, h_eff = ref._points(sweep.x, sweep.y, h, scheme, wrt)
+        if h_eff == 0:
+            continue
+        q = (opening_objective(*upper, dtype=np.float64) - opening_objective(*lower, dtype=np.float64)) / float(h_eff)
+        estimate = float(sweep.estimate[i])
+        total[i], truncation[i], rounding[i] = abs(estimate - exact), abs(q - exact), abs(estimate - q)
+    return dataclasses.replace(
+        sweep, exact=float(exact), total_error=total, truncation_error=truncation, rounding_error=rounding
+    )
+
+
+def float32_truncation_sweep(x, y, ks=range(1, 25), scheme="forward", wrt="x") -> ref.FDSweep:
+    """The catalogued mistake, as a trusted-side function."""
+    (entry,) = [e for e in catalogue("ex2") if e.name == "truncation_in_float32"]
+    return entry.function(x, y, ks, scheme, wrt)
+
+
+def worst_error_ratio(make_sweep, points, schemes=SCHEMES) -> tuple[float, float]:
+    """(max over sweeps, min over sweeps) of each sweep's largest |got - want| / scale over the errors."""
+    per_sweep = []
+    for x, y in points:
+        for scheme, wrt in schemes:
+            ks = _graded_ks(x, y, scheme, wrt)
+            want = roundtrip(ref.fd_sweep(x, y, ks, scheme, wrt))
+            got = roundtrip(make_sweep(x, y, ks, scheme, wrt))
+            scales = np.array(_error_scales(want))
+            ratios = [
+                np.nanmax(np.abs(np.asarray(got[name]) - np.asarray(want[name])) / scales)
+                for name in ("total_error", "truncation_error", "rounding_error")
+            ]
+            per_sweep.append(max(ratios))
+    return max(per_sweep), min(per_sweep)
+
+
+def test_tolerance_admits_float64_with_margin_and_refuses_float32_truncation():
+    # Measured: float64 errors stay below 2**-51 of the scale, float32 truncation exceeds 2**-24
+    # in every sweep; the allowance 2**-44 sits 2**7 above the first and 2**20 below the second.
+    points = [G, (np.float32(2.0), np.float32(3.0)), *_points(40, seed=3)]
+    careful, _ = worst_error_ratio(float64_sweep, points)
+    assert careful < 2.0**-50, math.log2(careful)
+    assert careful * 2**6 < TOL
+    _, float32_at_least = worst_error_ratio(float32_truncation_sweep, points)
+    assert float32_at_least > 2.0**-25, math.log2(float32_at_least)
+    assert float32_at_least > 2**18 * TOL
+
+
+@pytest.mark.parametrize(("scheme", "wrt"), SCHEMES)
+def test_sweep_comparison_accepts_reference_and_careful_float64(scheme, wrt):
+    for x, y in [G, (2.0, 3.0), *_points(10, seed=5)]:
+        ks = _graded_ks(x, y, scheme, wrt)
+        want = roundtrip(ref.fd_sweep(x, y, ks, scheme, wrt))
+        assert sweep_difference(want, want) == ("", "")
+        assert sweep_difference(want, roundtrip(float64_sweep(x, y, ks, scheme, wrt))) == ("", "")
+
+
+def _wrong(field: str, value) -> tuple[str, str]:
+    want = roundtrip(ref.fd_sweep(*G, range(1, 25), "central", "y"))
+    fields = dict(want.fields)
+    fields[field] = value
+    return sweep_difference(want, Record("FDSweep", fields))
+
+
+def test_sweep_comparison_names_the_field_that_breaks_the_contract():
+    want = ref.fd_sweep(*G, range(1, 25), "central", "y")
+    assert _wrong("x", np.float32(2.1000001))[0] == "x"
+    assert _wrong("x", 2.0999999046325684)[0] == "x"  # a Python float is not the float32 point
+    assert _wrong("scheme", "forward")[0] == "scheme"
+    assert _wrong("ks", want.ks.astype(np.int32))[0] == "ks"
+    assert _wrong("h_eff", want.h)[0] == "h_eff"  # h_eff 0 where h is not
+    assert _wrong("estimate", want.estimate.astype(np.float64))[0] == "estimate"
+    assert _wrong("exact", float(np.float32(want.exact)))[0] == "exact"
+    assert _wrong("exact", np.float32(want.exact))[0] == "exact"
+    shifted = want.truncation_error.copy()
+    shifted[0] *= 1 + 2.0**-30  # k = 1: far below float32 resolution, far above float64's
+    assert _wrong("truncation_error", shifted)[0] == "truncation_error"
+    assert _wrong("total_error", np.nan_to_num(want.total_error))[0] == "total_error"
+    assert _wrong("rounding_error", list(want.rounding_error))[0] == "rounding_error"
+    assert _wrong("best_k", 8)[0] == "best_k"
+    assert _wrong("best_k", True)[0] == "best_k"
+    assert _wrong("best_k", None)[0] == "best_k"
+    assert _wrong("best_k", np.int64(7)) == ("", "")  # a numpy integer is fine
+    assert sweep_difference(roundtrip(want), {"best_k": 7})[1].startswith("return an FDSweep")
+    assert "fields" in sweep_difference(roundtrip(want), Record("FDSweep", {"best_k": 7}))[1]
+
+
+def test_first_moves_the_differing_field_to_the_front_and_keeps_the_rest():
+    want = roundtrip(ref.fd_sweep(*G, [7, 8], "central", "y"))
+    moved = _first(want, "best_k")
+    assert next(iter(moved.fields)) == "best_k"
+    assert moved == want
+    assert _first(want, "") is want
+
+
+def test_estimate_comparison_is_bitwise_and_typed():
+    want = roundtrip(ref.fd_estimate(*G, 12))
+    assert estimate_difference(want, want) == ""
+    assert "np.float32" in estimate_difference(want, float(want))
+    assert "np.float32" in estimate_difference(want, np.float64(want))
+    assert "bits" in estimate_difference(want, np.nextafter(want, np.float32(np.inf)))
+    vanished = roundtrip(ref.fd_estimate(2.0, 3.0, 23))
+    assert estimate_difference(vanished, np.float32(np.nan)) == ""
+    assert "nan" in estimate_difference(vanished, np.float32(0.0))
+    assert "nan" in estimate_difference(want, np.float32(np.nan))
+
+
+def test_gradient_comparison_admits_the_float64_tape_and_refuses_float32():
+    for x, y in [G, (2.1, 2.9), (0.3, 7.5), *_points(20, seed=7)]:
+        want = roundtrip(ref.exact_gradient(x, y))
+        tape = np.asarray(reverse_accumulate(opening_tape(float(x), float(y)))[:2])
+        assert gradient_difference(want, tape) == ""
+    want = roundtrip(ref.exact_gradient(*G))
+    (float32_entry,) = [e for e in catalogue("ex2") if e.name == "gradient_in_float32"]
+    assert "relative" in gradient_difference(want, float32_entry.function(*G))
+    assert "shape (2,)" in gradient_difference(want, want.astype(np.float32))
+    assert "shape (2,)" in gradient_difference(want, list(want))
+
+
+def test_relative_tolerance_of_the_float64_tape_is_measured_not_assumed():
+    worst = 0.0
+    for x, y in [G, *_points(100, seed=11)]:
+        exact = [ref.exact_partial(x, y, w) for w in ("x", "y")]
+        tape = reverse_accumulate(opening_tape(float(x), float(y)))[:2]
+        worst = max(worst, *(abs(Fraction(float(t)) - e) / abs(e) for t, e in zip(tape, exact, strict=True)))
+    assert worst < 2.0**-51, float(worst)
+    assert worst * 2**6 < TOL
+
+
+# --------------------------------------------------------------------------- suites, notebook and catalogue agree
+
+
+def _source_notebook():
+    return build_notebook(notebook_cells())
+
+
+def test_suites_match_the_notebooks_autograded_cells():
+    cells = autograded_test_cells(_source_notebook())
+    assert [c.metadata.nbgrader.grade_id for _, c in cells] == [s.grade_id for s in SUITES]
+    for (_, cell), suite in zip(cells, SUITES, strict=True):
+        assert cell.metadata.nbgrader.points == suite.points
+        # Another test may have cleared the registry; registering the same suite again is a no-op.
+        assert register(suite) is suite
+        assert get_suite(suite.grade_id) is suite
+    assert TOL == 2.0**-TOLERANCE_EXPONENT
+    assert f"2^{{-{TOLERANCE_EXPONENT}}}" in "".join(c.source for c in _source_notebook().cells)
+
+
+def test_catalogue_entries_name_real_cells_and_functions():
+    nb = _source_notebook()
+    answers = {c.id: c.source for c in nb.cells if c.metadata.nbgrader.get("solution")}
+    tests = {s.grade_id for s in SUITES}
+    entries = catalogue("ex2")
+    assert len(entries) >= 5
+    for entry in entries:
+        assert f"def {entry.replaces}(" in answers[entry.answer_cell], entry.name
+        assert set(entry.loses) <= tests, entry.name
+        assert entry.source.startswith(f"def {entry.replaces}("), entry.name
+
+
+def test_released_stub_holds_no_solution_and_no_rubric():
+    released, _ = ClearSolutions().preprocess(_source_notebook(), {})
+    text = "".join(c.source for c in released.cells)
+    assert "opening_objective_exact(*upper)" not in text
+    assert "Rubric" not in text
+    assert text.count("raise NotImplementedError()") == 5  # two in Task 1, one per other answer
+
+
+def test_every_property_fails_for_some_wrong_answer_in_process():
+    # In process (no worker): every property of every suite fails for at least one catalogue
+    # entry or non-validating variant, so none is decoration.
+    failed: set[str] = set()
+    variants: list[dict] = [{e.replaces: e.function} for e in catalogue("ex2")]
+
+    def not_validating_estimate(x, y, k, scheme="forward", wrt="x"):
+        return ref.fd_estimate(x, y, max(0, min(149, int(k))), "central" if scheme == "central" else "forward",
+                               "y" if wrt == "y" else "x")
+
+    def not_validating_sweep(x, y, ks=range(1, 25), scheme="forward", wrt="x"):
+        return ref.fd_sweep(x, y, list(ks) or [1], "central" if scheme == "central" else "forward",
+                            "y" if wrt == "y" else "x")
+
+    variants += [{"fd_estimate": not_validating_estimate}, {"fd_sweep": not_validating_sweep}]
+    suite_of = {"exact_gradient": GRADIENT_SUITE, "fd_estimate": ESTIMATE_SUITE, "fd_sweep": SWEEP_SUITE}
+    for variant in variants:
+        functions = {"exact_gradient": ref.exact_gradient, "fd_estimate": ref.fd_estimate, "fd_sweep": ref.fd_sweep}
+        functions.update(variant)
+        (replaced,) = variant
+        failed |= {f.property for f in run_suite(suite_of[replaced], _InProcess(functions)).failures}
+    every = {p.name for s in SUITES for p in s.properties}
+    assert failed == every, sorted(every - failed)
+
+
+class _InProcess:
+    """A stand-in for the worker: calls trusted functions, values cross the wire encoding."""
+
+    report = ()
+
+    def __init__(self, functions):
+        self.functions = functions
+
+    def call(self, fn, *args, **kwargs):
+        from ch11_autograder.protocol import decode_value, encode_value
+        from ch11_autograder.trusted.worker_client import StudentError
+
+        args = [decode_value(encode_value(a, request=True), request=True) for a in args]
+        try:
+            value = self.functions[fn](*args, **kwargs)
+        except Exception as exc:
+            raise StudentError(type(exc).__name__, str(exc)) from None
+        return decode_value(encode_value(value))
+
+
+# --------------------------------------------------------------------------- graded through the worker
+
+
+def _cells(suffixes: dict[str, str] | None = None, *, released: bool = False) -> list[str]:
+    nb = _source_notebook()
+    if released:
+        nb, _ = ClearSolutions().preprocess(nb, {})
+    for cell in nb.cells:
+        if suffixes and cell.id in suffixes:
+            cell.source += "\n\n\n" + suffixes[cell.id]
+    return submission_code_cells(nb)
+
+
+def grade(cells: list[str]) -> dict[str, CellVerdict]:
+    with WorkerSession(cells, UnsandboxedLauncher(quiet=True), call_timeout=20.0) as session:
+        return {suite.grade_id: run_suite(suite, session, suite.points) for suite in SUITES}
+
+
+def _messages(verdicts: dict[str, CellVerdict]) -> str:
+    return "\n".join(v.message() for v in verdicts.values())
+
+
+@pytest.mark.slow
+def test_reference_earns_full_marks_quickly():
+    start = time.perf_counter()
+    verdicts = grade(_cells())
+    elapsed = time.perf_counter() - start
+    assert all(v.score == v.points and not v.failures for v in verdicts.values()), _messages(verdicts)
+    assert elapsed < 15, f"{elapsed:.2f} s per submission"
+
+
+@pytest.mark.slow
+def test_released_stub_earns_nothing():
+    verdicts = grade(_cells(released=True))
+    assert all(v.score == 0.0 for v in verdicts.values()), _messages(verdicts)
+    assert all("NotImplementedError" in f.message() for v in verdicts.values() for f in v.failures)
+
+
+# A correct submission written differently from the reference: no provided helpers beyond the
+# input checks, the gradient from the chapter's float64 tape, the errors in float64, and
+# best_k by a sort. Pasted after each reference body, so these definitions win.
+DIFFERENT = {
+    "ex2_exact_gradient": '''
+def exact_gradient(x, y):
+    return np.array(reverse_accumulate(opening_tape(float(x), float(y)))[:2], dtype=np.float64)
+''',
+    "ex2_fd_estimate": '''
+def fd_estimate(x, y, k, scheme="forward", wrt="x"):
+    k = _check_k(k)
+    _check_choice("scheme", scheme, _SCHEMES)
+    _check_choice("wrt", wrt, _VARIABLES)
+    point = [_to_float32("x", x), _to_float32("y", y)]
+    i = 0 if wrt == "x" else 1
+    h = np.float32(1)
+    for _ in range(k):
+        h = h / np.float32(2)
+    up, low = list(point), list(point)
+    up[i] = point[i] + h
+    if scheme == "central":
+        low[i] = point[i] - h
+    step = up[i] - low[i]
+    if step == np.float32(0):
+        return np.float32("nan")
+    return (opening_objective(*up) - opening_objective(*low)) / step
+''',
+    "ex2_fd_sweep": '''
+def fd_sweep(x, y, ks=range(1, 25), scheme="forward", wrt="x"):
+    _check_choice("scheme", scheme, _SCHEMES)
+    _check_choice("wrt", wrt, _VARIABLES)
+    xs, ys = _to_float32("x", x), _to_float32("y", y)
+    ks = [_check_k(k) for k in ks]
+    if not ks:
+        raise ValueError("empty ks")
+    exact = float(exact_gradient(xs, ys)[0 if wrt == "x" else 1])
+    rows = []
+    for k in ks:
+        h = np.float32(2.0**-k)
+        v = xs if wrt == "x" else ys
+        up, low = v + h, (v if scheme == "forward" else v - h)
+        pts = [((up, ys), (low, ys)), ((xs, up), (xs, low))][wrt == "y"]
+        est = fd_estimate(xs, ys, k, scheme, wrt)
+        if up == low:
+            rows.append((h, up - low, est, np.nan, np.nan, np.nan))
+            continue
+        q = (opening_objective(*pts[0], dtype=np.float64) - opening_objective(*pts[1], dtype=np.float64)) / (
+            np.float64(up) - np.float64(low))
+        e = np.float64(est)
+        rows.append((h, up - low, est, abs(e - exact), abs(q - exact), abs(e - q)))
+    cols = list(zip(*rows))
+    total = np.array(cols[3], dtype=np.float64)
+    ranked = sorted((t, k) for t, k in zip(total, ks) if not np.isnan(t))
+    return FDSweep(xs, ys, scheme, wrt, np.array(ks, dtype=np.int64), np.array(cols[0], dtype=np.float32),
+                   np.array(cols[1], dtype=np.float32), np.array(cols[2], dtype=np.float32), exact, total,
+                   np.array(cols[4], dtype=np.float64), np.array(cols[5], dtype=np.float64),
+                   ranked[0][1] if ranked else None)
+''',
+}
+
+
+@pytest.mark.slow
+def test_a_correct_answer_written_differently_earns_full_marks():
+    verdicts = grade(_cells(DIFFERENT))
+    assert all(v.score == v.points for v in verdicts.values()), _messages(verdicts)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("entry", catalogue("ex2"), ids=lambda e: e.name)
+def test_catalogue_entry_loses_exactly_its_cells_and_is_named(entry):
+    verdicts = grade(_cells({entry.answer_cell: entry.source}))
+    lost = sorted(g for g, v in verdicts.items() if v.score < v.points)
+    assert lost == sorted(entry.loses), _messages(verdicts)
+    own_cell = entry.answer_cell + "_tests"
+    assert own_cell in entry.loses
+    named = [f.misconception for f in verdicts[own_cell].failures]
+    assert entry.title in named, (named, verdicts[own_cell].message())
+    assert entry.title in verdicts[own_cell].message()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("label", "source", "cell", "phrase"),
+    [
+        ("a tuple, not an FDSweep", "def fd_sweep(x, y, ks=range(1, 25), scheme='forward', wrt='x'):\n"
+         "    return tuple(ks)\n", "ex2_fd_sweep_tests", "return an FDSweep"),
+        ("a Python float", "def fd_estimate(x, y, k, scheme='forward', wrt='x'):\n    return 144.0\n",
+         "ex2_fd_estimate_tests", "np.float32 scalar"),
+        ("a list gradient", "def exact_gradient(x, y):\n    return [144.0, 132.0]\n",
+         "ex2_exact_gradient_tests", "shape (2,)"),
+    ],
+    ids=lambda v: v if isinstance(v, str) and " " in v and len(v) < 30 else "",
+)
+def test_wrong_types_score_zero_with_a_message(label, source, cell, phrase):
+    answer = cell.removesuffix("_tests")
+    verdicts = grade(_cells({answer: source}))
+    assert verdicts[cell].score == 0.0, (label, verdicts[cell].message())
+    assert phrase in verdicts[cell].message(), (label, verdicts[cell].message())
+
+
+def test_graded_points_of_the_central_scheme_stay_where_the_step_is_exact():
+    for x, y in [G, (2.0, 3.0), *_points(50, seed=13)]:
+        for scheme, wrt in SCHEMES:
+            for k in _graded_ks(x, y, scheme, wrt):
+                upper, lower, h_eff = ref._points(np.float32(x), np.float32(y), np.float32(2.0**-k), scheme, wrt)
+                i = 0 if wrt == "x" else 1
+                assert Fraction(float(upper[i])) - Fraction(float(lower[i])) == Fraction(float(h_eff))
+    assert _graded_ks(0.6, 3.0, "central", "x")[0] == 3
+    assert len(_graded_ks(2.1, 3.0, "forward", "x")) == GRADED_K_MAX

@@ -1,0 +1,271 @@
+"""Exercise 3's hidden suites, catalogue and notebook, graded through the real worker.
+
+Fast tests check the wiring (grade ids, points, the catalogue's targets), the claims the
+feedback makes (round(sqrt L) and isqrt(L) always reach the minimum peak below the graded
+maximum) and the suite's own type-aware matcher, each beside a variant the same check rejects.
+Worker tests (marked slow) build submissions from the generated source notebook and grade
+both cells in one unsandboxed, quiet worker, as the grader does: reference -> full marks;
+released stub -> zero; a plain scan written differently -> full marks; each catalogue entry
+-> loses points in exactly the cells it names and is named in their feedback.
+
+Submissions built from catalogue entries leave out the figure cell: it only draws, and with
+a scan-based entry it would call best_block_length for all 4081 depths at every worker start
+(about 10 s each), which the verdicts do not depend on.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from functools import cache
+
+import numpy as np
+import pytest
+from ch11_autograder.authoring.build import build_notebook
+from ch11_autograder.exercises.catalogue import catalogue
+from ch11_autograder.exercises.ex3.contract import GRADED_MAX_DEPTH
+from ch11_autograder.exercises.ex3.notebook import cells as notebook_cells
+from ch11_autograder.exercises.ex3.suite import (
+    BEST_MISCONCEPTIONS,
+    BEST_SUITE,
+    TABLE_MISCONCEPTIONS,
+    TABLE_SUITE,
+    same_output,
+)
+from ch11_autograder.protocol import Record, roundtrip, wire_equal
+from ch11_autograder.trusted.registry import get_suite
+from ch11_autograder.trusted.submission_cells import autograded_test_cells, submission_code_cells
+from ch11_autograder.trusted.suite import run_suite
+from ch11_autograder.trusted.verdicts import CellVerdict
+from ch11_autograder.trusted.worker_client import WorkerSession
+from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
+from ch11_solutions import ex3_block_length as ref
+from nbgrader.preprocessors import ClearSolutions
+
+NOTEBOOK = "ex3_block_length"
+SUITES = (BEST_SUITE, TABLE_SUITE)
+POINTS = {"ex3_best_block_length_tests": 4.0, "ex3_block_table_tests": 2.0}
+ENTRIES = catalogue("ex3")
+#: Entries whose mistake shows only as an exception (a scan over an empty range at L = 1): no
+#: output to compare, so no name; the feedback shows the call and the error instead.
+UNNAMEABLE = {"scan_skips_one_block"}
+
+
+@cache
+def _source_notebook_json() -> str:
+    import nbformat
+
+    return nbformat.writes(build_notebook(notebook_cells()))
+
+
+def _source_notebook():
+    import nbformat
+
+    return nbformat.reads(_source_notebook_json(), as_version=4)
+
+
+# --------------------------------------------------------------------------- wiring
+
+
+def test_suites_match_the_notebooks_autograded_cells():
+    cells = autograded_test_cells(_source_notebook())
+    assert {c.metadata.nbgrader.grade_id: c.metadata.nbgrader.points for _, c in cells} == POINTS
+    for suite in SUITES:
+        assert get_suite(suite.grade_id) is suite
+        assert suite.points == POINTS[suite.grade_id]
+    assert [len(s.properties) for s in SUITES] == [7, 4]
+
+
+def test_catalogue_entries_target_cells_of_the_notebook():
+    nb = _source_notebook()
+    answers = {c.id: c.source for c in nb.cells if c.metadata.nbgrader.get("solution")}
+    assert len(ENTRIES) >= 5
+    for entry in ENTRIES:
+        assert f"def {entry.replaces}(" in answers[entry.answer_cell], entry.name
+        assert set(entry.loses) <= set(POINTS), entry.name
+        compile(entry.source, entry.name, "exec")
+
+
+def test_every_best_block_length_entry_is_a_misconception_of_both_cells():
+    best = [e.title for e in ENTRIES if e.replaces == "best_block_length"]
+    table = [e.title for e in ENTRIES if e.replaces == "block_table"]
+    assert sorted(m.name for m in BEST_MISCONCEPTIONS) == sorted(best)
+    assert sorted(m.name for m in TABLE_MISCONCEPTIONS) == sorted(best + table)
+
+
+def test_graded_depths_stay_small_enough_for_a_scan():
+    # The notebook promises that a plain scan is fast enough: time one at the largest graded depth.
+    def scan(depth):
+        costs = [ref.uniform_checkpoint_cost(depth, k) for k in range(1, depth + 1)]
+        return min(costs, key=lambda c: c.peak_state_units).block_size
+
+    start = time.perf_counter()
+    k = scan(GRADED_MAX_DEPTH)
+    elapsed = time.perf_counter() - start
+    assert k == ref.best_block_length(GRADED_MAX_DEPTH).block_size
+    assert elapsed < 1.0, f"a scan at depth {GRADED_MAX_DEPTH} took {elapsed:.2f} s"
+    assert GRADED_MAX_DEPTH <= 20_000
+
+
+# --------------------------------------------------------------------------- claims the feedback makes
+
+
+def _min_peak_and_smallest(depths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    peaks, smallest = [], []
+    for depth in depths:
+        k = np.arange(1, depth + 1)
+        m = -(-depth // k) + k
+        peaks.append(m.min())
+        smallest.append(k[m == m.min()][0])
+    return np.array(peaks), np.array(smallest)
+
+
+def test_round_and_floor_of_the_root_reach_the_minimum_peak_but_not_the_tie_break():
+    depths = np.arange(1, GRADED_MAX_DEPTH + 1, 23, dtype=np.int64)
+    peaks, smallest = _min_peak_and_smallest(depths)
+    floor_k = np.array([math.isqrt(int(d)) for d in depths])
+    round_k = np.maximum(1, np.rint(np.sqrt(depths)).astype(np.int64))
+    for k in (floor_k, round_k):
+        assert np.array_equal(-(-depths // k) + k, peaks)
+        assert np.mean(k != smallest) > 0.9
+    # The same check rejects a choice that does not always reach the minimum: half the root.
+    half_k = np.array([max(1, math.isqrt(int(d)) // 2) for d in depths])
+    assert not np.array_equal(-(-depths // half_k) + half_k, peaks)
+
+
+def test_same_output_tells_float_counts_from_int_counts():
+    right = roundtrip(ref.best_block_length(64))
+    floats = Record("BlockChoice", {**right.fields, "peak_states": 16.0, "replay_evaluations": 56.0})
+    assert wire_equal(right, floats)  # why a type-aware matcher is needed
+    assert not same_output(right, floats)
+    assert same_output(right, roundtrip(ref.best_block_length(64)))
+    assert not same_output([right], [floats])
+
+
+# --------------------------------------------------------------------------- through the worker
+
+
+def _cells(replace: dict[str, str] | None = None, append: dict[str, str] | None = None, *,
+           released: bool = False, figure: bool = True) -> list[str]:
+    nb = _source_notebook()
+    if released:
+        nb, _ = ClearSolutions().preprocess(nb, {})
+    for cell in nb.cells:
+        if replace and cell.id in replace:
+            cell.source = replace[cell.id]
+        if append and cell.id in append:
+            cell.source += "\n\n\n" + append[cell.id]
+        if cell.id == "ex3_figure" and not figure:
+            cell.source = "# figure left out (see the module docstring)"
+    return submission_code_cells(nb)
+
+
+def grade(cells: list[str]) -> dict[str, CellVerdict]:
+    with WorkerSession(cells, UnsandboxedLauncher(quiet=True), call_timeout=10.0) as session:
+        return {suite.grade_id: run_suite(suite, session, suite.points) for suite in SUITES}
+
+
+def _scores(verdicts: dict[str, CellVerdict]) -> dict[str, float]:
+    return {grade_id: verdict.score for grade_id, verdict in verdicts.items()}
+
+
+@pytest.mark.slow
+def test_reference_earns_full_marks_quickly():
+    start = time.perf_counter()
+    verdicts = grade(_cells())
+    elapsed = time.perf_counter() - start
+    assert _scores(verdicts) == POINTS, [v.message() for v in verdicts.values()]
+    assert all(v.failures == () for v in verdicts.values())
+    assert elapsed < 15, f"{elapsed:.2f} s per submission"
+
+
+@pytest.mark.slow
+def test_released_stub_earns_nothing():
+    verdicts = grade(_cells(released=True))
+    assert _scores(verdicts) == dict.fromkeys(POINTS, 0.0)
+    best = verdicts["ex3_best_block_length_tests"]
+    assert "NotImplementedError" in best.message()
+    assert all(f.kind in ("error", "mismatch") for v in verdicts.values() for f in v.failures)
+
+
+PLAIN_SCAN = {
+    "ex3_best_block_length": '''
+def best_block_length(depth):
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)):
+        raise TypeError("depth must be an integer")
+    depth = int(depth)
+    if depth < 1:
+        raise ValueError("depth must be >= 1")
+    best = None
+    for k in range(1, depth + 1):
+        cost = uniform_checkpoint_cost(depth, k)
+        if best is None or cost.peak_state_units < best.peak_state_units:
+            best = cost
+    return BlockChoice(depth=depth, block_size=best.block_size, peak_states=best.peak_state_units,
+                       replay_evaluations=best.recomputed_forward_evaluations, sqrt_depth=depth ** 0.5)
+''',
+    "ex3_block_table": '''
+def block_table(depths=range(16, 4097)):
+    table = []
+    for d in depths:
+        table.append(best_block_length(d))
+    return table
+''',
+}
+
+
+@pytest.mark.slow
+def test_a_plain_scan_written_differently_earns_full_marks():
+    verdicts = grade(_cells(replace=PLAIN_SCAN, figure=False))
+    assert _scores(verdicts) == POINTS, [v.message() for v in verdicts.values()]
+
+
+@pytest.mark.slow
+def test_hard_coding_the_visible_answers_earns_only_the_visible_properties():
+    hard_coded = {
+        "ex3_best_block_length": (
+            "def best_block_length(depth):\n"
+            "    return {64: BlockChoice(64, 8, 16, 56, 8.0),\n"
+            "            1000: BlockChoice(1000, 28, 64, 964, math.sqrt(1000))}[depth]\n"
+        )
+    }
+    verdicts = grade(_cells(replace=hard_coded, figure=False))
+    best = verdicts["ex3_best_block_length_tests"]
+    assert best.passed == ("visible_examples",), best.message()
+    assert best.score == pytest.approx(4 / 7, abs=0.01)
+    # Every table property needs a depth other than 64 and 1000 (16 is in each explicit example)
+    # or the contract's exception for an invalid depth; the lookup raises KeyError for all of them.
+    assert verdicts["ex3_block_table_tests"].score == 0.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.name)
+def test_catalogue_entry_loses_its_cells_and_is_named(entry):
+    verdicts = grade(_cells(append={entry.answer_cell: entry.source}, figure=False))
+    for grade_id, verdict in verdicts.items():
+        if grade_id in entry.loses:
+            assert verdict.score < POINTS[grade_id], (entry.name, verdict.message())
+            if entry.name not in UNNAMEABLE:
+                named = [f.misconception for f in verdict.failures if f.misconception]
+                assert named and set(named) == {entry.title}, (entry.name, verdict.message())
+                assert entry.title in verdict.message()
+            else:
+                assert "(1)" in verdict.message() or "1, 2, 3" in verdict.message(), verdict.message()
+        else:
+            assert verdict.score == POINTS[grade_id], (entry.name, verdict.message())
+
+
+@pytest.mark.slow
+def test_round_sqrt_feedback_says_only_the_tie_break_exposes_it():
+    (entry,) = [e for e in ENTRIES if e.name == "rounded_sqrt"]
+    first = grade(_cells(append={entry.answer_cell: entry.source}, figure=False))
+    second = grade(_cells(append={entry.answer_cell: entry.source}, figure=False))
+    text = first["ex3_best_block_length_tests"].message()
+    assert {f.property for f in first["ex3_best_block_length_tests"].failures} == {
+        "visible_examples",
+        "smallest_tied_k",
+        "small_depths",
+    }
+    assert "always reaches the minimum peak" in text and "tie-break" in text
+    # Grading is deterministic: the same submission, the same words.
+    assert {k: v.message() for k, v in first.items()} == {k: v.message() for k, v in second.items()}

@@ -1,0 +1,452 @@
+"""Exercise 5's hidden suites, catalogue and notebook, graded through the real worker.
+
+Unit tests check the suites' own parts in this process (the tolerance, the judges
+against the reference, the grouping of catalogue entries that coincide, the two
+expected mistakes that are right answers for this chain), each next to a variant the
+same check rejects. Worker tests (marked slow) build submissions from the generated
+source notebook and grade them with an unsandboxed, quiet worker: reference -> full
+marks; released stub -> zero; a correct answer in another operation order -> full
+marks; each catalogue entry -> loses exactly in its ``loses`` cells and is named there.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+
+import numpy as np
+import pytest
+from ch11_autograder.authoring.build import build_notebook
+from ch11_autograder.exercises.catalogue import WrongAnswer, catalogue
+from ch11_autograder.exercises.ex5 import strategies
+from ch11_autograder.exercises.ex5 import suite as suites
+from ch11_autograder.exercises.ex5.contract import COTANGENT_RTOL
+from ch11_autograder.exercises.ex5.notebook import cells as notebook_cells
+from ch11_autograder.trusted.registry import get_suite
+from ch11_autograder.trusted.submission_cells import autograded_test_cells, submission_code_cells
+from ch11_autograder.trusted.suite import Mismatch, run_suite
+from ch11_autograder.trusted.verdicts import CellVerdict
+from ch11_autograder.trusted.worker_client import WorkerSession
+from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
+from ch11_solutions import ex5_replay as ref
+from hypothesis import given, settings
+from nbgrader.preprocessors import ClearSolutions
+from trainable_harness import StateLedger, make_chain, uniform_checkpoint_cost
+
+NOTEBOOK = "ex5_replay"
+SUITES = (suites.STORE_ALL_SUITE, suites.CHECKPOINTED_SUITE, suites.FIRST_MISMATCH_SUITE, suites.REPLAY_REPORT_SUITE)
+POINTS = {suite.grade_id: suite.points for suite in SUITES}
+ENTRIES = {entry.name: entry for entry in catalogue("ex5")}
+HYP = settings(max_examples=25, derandomize=True, database=None, deadline=None)
+
+#: The notebook's visible chain: depth 16, random layer 5, blocks of 4.
+VISIBLE = strategies.make_case(16, 5, 3, 11, [0.3, -0.2, 0.5], 4, 2)
+
+CHAIN_JUDGES = (
+    suites.judge_store_all_values,
+    suites.judge_store_all_counts,
+    suites.judge_checkpointed_counts,
+    suites.judge_matched_bitwise,
+    suites.judge_unmatched_layout,
+    suites.judge_report_work,
+    suites.judge_report_peak,
+    suites.judge_report_mismatch,
+    suites.judge_report_runs,
+)
+
+
+def failing_judges(entry: WrongAnswer | None, case: dict) -> list[str]:
+    """Names of the chain judges that reject ``entry`` (the reference when None) on ``case``."""
+    caller = suites._local_caller(entry)
+    failed = []
+    for judge in CHAIN_JUDGES:
+        try:
+            judge(caller, case)
+        except Mismatch:
+            failed.append(judge.__name__)
+    return failed
+
+
+def variant(name: str, replaces: str, function) -> WrongAnswer:
+    """A function under test in the catalogue's shape, so the local caller can run it."""
+    return WrongAnswer(name, name, "", f"ex5_{replaces}", replaces, ("-",), function)
+
+
+# --------------------------------------------------------------------------- the notebook and the registry
+
+
+def _source_notebook():
+    return build_notebook(notebook_cells())
+
+
+def test_one_registered_suite_per_autograded_cell_with_the_cells_points():
+    cells = autograded_test_cells(_source_notebook())
+    assert {c.metadata.nbgrader.grade_id: c.metadata.nbgrader.points for _, c in cells} == POINTS
+    assert all(get_suite(grade_id) is suite for grade_id, suite in zip(POINTS, SUITES, strict=True))
+    assert sum(POINTS.values()) == 12
+
+
+def test_the_tolerance_the_notebook_states_is_the_one_the_suite_applies():
+    prose = {c.id: c.source for c in _source_notebook().cells}["ex5-task1"]
+    assert COTANGENT_RTOL == 1e-10
+    assert "$10^{-10}$" in prose
+
+
+def test_every_catalogue_entry_targets_a_cell_of_this_notebook():
+    answer_cells = {c.id for c in _source_notebook().cells if c.metadata.nbgrader.get("solution")}
+    assert len(ENTRIES) >= 5
+    for entry in ENTRIES.values():
+        assert entry.answer_cell in answer_cells
+        assert set(entry.loses) <= set(POINTS), entry.name
+        assert f"{entry.answer_cell}_tests" in entry.loses, entry.name
+
+
+# --------------------------------------------------------------------------- the tolerance
+
+
+def _reassociated_store_all(chain, z0, rng):
+    """Store-all with the reverse rule's factors in another order: a correct derivative."""
+    states = [z0]
+    for i in range(chain.depth):
+        states.append(chain.forward(i, states[-1], rng))
+    rows = [np.ones(chain.width)]
+    for i in range(chain.depth - 1, -1, -1):
+        z = states[i + 1]
+        rows.append((chain.weights[i] * rows[-1]) * ((1.0 - z) * (1.0 + z)))
+    return np.array(rows[::-1])
+
+
+@HYP
+@given(case=strategies.chain_cases(max_depth=40))
+def test_a_reassociated_reverse_rule_is_within_the_tolerance(case):
+    chain, z0, seed = suites._chain(case), case["z0"], case["seed"]
+    reassociated = _reassociated_store_all(chain, z0, np.random.default_rng(seed))
+    saved = suites._reference_saved(case)
+    assert suites._agrees(reassociated, saved)
+    unmatched = suites._reference_replayed(case, False).cotangents
+    if not suites._bits_equal(unmatched, saved):
+        # What an unmatched stream changes is far outside the tolerance.
+        assert not suites._agrees(unmatched, saved)
+
+
+def test_the_tolerance_path_is_really_taken_and_refuses_a_real_error():
+    saved = suites._reference_saved(VISIBLE)
+    reassociated = _reassociated_store_all(suites._chain(VISIBLE), VISIBLE["z0"], np.random.default_rng(2))
+    assert not suites._bits_equal(reassociated, saved)
+    assert suites._agrees(reassociated, saved)
+    assert not suites._agrees(saved * (1 + 1e-9), saved)
+    assert not suites._agrees(np.where(saved == 1.0, np.nan, saved), saved)
+    assert not suites._agrees(saved.astype(np.float32).astype(np.float64), saved)
+    assert not suites._agrees(saved[:-1], saved)
+
+
+# --------------------------------------------------------------------------- judges in this process
+
+
+@HYP
+@given(case=strategies.chain_cases())
+def test_every_judge_accepts_the_reference(case):
+    assert failing_judges(None, case) == []
+
+
+def test_every_judge_accepts_the_visible_and_prediction_chains():
+    for case in (suites._VISIBLE_STORE_ALL, *suites._ALL_VISIBLE):
+        assert failing_judges(None, case) == []
+
+
+@pytest.mark.parametrize("name", suites.STREAM_GROUP)
+def test_a_broken_snapshot_fails_only_the_matched_stream_judges(name):
+    assert failing_judges(ENTRIES[name], VISIBLE) == [
+        "judge_matched_bitwise",
+        "judge_report_mismatch",
+        "judge_report_runs",
+    ]
+
+
+@HYP
+@given(case=strategies.chain_cases())
+def test_the_grouped_snapshot_entries_report_the_same_derivatives(case):
+    # The premise of naming them as one misconception: on any input their outputs coincide.
+    outputs = []
+    for name in suites.STREAM_GROUP:
+        call = suites._local_caller(ENTRIES[name])
+        for matched in (True, False):
+            run = call("checkpointed_cotangents", suites._chain(case), case["z0"], case["block_size"],
+                       suites.RngSeed(case["seed"]), matched=matched)  # fmt: skip
+            outputs.append((matched, run["cotangents"].tobytes()))
+    assert len(set(outputs)) == 2
+
+
+def test_an_entry_outside_the_group_reports_other_derivatives():
+    # The same comparison tells a whole-block replay apart (the grouping check can fail).
+    case = strategies.make_case(8, 3, 2, 0, [0.1, 0.2], 4, 1)
+    grouped = suites._local_caller(ENTRIES["unmatched_stream"])
+    other = suites._local_caller(ENTRIES["whole_block_replayed"])
+    args = (suites._chain(case), case["z0"], 4, suites.RngSeed(1))
+    assert not suites._bits_equal(
+        grouped("checkpointed_cotangents", *args, matched=False)["cotangents"],
+        other("checkpointed_cotangents", *args, matched=False)["cotangents"],
+    )
+
+
+def _snapshot_variant(how: str):
+    """Checkpointed replay whose only difference from the reference is how the generator is kept."""
+
+    def checkpointed_cotangents(chain, z0, block_size, rng, *, matched=True):
+        depth = chain.depth
+        k = uniform_checkpoint_cost(depth, block_size).block_size
+        ledger = StateLedger()
+        starts = list(range(0, depth, k))
+        first = copy.deepcopy(rng.bit_generator.state)
+        kept, snapshots, z = {}, {}, z0
+        for s in starts:
+            kept[s] = z
+            ledger.retain()
+            if how == "state dict, no deep copy":
+                snapshots[s] = rng.bit_generator.state
+            elif how == "forward start for every block":
+                snapshots[s] = first
+            elif how == "generator by reference":
+                snapshots[s] = rng
+            for i in range(s, min(s + k, depth)):
+                z = chain.forward(i, z, rng)
+        kept[depth] = z
+        ledger.retain()
+        cot = np.empty((depth + 1, chain.width))
+        cot[depth] = 1.0
+        replays = 0
+        for s in reversed(starts):
+            end = min(s + k, depth)
+            replay = rng
+            if matched:
+                replay = copy.deepcopy(rng)
+                snapshot = snapshots[s]
+                replay.bit_generator.state = (
+                    snapshot.bit_generator.state if how == "generator by reference" else snapshot
+                )
+            states = {s: kept[s], end: kept[end]}
+            for i in range(s, end - 1):
+                states[i + 1] = chain.forward(i, states[i], replay)
+                replays += 1
+                ledger.retain()
+            for i in range(end - 1, s - 1, -1):
+                cot[i] = chain.backward(i, states[i + 1], cot[i + 1])
+            if end - 1 > s:
+                ledger.release(end - 1 - s)
+        return ref.ReplayRun(cot, depth + replays, replays, ledger.peak)
+
+    return variant(how, "checkpointed_cotangents", checkpointed_cotangents)
+
+
+@pytest.mark.parametrize("how", ["state dict, no deep copy", "forward start for every block"])
+@HYP
+@given(case=strategies.chain_cases())
+def test_two_expected_mistakes_are_right_for_a_chain_with_one_random_layer(how, case):
+    # Why the catalogue leaves them out: numpy returns a fresh state dict on every read,
+    # and with one random layer every block start up to its block sees the same state.
+    assert failing_judges(_snapshot_variant(how), case) == []
+
+
+def test_the_same_judges_reject_a_snapshot_kept_by_reference():
+    assert "judge_matched_bitwise" in failing_judges(_snapshot_variant("generator by reference"), VISIBLE)
+
+
+def test_a_matched_replay_that_is_only_close_is_refused():
+    # Another operation order is accepted only if matched replay equals the student's own
+    # block_size=1 run bit for bit; a replay that adds rounding noise is not.
+    def noisy(chain, z0, block_size, rng, *, matched=True):
+        run = ref.checkpointed_cotangents(chain, z0, block_size, rng, matched=matched)
+        if block_size == 1:
+            return run
+        return ref.ReplayRun(run.cotangents * (1 + 2.0**-50), *[getattr(run, f) for f in suites._RUN_FIELDS[1:]])
+
+    assert failing_judges(variant("noisy", "checkpointed_cotangents", noisy), VISIBLE) == [
+        "judge_matched_bitwise",
+        "judge_unmatched_layout",
+        "judge_report_mismatch",
+    ]
+
+
+def test_a_first_mismatch_index_may_be_a_numpy_integer_but_not_a_bool_or_float():
+    pair = suites._VISIBLE_PAIRS[1]
+
+    def caller_returning(value):
+        return lambda name, *args: value
+
+    suites.judge_first_mismatch(caller_returning(np.int64(4)), pair)
+    for wrong in (4.0, np.float64(4.0), True, "4", 3):
+        with pytest.raises(Mismatch):
+            suites.judge_first_mismatch(caller_returning(wrong), pair)
+
+
+def test_the_report_feedback_says_which_run_is_off():
+    shared = suites._local_caller(ENTRIES["report_shares_one_generator"])
+    inputs = suites._local_caller(ENTRIES["rule_reads_input_state"])
+    got = {}
+    for name, caller in (("shared", shared), ("inputs", inputs)):
+        with pytest.raises(Mismatch) as caught:
+            suites.judge_report_mismatch(caller, VISIBLE)
+        got[name] = caught.value.got
+    # Both report the same wrong index; the flags tell the two mistakes apart.
+    assert got["shared"]["first_mismatch"] == got["inputs"]["first_mismatch"] == 15
+    assert got["shared"]["saved_agrees_with_reference"] and not got["shared"]["replayed_agrees_with_reference"]
+    assert not got["inputs"]["saved_agrees_with_reference"] and got["inputs"]["replayed_agrees_with_reference"]
+
+
+# --------------------------------------------------------------------------- through the worker
+
+
+def _cells(answer_cell: str = "", suffix: str = "", *, released: bool = False) -> list[str]:
+    nb = _source_notebook()
+    if released:
+        nb, _ = ClearSolutions().preprocess(nb, {})
+    for cell in nb.cells:
+        if cell.id == answer_cell and suffix:
+            cell.source += "\n\n\n" + suffix
+    return submission_code_cells(nb)
+
+
+def grade(cells: list[str]) -> dict[str, CellVerdict]:
+    with WorkerSession(cells, UnsandboxedLauncher(quiet=True), call_timeout=10.0) as session:
+        return {suite.grade_id: run_suite(suite, session, suite.points) for suite in SUITES}
+
+
+def _report(verdicts: dict[str, CellVerdict]) -> str:
+    return "\n".join(v.message() for v in verdicts.values())
+
+
+@pytest.mark.slow
+def test_reference_earns_full_marks_within_seconds():
+    start = time.perf_counter()
+    verdicts = grade(_cells())
+    elapsed = time.perf_counter() - start
+    assert {g: v.score for g, v in verdicts.items()} == POINTS, _report(verdicts)
+    assert elapsed < 20, f"{elapsed:.2f} s per submission"
+
+
+@pytest.mark.slow
+def test_released_stub_earns_nothing():
+    verdicts = grade(_cells(released=True))
+    assert {g: v.score for g, v in verdicts.items()} == dict.fromkeys(POINTS, 0.0), _report(verdicts)
+    for verdict in verdicts.values():
+        assert all("NotImplementedError" in (f.detail + str(f.got)) for f in verdict.failures), verdict.message()
+
+
+# A correct answer written differently: its own reverse rule (another association of the
+# factors, so not bit for bit the reference), a deep copy of the whole generator as the
+# snapshot, the counts from the cost model, a vectorized first_mismatch returning np.int64.
+DIFFERENT = """
+def _rule(chain, i, z_out, cot):
+    return (chain.weights[i] * cot) * ((1.0 - z_out) * (1.0 + z_out))
+
+
+def store_all_cotangents(chain, z0, rng):
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError("rng must be a Generator")
+    if not isinstance(z0, np.ndarray) or z0.dtype != np.float64 or z0.shape != (chain.width,):
+        raise ValueError("z0 must be float64 of shape (width,)")
+    zs = [z0]
+    for i in range(chain.depth):
+        zs.append(chain.forward(i, zs[-1], rng))
+    rows = [np.ones(chain.width)]
+    for i in reversed(range(chain.depth)):
+        rows.append(_rule(chain, i, zs[i + 1], rows[-1]))
+    return ReplayRun(np.array(rows[::-1]), chain.depth, 0, len(zs))
+
+
+def checkpointed_cotangents(chain, z0, block_size, rng, *, matched=True):
+    if not isinstance(z0, np.ndarray) or z0.dtype != np.float64 or z0.shape != (chain.width,):
+        raise ValueError("z0 must be float64 of shape (width,)")
+    L = chain.depth
+    cost = uniform_checkpoint_cost(L, block_size)
+    k = cost.block_size
+    generators, inputs, z = [], [], z0
+    for s in range(0, L, k):
+        inputs.append(z)
+        generators.append(copy.deepcopy(rng))
+        for i in range(s, min(s + k, L)):
+            z = chain.forward(i, z, rng)
+    out = z
+    cot = np.zeros((L + 1, chain.width))
+    cot[L] = 1.0
+    for b in range(len(inputs) - 1, -1, -1):
+        s, e = b * k, min(b * k + k, L)
+        g = copy.deepcopy(generators[b]) if matched else rng
+        zs = [inputs[b]]
+        for i in range(s, e - 1):
+            zs.append(chain.forward(i, zs[-1], g))
+        zs.append(inputs[b + 1] if b + 1 < len(inputs) else out)
+        for i in range(e - 1, s - 1, -1):
+            cot[i] = _rule(chain, i, zs[i - s + 1], cot[i + 1])
+    extra = cost.recomputed_forward_evaluations
+    return ReplayRun(cot, L + extra, extra, cost.peak_state_units)
+
+
+def first_mismatch(saved, replayed):
+    a, b = np.asarray(saved), np.asarray(replayed)
+    if a.shape != b.shape or a.dtype != b.dtype or a.ndim == 0:
+        raise ValueError("incomparable arrays")
+    bytes_a = np.ascontiguousarray(a).view(np.uint8).reshape(a.shape[0], -1)
+    bytes_b = np.ascontiguousarray(b).view(np.uint8).reshape(b.shape[0], -1)
+    rows = np.flatnonzero((bytes_a != bytes_b).any(axis=1))
+    return rows[-1] if rows.size else None
+
+
+def replay_report(chain, z0, block_size, seed, *, matched):
+    saved = store_all_cotangents(chain, z0, np.random.default_rng(seed))
+    replayed = checkpointed_cotangents(chain, z0, block_size, np.random.default_rng(seed), matched=matched)
+    return ReplayReport(block_size, matched, saved, replayed, replayed.replayed_evaluations,
+                        saved.peak_states, replayed.peak_states, first_mismatch(saved.cotangents, replayed.cotangents))
+"""
+
+
+@pytest.mark.slow
+def test_a_correct_answer_in_another_operation_order_earns_full_marks():
+    # Pasted into the released notebook's last answer cell: every stub above stays a stub.
+    verdicts = grade(_cells("ex5_replay_report", DIFFERENT, released=True))
+    assert {g: v.score for g, v in verdicts.items()} == POINTS, _report(verdicts)
+
+
+def test_the_different_answer_really_differs_in_its_bits():
+    namespace = {"np": np, "copy": copy, "ReplayRun": ref.ReplayRun, "ReplayReport": ref.ReplayReport,
+                 "uniform_checkpoint_cost": uniform_checkpoint_cost}  # fmt: skip
+    exec(DIFFERENT, namespace)
+    chain, z0 = make_chain(16, 5, width=3), VISIBLE["z0"]
+    run = namespace["checkpointed_cotangents"](chain, z0, 4, np.random.default_rng(2), matched=True)
+    saved = ref.store_all_cotangents(chain, z0, np.random.default_rng(2)).cotangents
+    assert not suites._bits_equal(run.cotangents, saved)
+    assert type(namespace["first_mismatch"](saved, saved * 2)) is np.int64
+
+
+def _expected_name(entry: WrongAnswer) -> str:
+    return suites._STREAM_NAME if entry.name in suites.STREAM_GROUP else entry.title
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("entry", catalogue("ex5"), ids=lambda e: e.name)
+def test_catalogue_entry_loses_exactly_its_cells_and_is_named(entry):
+    verdicts = grade(_cells(entry.answer_cell, entry.source))
+    lost = {g for g, v in verdicts.items() if v.score < v.points}
+    assert lost == set(entry.loses), _report(verdicts)
+    for grade_id in entry.loses:
+        verdict = verdicts[grade_id]
+        assert all(f.kind == "mismatch" for f in verdict.failures), verdict.message()
+        assert {f.misconception for f in verdict.failures} == {_expected_name(entry)}, verdict.message()
+        assert _expected_name(entry) in verdict.message()
+
+
+@pytest.mark.slow
+def test_a_bare_array_instead_of_a_replay_run_scores_zero_with_a_message():
+    wrong = "def store_all_cotangents(chain, z0, rng):\n    return np.ones((chain.depth + 1, chain.width))\n"
+    verdicts = grade(_cells("ex5_store_all_cotangents", wrong))
+    verdict = verdicts["ex5_store_all_cotangents_tests"]
+    assert verdict.score == 0.0, verdict.message()
+    assert "return a ReplayRun" in verdict.message()
+
+
+@pytest.mark.slow
+def test_grading_twice_gives_identical_verdicts():
+    cells = _cells("ex5_checkpointed_cotangents", ENTRIES["whole_block_replayed"].source)
+    first, second = grade(cells), grade(cells)
+    assert _report(first) == _report(second)
+    assert first["ex5_checkpointed_cotangents_tests"].failures
