@@ -460,7 +460,7 @@ no_memory = Property("no_memory", "evaluations(chain) answers the same for the s
 )
 def test_watched_calls_and_kept_objects_let_a_property_see_mutation_and_memory(cells, failed):
     from ch11_autograder.trusted.worker_client import WorkerSession
-    from ch11_autograder.untrusted.launch import UnsandboxedLauncher
+    from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
 
     with WorkerSession(cells, UnsandboxedLauncher(quiet=True), call_timeout=5.0) as session:
         failures = {prop.name: run_property(prop, session) for prop in (leaves_its_input_alone, no_memory)}
