@@ -22,7 +22,8 @@ from ch11_autograder.trusted.preprocessors import (
     StripHiddenTests,
     TrustedVerdicts,
 )
-from ch11_autograder.trusted.submission_cells import strip_hidden_tests, submission_code_cells
+from ch11_autograder.trusted.submission_cells import strip_hidden_tests, submission_code_cells, worker_cells
+from ch11_autograder.trusted.suite import run_suite
 from nbconvert import HTMLExporter
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output, new_raw_cell
 from nbgrader.preprocessors import ClearHiddenTests
@@ -96,12 +97,12 @@ def test_stderr_in_a_test_cell_no_longer_zeroes_it(toy_suite, tmp_path):
     assert determine_grade(nb.cells[2]) == (0, 2.0)  # plain nbgrader: a warning costs the cell
     cell = verdicts(nb, tmp_path)
     assert determine_grade(cell) == (2.0, 2.0)
-    assert cell.outputs[0].text.startswith("2 of 2 checks passed")
+    assert cell.outputs[0].text.startswith("3 of 3 checks passed")  # the visible checks and two properties
 
 
 def test_partial_verdict_is_what_nbgrader_records(toy_suite, tmp_path):
     cell = verdicts(notebook("def double(x):\n    return int(2 * x)"), tmp_path)
-    assert determine_grade(cell) == (1.0, 2.0)
+    assert determine_grade(cell) == (1.33, 2.0)  # visible checks and doubles_integers hold, doubles_floats fails
     assert [o.output_type for o in cell.outputs] == ["stream", "execute_result"]
     assert "[FAIL] doubles_floats" in cell.outputs[0].text
 
@@ -120,10 +121,41 @@ def test_points_disagreement_is_a_configuration_error(toy_suite, tmp_path):
         verdicts(nb, tmp_path)
 
 
-def test_worker_runs_submission_code_but_never_test_cells():
+def test_worker_runs_submission_code_and_visible_checks_but_never_hidden_tests():
     nb = notebook("def double(x):\n    return 2 * x")
     nb.cells.append(new_code_cell("extra = 1"))
     assert submission_code_cells(nb) == ["def double(x):\n    return 2 * x", "extra = 1"]
+    cells = worker_cells(nb)
+    assert cells.sources == ("def double(x):\n    return 2 * x", "assert double(3) == 6", "extra = 1")
+    assert dict(cells.checks) == {"double_tests": 1}
+    assert not any("secret-5f1c" in source or "graded outside" in source for source in cells.sources)
+
+
+# A function whose first answer is wrong: the notebook's own check (its first call) fails, while every
+# later call, all the hidden properties make, is right. Run outside the worker, the visible check
+# could not count; run there verbatim, it does.
+FIRST_CALL_WRONG = "calls = []\n\ndef double(x):\n    calls.append(x)\n    return 2 * x if len(calls) > 1 else 0"
+
+
+def test_failing_the_notebooks_own_check_never_scores_full_marks(toy_suite, tmp_path):
+    cell = verdicts(notebook(FIRST_CALL_WRONG), tmp_path)
+    assert determine_grade(cell) == (1.33, 2.0)
+    text = cell.outputs[0].text
+    assert "[FAIL] visible_checks" in text and "AssertionError" in text
+    assert 'line 1 of the code cell starting "assert double(3) == 6"' in text
+    assert "secret-5f1c" not in text
+    # The same answer with the check left out of the grade: full marks, which was the hole.
+    verdict = run_suite(toy_suite, _LocalDouble(), 2.0)
+    assert verdict.score == 2.0
+
+
+class _LocalDouble:
+    """The answer as the hidden properties see it after the visible check has run: always right."""
+
+    report = ()
+
+    def call(self, fn, *args, **kwargs):
+        return 2 * args[0]
 
 
 # --------------------------------------------------------------------------- hidden test regions

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
-from ch11_autograder.trusted.submission_cells import submission_code_cells
+from ch11_autograder.trusted.submission_cells import submission_code_cells, worker_cells
 from traitlets.config.loader import PyFileConfigLoader
 
 REPO = Path(__file__).resolve().parents[2]
@@ -31,6 +31,26 @@ def test_tests_and_skipped_cells_are_not_run():
     )
     assert submission_code_cells(nb) == ["import numpy as np", "def f(): return 1", "plot(f)", "g = 2"]
     assert submission_code_cells(nb, skip={"ex_figure"}) == ["import numpy as np", "def f(): return 1", "g = 2"]
+
+
+def test_visible_checks_run_where_they_stand_and_hidden_regions_never():
+    hidden = "### BEGIN HIDDEN TESTS\nraise AssertionError('secret')\n### END HIDDEN TESTS"
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            _cell("import numpy as np"),
+            _cell("def f(): return 1", "ex_f", solution=True),
+            _cell(f"assert f() == 1\n{hidden}", "ex_f_tests", grade=True),
+            _cell(f"# only a comment\n{hidden}", "ex_g_tests", grade=True),
+            _cell("plot(f)", "ex_figure", solution=True),
+            _cell(f"{hidden}\nassert g == 2", "ex_h_tests", grade=True),
+            _cell("g = 2"),
+        ]
+    )
+    cells = worker_cells(nb, skip={"ex_figure"})
+    assert cells.sources == ("import numpy as np", "def f(): return 1", "assert f() == 1", "assert g == 2", "g = 2")
+    # A cell with nothing but comments outside its hidden region has no checks to run.
+    assert dict(cells.checks) == {"ex_f_tests": 2, "ex_h_tests": 3}
+    assert not any("secret" in source for source in cells.sources)
 
 
 def test_configured_skip_cells_are_ungraded_answer_cells_of_the_course():

@@ -468,3 +468,16 @@ def test_watched_calls_and_kept_objects_let_a_property_see_mutation_and_memory(c
     if failed:
         assert "sorted your argument" in failures["leaves_its_input_alone"].message()
         assert "chain" in failures["no_memory"].message()
+
+
+def test_visible_checks_count_as_one_property_listed_first():
+    from ch11_autograder.protocol import CellOutcome
+
+    suite = CellSuite("double_tests", points=2, properties=[doubles])
+    right = LocalSession(double=lambda x: 2 * x)
+    assert run_suite(suite, right, 2.0).descriptions[0][0] == "doubles"  # no checks: nothing extra
+    passed = run_suite(suite, right, 2.0, visible=CellOutcome(3, "ok"))
+    assert [name for name, _ in passed.descriptions] == ["visible_checks", "doubles"] and passed.score == 2.0
+    failed = run_suite(suite, right, 2.0, visible=CellOutcome(3, "error", "AssertionError", "got 5", "line 2"))
+    assert failed.score == 1.0 and failed.passed == ("doubles",)
+    assert "AssertionError: got 5 (line 2)" in failed.failures[0].message()

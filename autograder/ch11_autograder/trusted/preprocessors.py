@@ -41,12 +41,13 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float, Integer, List, Unicode
 
+from ..protocol import CellOutcome
 from ..untrusted.capped_run import read_untrusted_file, run_limited
 from ..untrusted.choose import choose_launcher, resolve_backend
 from ..untrusted.launch import Launcher, Limits
 from .feedback import OutputBudget, sanitize_notebook, sanitize_outputs
 from .registry import get_suite, load_suite_modules
-from .submission_cells import autograded_test_cells, is_autograded_test, strip_hidden_tests, submission_code_cells
+from .submission_cells import autograded_test_cells, is_autograded_test, strip_hidden_tests, worker_cells
 from .suite import run_suite
 from .verdicts import CellVerdict, verdict_outputs
 from .worker_client import CallTimeout, ProtocolError, WorkerCrashed, WorkerSession
@@ -320,8 +321,9 @@ class TrustedVerdicts(NbGraderPreprocessor):
             wall_seconds=self.startup_timeout,
             memory_bytes=self.memory_bytes,
         )
+        cells = worker_cells(nb, skip=set(self.worker_skip_cells))
         session = WorkerSession(
-            submission_code_cells(nb, skip=set(self.worker_skip_cells)),
+            list(cells.sources),
             launcher,
             limits,
             self.call_timeout,
@@ -337,15 +339,20 @@ class TrustedVerdicts(NbGraderPreprocessor):
             # final for the session; the properties then report it in the student's terms.
             with contextlib.suppress(CallTimeout, WorkerCrashed, ProtocolError):
                 session.start()
+            # The first run's report: a restart later (after a crash in one property) runs the
+            # same cells again, and the visible checks are judged as the student's notebook ran them.
+            report = session.report
             for _, cell in tests:
-                verdict = self._verdict(cell, session)
+                check = cells.checks.get(str(cell.metadata.get("nbgrader", {}).get("grade_id", "")))
+                visible = report[check] if check is not None and check < len(report) else None
+                verdict = self._verdict(cell, session, visible)
                 cell.outputs = [nbformat.from_dict(o) for o in verdict_outputs(verdict, cell.get("execution_count"))]
                 self.log.info("%s/%s: %g of %g points", name, verdict.grade_id, verdict.score, verdict.points)
         for incident in session.incidents:
             self.log.warning("%s: worker incident: %s", name, incident)
         return nb, resources
 
-    def _verdict(self, cell: NotebookNode, session: WorkerSession) -> CellVerdict:
+    def _verdict(self, cell: NotebookNode, session: WorkerSession, visible: CellOutcome | None) -> CellVerdict:
         meta = cell.metadata.get("nbgrader", {})
         grade_id = str(meta.get("grade_id", ""))
         points = float(meta.get("points", 0) or 0)
@@ -358,7 +365,7 @@ class TrustedVerdicts(NbGraderPreprocessor):
                 "This test cell has no registered property suite, so it cannot be graded automatically; "
                 "your instructor has been notified.",
             )
-        verdict = run_suite(suite, session, points, self.log)
+        verdict = run_suite(suite, session, points, self.log, visible=visible)
         if any(f.kind == "internal" for f in verdict.failures):
             self.log.error("suite %s had internal errors; see the log above", grade_id)
         return verdict

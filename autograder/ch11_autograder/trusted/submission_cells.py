@@ -10,6 +10,11 @@ nbgrader marks cells in ``metadata.nbgrader``. For grading:
   student's solution cells, instructor setup cells (locked cells are restored
   from the gradebook by ``OverwriteCells`` before we see them), manually
   graded code answers and any cells the student added.
+* the *visible checks* of an autograded test cell are its source with the
+  hidden region removed: the asserts a student sees and runs. The verdict
+  worker runs them verbatim, in notebook order between the submission's code
+  cells (:func:`worker_cells`), so a submission that fails its own notebook's
+  checks can never score full marks in that cell.
 * a *hidden test region* runs from a line containing ``BEGIN HIDDEN TESTS``
   to a line containing ``END HIDDEN TESTS`` (nbgrader's markers). In this
   course the region only holds a fail-closed ``raise``; the real tests are the
@@ -18,16 +23,20 @@ nbgrader marks cells in ``metadata.nbgrader``. For grading:
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 __all__ = [
     "BEGIN_HIDDEN",
     "END_HIDDEN",
+    "WorkerCells",
     "autograded_test_cells",
     "is_autograded_test",
     "strip_hidden_tests",
     "submission_code_cells",
+    "worker_cells",
 ]
 
 BEGIN_HIDDEN = "BEGIN HIDDEN TESTS"
@@ -69,6 +78,47 @@ def submission_code_cells(nb: Any, skip: Collection[str] = ()) -> list[str]:
         and not is_autograded_test(cell)
         and _nbgrader(cell).get("grade_id") not in skip
     ]
+
+
+@dataclass(frozen=True)
+class WorkerCells:
+    """The cells the verdict worker executes, in notebook order.
+
+    Attributes:
+        sources: submission code cells and visible checks, interleaved as in the notebook.
+        checks: grade_id of an autograded test cell -> index in ``sources`` of its visible
+            checks (test cells with nothing but blank or comment lines outside the hidden
+            region have none).
+    """
+
+    sources: tuple[str, ...]
+    checks: Mapping[str, int]
+
+
+def _has_code(source: str) -> bool:
+    return any(line.strip() and not line.lstrip().startswith("#") for line in source.splitlines())
+
+
+def worker_cells(nb: Any, skip: Collection[str] = ()) -> WorkerCells:
+    """:func:`submission_code_cells`, with each autograded test cell's visible checks where it stands.
+
+    The visible checks are the cell's source with hidden regions removed
+    (:func:`strip_hidden_tests`), run as written, as the notebook runs them.
+    """
+    sources: list[str] = []
+    checks: dict[str, int] = {}
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        grade_id = _nbgrader(cell).get("grade_id")
+        if is_autograded_test(cell):
+            visible, _ = strip_hidden_tests(_source(cell))
+            if _has_code(visible) and isinstance(grade_id, str):
+                checks[grade_id] = len(sources)
+                sources.append(visible)
+        elif grade_id not in skip:
+            sources.append(_source(cell))
+    return WorkerCells(tuple(sources), MappingProxyType(checks))
 
 
 def strip_hidden_tests(source: str, begin: str = BEGIN_HIDDEN, end: str = END_HIDDEN) -> tuple[str, bool]:

@@ -66,6 +66,7 @@ from .verdicts import CellVerdict, Failure, format_call
 from .worker_client import CallTimeout, NotDefined, StudentError, Unencodable, WorkerCrashed
 
 __all__ = [
+    "VISIBLE_CHECKS",
     "CellSuite",
     "Misconception",
     "Mismatch",
@@ -562,8 +563,27 @@ def _internal_failure(prop: Property, exc: BaseException, logger: logging.Logger
     )
 
 
+#: The property that stands for a test cell's visible checks, run verbatim in the worker.
+VISIBLE_CHECKS = "visible_checks"
+VISIBLE_CHECKS_DESCRIPTION = "the checks shown in this cell of the notebook pass when run as written."
+
+
+def visible_checks_failure(outcome: CellOutcome) -> Failure | None:
+    """The failure of a cell's visible checks, from how the worker ran them (``None``: they passed)."""
+    if outcome.status != "error":
+        return None
+    where = f" ({outcome.where})" if outcome.where else ""
+    detail = f"{outcome.error_type}: {outcome.message}{where}" if outcome.message else f"{outcome.error_type}{where}"
+    return Failure(property=VISIBLE_CHECKS, description=VISIBLE_CHECKS_DESCRIPTION, kind="error", detail=detail)
+
+
 def run_suite(
-    suite: CellSuite, session: Session, points: float | None = None, logger: logging.Logger | None = None
+    suite: CellSuite,
+    session: Session,
+    points: float | None = None,
+    logger: logging.Logger | None = None,
+    *,
+    visible: CellOutcome | None = None,
 ) -> CellVerdict:
     """Run every property of ``suite`` in order and return the cell's verdict.
 
@@ -571,6 +591,11 @@ def run_suite(
         points: the cell's points from the gradebook; must equal ``suite.points``
             when given (a mismatch is a configuration error).
         logger: receives tracebacks of suite bugs.
+        visible: how the worker ran the cell's visible checks (see
+            ``submission_cells.worker_cells``): they then count as one more property,
+            :data:`VISIBLE_CHECKS`, listed first, which fails when they raised. ``None``
+            (the cell has no visible checks, or the worker never ran the cells, in which
+            case every property fails anyway): nothing extra is counted.
 
     Raises:
         ValueError: ``points`` disagrees with the suite.
@@ -579,11 +604,15 @@ def run_suite(
         raise ValueError(
             f"suite {suite.grade_id} declares {suite.points:g} points but the notebook cell has {float(points):g}"
         )
+    descriptions = [(p.name, p.description) for p in suite.properties]
     failures = []
+    if visible is not None:
+        descriptions.insert(0, (VISIBLE_CHECKS, VISIBLE_CHECKS_DESCRIPTION))
+        failure = visible_checks_failure(visible)
+        if failure is not None:
+            failures.append(failure)
     for prop in suite.properties:
         failure = run_property(prop, session, logger)
         if failure is not None:
             failures.append(failure)
-    return CellVerdict.from_results(
-        suite.grade_id, suite.points, [(p.name, p.description) for p in suite.properties], failures
-    )
+    return CellVerdict.from_results(suite.grade_id, suite.points, descriptions, failures)
