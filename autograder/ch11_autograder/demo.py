@@ -32,7 +32,7 @@ from pathlib import Path
 import nbformat
 
 from .authoring.submissions import answer_sources, fill, read
-from .batch.runner import init_course
+from .batch.course import init_course
 from .exercises import NOTEBOOKS
 from .exercises.catalogue import catalogue
 from .nbgrader_cli import run_nbgrader

@@ -18,7 +18,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from ch11_autograder.batch.runner import SubmissionRecord
+from ch11_autograder.batch.records import SubmissionRecord
 from ch11_autograder.gradescope import build_zip
 from ch11_autograder.gradescope.results import failure_results, results_for
 from nbgrader.api import Gradebook

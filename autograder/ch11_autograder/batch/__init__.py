@@ -3,23 +3,22 @@
     from ch11_autograder.batch import grade_class
     report = grade_class(Path("downloads/submissions.zip"), Path("course"), workers=4)
 
-Modules: :mod:`.intake` (folders and LMS zips, hostile-input-safe),
-:mod:`.runner` (isolated per-submission ``nbgrader autograde``, the batch),
-:mod:`.merge` (into the instructor's gradebook, idempotent), :mod:`.ledger`
-(resume after a kill), :mod:`.report` (progress, CSV, summary).
+Modules: :mod:`.orchestrate` (``grade_class``: the batch), :mod:`.intake`
+(folders and LMS zips, hostile-input-safe), :mod:`.cellcheck` (tampered cell
+metadata), :mod:`.course` (creating the course, the assignment, the template
+gradebook), :mod:`.guards` (the checks before grading), :mod:`.isolated` (one
+isolated ``nbgrader autograde`` and its processes), :mod:`.nbgrader_log` (the
+telling line of a failed run), :mod:`.merge` (into the instructor's gradebook,
+idempotent), :mod:`.ledger` (resume after a kill), :mod:`.records` (what
+happened to each submission), :mod:`.report` (progress, CSV, summary),
+:mod:`.docker` (the whole batch inside the grading image).
 """
 
+from .course import STATE_DIR, init_course
 from .intake import Intake, IntakeError, IntakeLimits, StudentSubmission, read_source, sanitize_student_id
 from .merge import gradebook_snapshot
-from .runner import (
-    STATE_DIR,
-    BatchError,
-    BatchReport,
-    ProgressEvent,
-    SubmissionRecord,
-    grade_class,
-    init_course,
-)
+from .orchestrate import grade_class
+from .records import BatchError, BatchReport, ProgressEvent, SubmissionRecord
 
 __all__ = [
     "STATE_DIR",

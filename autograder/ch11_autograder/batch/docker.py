@@ -1,6 +1,6 @@
 """Running a whole batch inside the grading image (``ch11-grade batch ... --docker IMAGE``).
 
-The host only lays out the course (:func:`~.runner.init_course`, so the
+The host only lays out the course (:func:`~.course.init_course`, so the
 repository's config and source notebooks are used), copies it and the source
 to a staging directory with a neutral name, and starts one container::
 
@@ -34,8 +34,9 @@ import tempfile
 import uuid
 from pathlib import Path
 
+from .course import init_course
 from .intake import ASSIGNMENT
-from .runner import BatchError, init_course
+from .records import BatchError
 
 __all__ = ["CONTAINER_COURSE", "CONTAINER_ROOT", "DockerError", "docker_argv", "run_in_docker"]
 

@@ -13,6 +13,7 @@ Entry fields (version 1): ``v``, ``event`` (``"graded"`` or ``"error"``),
 ``graded`` entries ``due``: the student's due date the grading used (the
 assignment's plus any extension; ISO 8601, naive UTC as nbgrader stores it;
 ``null`` without a due date). Entries written before ``due`` existed lack it.
+In code an entry is a :class:`LedgerEntry`; its line is exactly these keys, sorted.
 A torn last line (a kill in the middle of a write) is ignored on reading.
 """
 
@@ -21,14 +22,69 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LEDGER_VERSION", "Ledger"]
+__all__ = ["LEDGER_VERSION", "Ledger", "LedgerEntry"]
 
 LEDGER_VERSION = 1
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One line of the ledger: a finished submission.
+
+    Attributes:
+        event: ``"graded"`` (merged into the gradebook) or ``"error"`` (not merged).
+        student: nbgrader student id.
+        sha256: digest of the submission's inputs (``""`` when intake refused it).
+        score, max_score: autograded points and points possible (``score`` is ``None`` for errors).
+        per_notebook: notebook name -> autograded points (empty for errors).
+        error: the record's error text, ``None`` when graded.
+        seconds: wall time spent grading it.
+        due: ``graded`` only: the due date the grading used (ISO 8601, naive UTC), ``None`` without one
+            (and in entries written before the field existed). ``error`` lines carry no ``due`` key.
+        at: when the entry was written (UTC, ISO 8601); set by :meth:`Ledger.append`.
+    """
+
+    event: str
+    student: str
+    sha256: str
+    score: float | None
+    max_score: float | None
+    per_notebook: dict[str, float] = field(default_factory=dict)
+    error: str | None = None
+    seconds: float = 0.0
+    due: str | None = None
+    at: str | None = None
+
+    def to_json(self) -> str:
+        """The entry's line, without its newline: the keys above and ``v``, sorted (``due`` only when graded)."""
+        data: dict[str, Any] = {"v": LEDGER_VERSION, "event": self.event, "student": self.student,
+                                "sha256": self.sha256, "error": self.error, "score": self.score,
+                                "max_score": self.max_score, "per_notebook": self.per_notebook,
+                                "seconds": self.seconds, "at": self.at}
+        if self.event == "graded":
+            data["due"] = self.due
+        return json.dumps(data, sort_keys=True, allow_nan=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LedgerEntry:
+        """The entry of a parsed line (``student`` a ``str``); fields a line lacks read as empty."""
+        return cls(
+            event=str(data.get("event") or ""),
+            student=data["student"],
+            sha256=str(data.get("sha256") or ""),
+            score=data.get("score"),
+            max_score=data.get("max_score"),
+            per_notebook=dict(data.get("per_notebook") or {}),
+            error=data.get("error"),
+            seconds=data.get("seconds") or 0.0,
+            due=data.get("due"),
+            at=data.get("at"),
+        )
 
 
 @dataclass
@@ -37,10 +93,11 @@ class Ledger:
 
     path: Path
 
-    def append(self, entry: dict[str, Any]) -> None:
-        """Write one entry as a line and fsync the file (and, the first time, its directory)."""
-        record = {"v": LEDGER_VERSION, **entry, "at": datetime.now(UTC).isoformat(timespec="seconds")}
-        line = json.dumps(record, sort_keys=True, allow_nan=False) + "\n"
+    def append(self, entry: LedgerEntry) -> LedgerEntry:
+        """Write ``entry``, stamped with the time now, as a line and fsync the file (and, the first time, its
+        directory); returns the entry as written."""
+        entry = replace(entry, at=datetime.now(UTC).isoformat(timespec="seconds"))
+        line = entry.to_json() + "\n"
         new = not self.path.exists()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -58,13 +115,14 @@ class Ledger:
                 os.fsync(dir_fd)
             finally:
                 os.close(dir_fd)
+        return entry
 
     def _ends_with_newline(self) -> bool:
         with self.path.open("rb") as handle:
             handle.seek(-1, os.SEEK_END)
             return handle.read(1) == b"\n"
 
-    def entries(self) -> Iterator[dict[str, Any]]:
+    def entries(self) -> Iterator[LedgerEntry]:
         """Every complete, well-formed entry in file order."""
         if not self.path.exists():
             return
@@ -78,20 +136,20 @@ class Ledger:
                     continue
                 if (isinstance(entry, dict) and entry.get("v") == LEDGER_VERSION
                         and isinstance(entry.get("student"), str)):
-                    yield entry
+                    yield LedgerEntry.from_dict(entry)
 
-    def latest(self) -> dict[str, dict[str, Any]]:
+    def latest(self) -> dict[str, LedgerEntry]:
         """Student id -> that student's last entry."""
-        out: dict[str, dict[str, Any]] = {}
+        out: dict[str, LedgerEntry] = {}
         for entry in self.entries():
-            out[entry["student"]] = entry
+            out[entry.student] = entry
         return out
 
-    def latest_graded(self) -> dict[str, dict[str, Any]]:
+    def latest_graded(self) -> dict[str, LedgerEntry]:
         """Student id -> that student's last ``graded`` entry (what the gradebook holds, unless grades
         were entered by other means since): later ``error`` entries do not hide it."""
-        out: dict[str, dict[str, Any]] = {}
+        out: dict[str, LedgerEntry] = {}
         for entry in self.entries():
-            if entry.get("event") == "graded":
-                out[entry["student"]] = entry
+            if entry.event == "graded":
+                out[entry.student] = entry
         return out

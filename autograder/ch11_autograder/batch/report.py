@@ -16,14 +16,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from nbgrader.api import Gradebook, MissingEntry
 
 from .merge import autograded_cells
-
-if TYPE_CHECKING:
-    from .runner import ProgressEvent, SubmissionRecord
+from .records import ProgressEvent, SubmissionRecord, format_score
 
 __all__ = [
     "CsvRow",
@@ -36,11 +33,6 @@ __all__ = [
     "write_atomically",
     "write_csv",
 ]
-
-
-def format_score(value: float | None) -> str:
-    """``31.5``, ``40``, ``35.96``; empty for ``None``. Rounded to 6 decimals first (float sums)."""
-    return "" if value is None else format(round(value, 6), "g")
 
 
 def format_duration(seconds: float) -> str:

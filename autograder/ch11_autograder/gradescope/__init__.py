@@ -112,14 +112,14 @@ def _work(root: Path) -> Path:
 
 def prepare(root: Path) -> Path:
     """Create the course under ``root/ch11-work/course`` and generate the assignment; returns the course."""
-    from ..batch.runner import _ensure_assignment, init_course
+    from ..batch.course import ensure_assignment, init_course
 
     bundled = root / "source" / "ch11" / "course"
     course = _work(root) / "course"
     init_course(course, config=bundled / "nbgrader_config.py", source_dir=bundled / "source" / ASSIGNMENT)
     logs = course / ".ch11-batch" / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    _ensure_assignment(course, ASSIGNMENT, logs / "generate_assignment.log")
+    ensure_assignment(course, ASSIGNMENT, logs / "generate_assignment.log")
     return course
 
 

@@ -27,8 +27,8 @@ import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
 from ..batch.merge import autograded_cells
+from ..batch.records import SubmissionRecord
 from ..batch.report import format_score
-from ..batch.runner import SubmissionRecord
 
 __all__ = ["VISIBILITIES", "failure_results", "results_for", "write_results"]
 

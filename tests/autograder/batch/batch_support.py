@@ -67,10 +67,10 @@ def assigned_course(base: Path, dest: Path) -> Path:
     """
     with _lock:
         if "assigned" not in _cache:
-            from ch11_autograder.batch.runner import _ensure_assignment
+            from ch11_autograder.batch.course import ensure_assignment
 
             course = new_course(base, base / "assigned-course")
-            _ensure_assignment(course, ASSIGNMENT, base / "assigned-course-generate.log")
+            ensure_assignment(course, ASSIGNMENT, base / "assigned-course-generate.log")
             _cache["assigned"] = course
         shutil.copytree(_cache["assigned"], dest, symlinks=True)
     return dest

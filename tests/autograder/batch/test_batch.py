@@ -99,13 +99,13 @@ def test_sigkill_mid_batch_then_rerun_equals_an_uninterrupted_run(demo_graded, d
     ledger = Ledger(course / ".ch11-batch" / "ledger.jsonl")
     deadline = time.monotonic() + 900
     while time.monotonic() < deadline and proc.poll() is None:
-        if any(e["event"] == "graded" for e in ledger.entries()):
+        if any(e.event == "graded" for e in ledger.entries()):
             break
         time.sleep(0.1)
     assert proc.poll() is None, "the batch ended before it could be killed"
     os.kill(proc.pid, signal.SIGKILL)  # the orchestrator only: its nbgrader children must die with it
     proc.wait()
-    merged_before = [e["student"] for e in ledger.entries() if e["event"] == "graded"]
+    merged_before = [e.student for e in ledger.entries() if e.event == "graded"]
     assert len(merged_before) == 1
     time.sleep(2.0)
     assert batch_support.processes_under(course / ".ch11-batch") == [], "graders outlived the killed orchestrator"
@@ -123,7 +123,7 @@ def test_sigkill_mid_batch_then_rerun_equals_an_uninterrupted_run(demo_graded, d
     reference_feedback = _feedback_files(reference)
     assert _feedback_files(course) == {k: v for k, v in reference_feedback.items() if k.split("/")[0] in students}
     # Each student was merged by exactly one of the two runs.
-    graded = [e["student"] for e in ledger.entries() if e["event"] == "graded"]
+    graded = [e.student for e in ledger.entries() if e.event == "graded"]
     assert sorted(graded) == students
 
 

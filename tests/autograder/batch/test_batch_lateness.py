@@ -18,9 +18,7 @@ from pathlib import Path
 
 import batch_support
 import pytest
-from ch11_autograder.batch import runner
-from ch11_autograder.batch.intake import StudentSubmission
-from ch11_autograder.batch.runner import grade_class
+from ch11_autograder.batch import grade_class, isolated
 from ch11_autograder.nbgrader_cli import run_nbgrader
 from nbgrader.api import Gradebook
 from sqlalchemy.exc import SAWarning
@@ -100,7 +98,7 @@ def test_late_penalties_equal_nbgrader_in_the_real_course(setup, tmp_path, monke
 
     # The same comparison catches the isolated course without the student's own row (the behaviour before):
     # ada's extension is lost (penalised 4) and bob's hand score is missing from his penalty (4, not 5.5).
-    monkeypatch.setattr(runner, "seed_prior", lambda *args, **kwargs: None)
+    monkeypatch.setattr(isolated, "seed_prior", lambda *args, **kwargs: None)
     grade_class(source, wrong_course, workers=2, feedback=False)
     wrong = _lateness(wrong_course)
     assert wrong != reference
@@ -116,14 +114,3 @@ def test_late_penalties_equal_nbgrader_in_the_real_course(setup, tmp_path, monke
     assert rerun == {"ada": "skipped_resume", "bob": "graded"}
     after = _lateness(course)
     assert after["bob"][0] == 0 and after["bob"][1]["ex4_audit"] is None and after["ada"] == reference["ada"]
-
-
-def test_resuming_compares_the_due_date_of_the_last_grading(tmp_path):
-    sub = StudentSubmission("ada", "ada", sha256="d1")
-    (tmp_path / "autograded" / "ada" / "ch11").mkdir(parents=True)
-    entry = {"event": "graded", "sha256": "d1", "due": "2026-11-22T12:00:00"}
-    assert runner._resumable(entry, sub, tmp_path, {"ada"}, "ch11", "2026-11-22T12:00:00")
-    # A check that ignored the due date would skip a student whose extension changed since.
-    assert not runner._resumable(entry, sub, tmp_path, {"ada"}, "ch11", "2026-11-23T12:00:00")
-    assert not runner._resumable(entry, sub, tmp_path, {"ada"}, "ch11", None)
-    assert not runner._resumable({**entry, "sha256": "d0"}, sub, tmp_path, {"ada"}, "ch11", "2026-11-22T12:00:00")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import batch_support
 import pytest
-from ch11_autograder.batch.runner import grade_class
+from ch11_autograder.batch import grade_class
 from conftest import tiny_notebook
 
 pytestmark = pytest.mark.slow

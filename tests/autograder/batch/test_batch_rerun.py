@@ -12,10 +12,10 @@ from pathlib import Path
 
 import batch_support
 import pytest
-from ch11_autograder.batch import gradebook_snapshot
+from ch11_autograder.batch import grade_class, gradebook_snapshot
 from ch11_autograder.batch.ledger import Ledger
+from ch11_autograder.batch.records import EarlierGrades, SubmissionRecord
 from ch11_autograder.batch.report import summary_text
-from ch11_autograder.batch.runner import EarlierGrades, SubmissionRecord, grade_class
 
 pytestmark = pytest.mark.slow
 
@@ -63,7 +63,7 @@ def test_a_rerun_that_fails_at_intake_keeps_and_names_the_earlier_grades(graded_
     report = grade_class(source, course, workers=1, feedback=False)
     (record,) = report.records
     rows, summary = _csv_rows(report.csv_path), report.summary_path.read_text()
-    assert _says_earlier_grades_kept(record, rows["ada"], summary, first.sha256, entry["at"], "malformed JSON")
+    assert _says_earlier_grades_kept(record, rows["ada"], summary, first.sha256, entry.at, "malformed JSON")
     assert record.sha256 != first.sha256  # a new version (intake does not digest a refused one: "")
     # Nothing lost: the gradebook still holds the grades of the first version, cell by cell.
     assert gradebook_snapshot(course, "ch11") == before and before["ada"]
@@ -78,7 +78,7 @@ def test_a_rerun_that_fails_at_intake_keeps_and_names_the_earlier_grades(graded_
     silent_summary = summary_text([silent], elapsed_seconds=1.0, workers=1, sandbox="bwrap", source="s",
                                   intake_notes=[], batch_problems=[])
     silent_row = dict(rows["ada"], error=silent.error)
-    assert not _says_earlier_grades_kept(silent, silent_row, silent_summary, first.sha256, entry["at"],
+    assert not _says_earlier_grades_kept(silent, silent_row, silent_summary, first.sha256, entry.at,
                                          "malformed JSON")
 
 
@@ -90,7 +90,7 @@ def test_a_rerun_that_fails_in_grading_keeps_and_names_the_earlier_grades(graded
     report = grade_class(source, course, workers=1, feedback=False, timeout=0.5)
     (record,) = report.records
     rows, summary = _csv_rows(report.csv_path), report.summary_path.read_text()
-    assert _says_earlier_grades_kept(record, rows["ada"], summary, first.sha256, entry["at"], "time limit")
+    assert _says_earlier_grades_kept(record, rows["ada"], summary, first.sha256, entry.at, "time limit")
     assert gradebook_snapshot(course, "ch11") == before
 
     # The same inputs failing on a retry (--regrade under load): the grades kept are of this same submission.

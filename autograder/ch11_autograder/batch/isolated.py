@@ -1,0 +1,222 @@
+"""One isolated ``nbgrader autograde`` of one submission, and control of the processes it starts.
+
+:func:`grade_isolated` builds a fresh course directory holding the course
+config, ``source/``, a copy of the template gradebook (only the assignment; see
+:func:`.course.make_template`), the student's own submission row when the
+instructor's gradebook has one, and the one submission. The real
+``nbgrader autograde <assignment> --student <id>`` runs there with ``CH11_SLOT``
+set to the worker's slot (the container-user backend gives each slot its own
+uid), in a session of its own, under a wall-time limit. Student code never sees
+the instructor's gradebook or any other submission.
+
+Every failure (a timeout, an nbgrader error, a full disk, a grader bug) becomes
+the :class:`Outcome`'s error text; only the orchestrator's own cancellation
+(:meth:`RunningGraders.kill_all`) stops runs in flight.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from nbgrader.api import MissingEntry
+
+from ..nbgrader_cli import nbgrader_argv, nbgrader_env
+from ..untrusted.launch import SANDBOX_ENV, SLOT_ENV
+from .intake import StudentSubmission
+from .merge import PriorSubmission, SubmissionResult, read_result, seed_prior
+from .nbgrader_log import nbgrader_error_line
+
+__all__ = ["SCRATCH_ROOT_ENV", "Outcome", "RunningGraders", "grade_isolated", "kill_processes_in", "kill_slot"]
+
+#: When set (the grading image sets it), ``<value>/slot<N>`` is worker slot N's own size-capped
+#: filesystem: each submission's scratch directories go there (``TMPDIR``), so a submission that
+#: fills its scratch fills only its own slot, never the disk or another slot.
+SCRATCH_ROOT_ENV = "CH11_SCRATCH_ROOT"
+
+_PR_SET_PDEATHSIG = 1
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One finished isolated grading.
+
+    Attributes:
+        sub: the submission graded.
+        work: its isolated course directory (the autograded and submitted notebooks to install are there).
+        seconds: wall time it took.
+        result: what nbgrader recorded, or (a ``str``) why there is nothing to merge, naming the log
+            when it helps.
+    """
+
+    sub: StudentSubmission
+    work: Path
+    seconds: float
+    result: SubmissionResult | str
+
+
+class RunningGraders:
+    """Process groups of the nbgrader runs in flight, so a cancelled batch can kill them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._procs: set[subprocess.Popen] = set()
+        self.cancelled = threading.Event()
+
+    def add(self, proc: subprocess.Popen) -> None:
+        with self._lock:
+            self._procs.add(proc)
+
+    def discard(self, proc: subprocess.Popen) -> None:
+        with self._lock:
+            self._procs.discard(proc)
+
+    def kill_all(self) -> None:
+        self.cancelled.set()
+        with self._lock:
+            for proc in self._procs:
+                _kill_group(proc)
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL it when the spawning thread dies (a killed orchestrator)."""
+    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def kill_slot(sandbox: str, slot: int) -> None:
+    """Container-user backend: kill whatever the slot's uid still runs (it outlives a killed nbgrader)."""
+    if sandbox == "container-user" and os.geteuid() == 0:
+        from ..untrusted.backends.container_user import FIRST_SLOT_UID, kill_uid
+
+        for _ in range(20):
+            if kill_uid(FIRST_SLOT_UID + slot) == 0:
+                break
+
+
+def kill_processes_in(directory: Path, rounds: int = 20) -> int:
+    """SIGKILL every process whose working directory lies in ``directory``; returns how many were found.
+
+    Repeated (``rounds``) while any are found, so children forked meanwhile go too.
+    """
+    prefix = str(directory).rstrip("/") + "/"
+    found = 0
+    for _ in range(rounds):
+        pids = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and int(entry) != os.getpid():
+                with contextlib.suppress(OSError):
+                    if (os.readlink(f"/proc/{entry}/cwd") + "/").startswith(prefix):
+                        pids.append(int(entry))
+        if not pids:
+            break
+        found += len(pids)
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)
+    return found
+
+
+def grade_isolated(
+    sub: StudentSubmission,
+    *,
+    course: Path,
+    template: Path,
+    work_root: Path,
+    log_path: Path,
+    slot: int,
+    sandbox: str,
+    timeout: float,
+    assignment: str,
+    running: RunningGraders,
+    prior: PriorSubmission | None = None,
+) -> Outcome:
+    """Run ``nbgrader autograde`` for ``sub`` in a fresh isolated course under ``work_root``.
+
+    ``prior``: the student's submission row in the instructor's gradebook (timestamp,
+    extension, hand scores), seeded into the isolated gradebook so lateness is computed
+    as in the real course; ``None`` when the course has no row for the student.
+    Never raises for the submission's sake: every failure is the outcome's error text.
+    """
+    started = time.monotonic()
+    work = Path(tempfile.mkdtemp(prefix=f"{sub.student}.", dir=work_root))
+
+    def done(result: SubmissionResult | str) -> Outcome:
+        return Outcome(sub, work, time.monotonic() - started, result)
+
+    try:
+        shutil.copy2(course / "nbgrader_config.py", work / "nbgrader_config.py")
+        (work / "source").mkdir()
+        shutil.copytree(course / "source" / assignment, work / "source" / assignment)
+        shutil.copy2(template, work / "gradebook.db")
+        if prior is not None:
+            seed_prior(work, assignment, sub.student, prior)
+        submitted = work / "submitted" / sub.student / assignment
+        submitted.mkdir(parents=True)
+        for name, path in sorted(sub.files.items()):
+            shutil.copy2(path, submitted / name)
+        if sub.timestamp:
+            (submitted / "timestamp.txt").write_text(sub.timestamp + "\n")
+        if running.cancelled.is_set():
+            return done("batch cancelled before grading started")
+        env = nbgrader_env({SLOT_ENV: str(slot), SANDBOX_ENV: sandbox})
+        if os.environ.get(SCRATCH_ROOT_ENV):
+            env["TMPDIR"] = f"{os.environ[SCRATCH_ROOT_ENV]}/slot{slot}"
+        elif sandbox == "none":
+            # Unsandboxed kernels and workers start sessions of their own, which killing nbgrader's
+            # process group misses; their working directories (scratch) under here find them afterwards.
+            (work / "tmp").mkdir()
+            env["TMPDIR"] = str(work / "tmp")
+        # Pin the isolated course on the command line (it wins over the config file): a course config that
+        # names an absolute root or database must not send this run into the instructor's course.
+        argv = nbgrader_argv("autograde", assignment, f"--student={sub.student}", f"--CourseDirectory.root={work}",
+                             f"--CourseDirectory.db_url=sqlite:///{work / 'gradebook.db'}")
+        timed_out = False
+        with log_path.open("wb") as log:
+            proc = subprocess.Popen(argv, cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                    stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_die_with_parent)
+            running.add(proc)
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _kill_group(proc)
+                proc.wait()
+            finally:
+                running.discard(proc)
+        kill_slot(sandbox, slot)
+        if sandbox == "none":
+            kill_processes_in(work / "tmp")
+        if running.cancelled.is_set():
+            return done("batch cancelled")
+        if timed_out:
+            return done(f"time limit: grading took longer than {timeout:g} s and was stopped (log: {log_path})")
+        if proc.returncode != 0:
+            line = nbgrader_error_line(log_path.read_text(errors="replace"))
+            return done(f"nbgrader autograde failed (exit {proc.returncode}): {line}")
+        try:
+            result = read_result(work, assignment, sub.student)
+        except MissingEntry:
+            return done(f"nbgrader autograde recorded no grades for {sub.student} (log: {log_path})")
+        if not (work / "autograded" / sub.student / assignment).is_dir():
+            return done(f"nbgrader autograde wrote no autograded notebooks (log: {log_path})")
+        return done(result)
+    except OSError as exc:  # disk full, permissions: this submission fails, the batch goes on
+        return done(f"could not prepare or read the isolated course: {exc}")
+    except Exception as exc:  # a grader bug must not stop the batch either; the record says what happened
+        return done(f"internal error while grading: {type(exc).__name__}: {str(exc)[:300]}")
