@@ -113,22 +113,28 @@ def catalogue(exercise: str) -> tuple[WrongAnswer, ...]:
 
 
 def misconception(entry: WrongAnswer) -> Misconception:
-    """``entry`` as it is: its title, its advice, its function."""
-    return Misconception(entry.title, entry.advice, entry.function)
+    """``entry`` as it is: its title, its advice, its function, probed through the function it replaces."""
+    return Misconception(entry.title, entry.advice, entry.function, function=entry.replaces)
 
 
 def seen_through(
-    entry: WrongAnswer, downstream: Callable[[Callable], Callable], *, where: str | None = None
+    entry: WrongAnswer,
+    downstream: Callable[[Callable], Callable],
+    *,
+    where: str | None = None,
+    function: str = "",
 ) -> Misconception:
     """An upstream entry as a correct downstream function reports it.
 
     ``downstream(entry.function)`` must return what the downstream function returns
     when the upstream one is wrong in the entry's way, called with the downstream
     function's own arguments. ``where``, if given, is added to the title in
-    parentheses (e.g. "in extended_tape, which this function reads").
+    parentheses (e.g. "in extended_tape, which this function reads"). ``function``
+    names the downstream function, so that the engine can probe it (see
+    ``trusted.suite.name_misconception``).
     """
     title = entry.title if where is None else f"{entry.title} ({where})"
-    return Misconception(title, entry.advice, downstream(entry.function))
+    return Misconception(title, entry.advice, downstream(entry.function), function=function)
 
 
 def in_order(

@@ -48,6 +48,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import inspect
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -76,6 +77,7 @@ __all__ = [
     "Watched",
     "expect_equal",
     "hypothesis_property",
+    "name_misconception",
     "run_property",
     "run_suite",
 ]
@@ -86,6 +88,10 @@ log = logging.getLogger(__name__)
 DEFAULT_TIME_BUDGET = 60.0
 #: Failing examples kept per property as evidence for misconception matching.
 MAX_EVIDENCE = 50
+#: Inputs a property draws to look for ones that tell two misconceptions apart.
+PROBE_POOL = 60
+#: Inputs, per rival misconception, on which the student's code must agree with the one named.
+PROBES_PER_RIVAL = 3
 
 
 class Mismatch(Exception):
@@ -117,11 +123,17 @@ class Misconception:
         implementation: runs in the trusted process as
             ``implementation(**mismatch.inputs)`` and returns what a submission
             with this mistake would return as ``got``.
+        function: the student's function whose output ``implementation`` predicts,
+            called with the same keyword arguments; with it (and a property that can
+            draw inputs) the engine checks, before naming this misconception, that the
+            student's code agrees with it where it differs from every other one.
+            ``""``: the misconception cannot be probed, and is named on the evidence alone.
     """
 
     name: str
     advice: str
     implementation: Callable[..., Any]
+    function: str = ""
 
 
 class Session(Protocol):
@@ -167,6 +179,10 @@ class Property:
             output equals a misconception's (default: exact wire equality).
         time_budget: wall-clock seconds for the whole property; when spent,
             the property fails (kind ``budget``) before the next call.
+        probe_inputs: inputs (keyword name -> value) among which the engine looks for
+            ones that tell two misconceptions apart (see :func:`name_misconception`);
+            called only when a misconception is about to be named. A
+            :func:`hypothesis_property` draws them from its strategies.
     """
 
     name: str
@@ -175,6 +191,7 @@ class Property:
     misconceptions: tuple[Misconception, ...] = ()
     matches: Callable[[Any, Any], bool] = wire_equal
     time_budget: float = DEFAULT_TIME_BUDGET
+    probe_inputs: Callable[[], Sequence[Mapping[str, Any]]] | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -431,9 +448,33 @@ def hypothesis_property(
             misconceptions=tuple(misconceptions),
             matches=matches,
             time_budget=time_budget,
+            probe_inputs=lambda: [*explicit, *_draw(strategies, name, PROBE_POOL)],
         )
 
     return decorate
+
+
+def _draw(strategies: Mapping[str, SearchStrategy[Any]], name: str, count: int) -> list[dict[str, Any]]:
+    """``count`` inputs drawn from ``strategies``, the same ones every time for the same ``name``."""
+    drawn: list[dict[str, Any]] = []
+
+    @hypothesis.settings(
+        derandomize=True,
+        database=None,
+        deadline=None,
+        max_examples=count,
+        phases=(Phase.generate,),
+        suppress_health_check=list(HealthCheck),
+        verbosity=Verbosity.quiet,
+    )
+    @hypothesis.seed(_stable_seed("probe:" + name))
+    @hypothesis.given(**strategies)
+    def collect(**values: Any) -> None:
+        drawn.append(values)
+
+    with _without_local_constants():
+        collect()
+    return drawn
 
 
 def _failed_cells_hint(report: Sequence[CellOutcome]) -> str:
@@ -473,27 +514,112 @@ def _find(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> BaseExc
     return None
 
 
-def _explains(prop: Property, wrong: Misconception, mismatch: Mismatch) -> bool:
+def _predicts(prop: Property, wrong: Misconception, inputs: Mapping[str, Any], got: Any) -> bool:
     try:
-        return bool(prop.matches(roundtrip(wrong.implementation(**mismatch.inputs)), mismatch.got))
+        return bool(prop.matches(roundtrip(wrong.implementation(**inputs)), got))
     except Exception:  # a catalogue entry that cannot run on these inputs does not explain them
         return False
 
 
-def _mismatch_failure(prop: Property, mismatch: Mismatch, note: str = "", evidence: Sequence[Mismatch] = ()) -> Failure:
-    """The failure for ``mismatch``, naming the first misconception that explains every failing example.
+def _explains(prop: Property, wrong: Misconception, mismatch: Mismatch) -> bool:
+    return _predicts(prop, wrong, mismatch.inputs, mismatch.got)
 
-    A single shrunk example is weak evidence (``3 * x`` and ``x + 2`` agree at
-    ``x = 1``), so a misconception is named only if it reproduces the
-    student's output on the reported counterexample and on every other
-    failing example seen while searching (``evidence``).
+
+def _output(wrong: Misconception, inputs: Mapping[str, Any]) -> tuple[bool, Any]:
+    try:
+        return True, roundtrip(wrong.implementation(**inputs))
+    except Exception:
+        return False, None
+
+
+def _separating(
+    prop: Property, first: Misconception, second: Misconception, pool: Sequence[Mapping[str, Any]], limit: int
+) -> list[Mapping[str, Any]]:
+    """Up to ``limit`` inputs of ``pool`` on which ``first`` and ``second`` both run and disagree."""
+    found = []
+    for inputs in pool:
+        ran_first, out_first = _output(first, inputs)
+        ran_second, out_second = _output(second, inputs)
+        if ran_first and ran_second and not prop.matches(out_first, out_second):
+            found.append(inputs)
+            if len(found) == limit:
+                break
+    return found
+
+
+def name_misconception(
+    prop: Property, evidence: Sequence[Mismatch], student: Student | None = None
+) -> Misconception | None:
+    """The catalogued mistake the failing examples show, if it is the only explanation; else ``None``.
+
+    A candidate must reproduce the student's output on every failing example seen
+    (``evidence``, the reported one first): that rules out every misconception that
+    disagrees with the student somewhere, and an uncatalogued mistake shows as no
+    candidate at all. Agreeing there is not enough when two mistakes agree on every
+    example the search happened to try (``3 * x`` and ``x + 2`` at ``x = 1``): then each
+    other candidate is set against it on up to :data:`PROBES_PER_RIVAL` inputs, drawn by
+    the property, where the two disagree, and the student's code must answer as the one
+    named does there. A rival that cannot be told apart on the drawn inputs, or a
+    candidate that cannot be probed (no ``function``, no ``student``, or a property that
+    draws no inputs), leaves the failure ambiguous: nothing is named. Candidates are tried
+    in order; one the student's code contradicts gives way to the next.
     """
-    name, advice = "", ""
-    examples = [mismatch, *evidence]
-    for wrong in prop.misconceptions:
-        if all(_explains(prop, wrong, example) for example in examples):
-            name, advice = wrong.name, wrong.advice
-            break
+    candidates = [w for w in prop.misconceptions if all(_explains(prop, w, example) for example in evidence)]
+    if len(candidates) <= 1:
+        return candidates[0] if candidates else None
+    if student is None or prop.probe_inputs is None or not all(w.function for w in candidates):
+        return None
+    pool = prop.probe_inputs()
+    for wrong in candidates:
+        if _agrees_where_rivals_differ(prop, wrong, candidates, pool, student):
+            return wrong
+    return None
+
+
+def _agrees_where_rivals_differ(
+    prop: Property,
+    wrong: Misconception,
+    candidates: Sequence[Misconception],
+    pool: Sequence[Mapping[str, Any]],
+    student: Student,
+) -> bool:
+    for rival in candidates:
+        if rival is wrong:
+            continue
+        probes = _separating(prop, wrong, rival, pool, PROBES_PER_RIVAL)
+        if not probes:
+            return False  # the same output everywhere we can look: either could be the student's
+        for inputs in probes:
+            if not _student_agrees(prop, wrong, inputs, student):
+                return False
+    return True
+
+
+def _student_agrees(prop: Property, wrong: Misconception, inputs: Mapping[str, Any], student: Student) -> bool:
+    try:
+        # Positional where the stub's signature allows: the student may have renamed a parameter.
+        bound = inspect.signature(wrong.implementation).bind(**inputs)
+        got = student.call(wrong.function, *bound.args, **bound.kwargs)
+    except (TypeError, ValueError, StudentError, _Aborted):
+        return False
+    return _predicts(prop, wrong, inputs, got)
+
+
+def _mismatch_failure(
+    prop: Property,
+    mismatch: Mismatch,
+    note: str = "",
+    evidence: Sequence[Mismatch] = (),
+    student: Student | None = None,
+) -> Failure:
+    """The failure for ``mismatch``, naming a misconception only when it is the only explanation.
+
+    See :func:`name_misconception`: the reported counterexample and every other failing
+    example seen while searching (``evidence``) must agree with it, and, where the student's
+    code can be probed, so must the inputs that tell it apart from the other misconceptions.
+    """
+    wrong = name_misconception(prop, [mismatch, *evidence], student)
+    name, advice = (wrong.name, wrong.advice) if wrong is not None else ("", "")
     notes = " ".join(text for text in (mismatch.note, note) if text)
     return Failure(
         prop.name,
@@ -532,7 +658,7 @@ def run_property(prop: Property, session: Session, logger: logging.Logger | None
     except _Aborted as exc:
         return Failure(prop.name, prop.description, exc.kind, inputs=exc.inputs, detail=exc.detail, call=exc.call)
     except Mismatch as exc:
-        return _mismatch_failure(prop, exc, evidence=student.mismatches)
+        return _mismatch_failure(prop, exc, evidence=student.mismatches, student=student)
     except _Raised as exc:
         hint = _failed_cells_hint(session.report)
         return _student_failure(prop, exc.error, exc.inputs, exc.call, hint)
@@ -542,7 +668,7 @@ def run_property(prop: Property, session: Session, logger: logging.Logger | None
     except Flaky as exc:
         found = _find(exc, (Mismatch, _Raised))
         if isinstance(found, Mismatch):
-            return _mismatch_failure(prop, found, _FLAKY_NOTE, student.mismatches)
+            return _mismatch_failure(prop, found, _FLAKY_NOTE, student.mismatches, student)
         if isinstance(found, _Raised):
             failure = _student_failure(prop, found.error, found.inputs, found.call, "")
             return dataclasses.replace(failure, note=_FLAKY_NOTE)
