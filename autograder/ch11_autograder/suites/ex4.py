@@ -7,7 +7,7 @@ earns one point per mark the paper's key accepts (``score_for(4, held, 4)``).
 Every property first validates the student's return value, which is untrusted data:
 it must be a plain ``dict`` with exactly the keys ``paper`` and the four fields, each a
 ``str`` of at most :data:`MAX_VALUE_CHARS` characters, naming a supported paper and an
-allowed value per field, and two calls must return the same marks. Anything else fails
+allowed value per field, and repeated calls must return the same marks. Anything else fails
 all four properties (a clear zero) with a message saying what to fix; the message never
 echoes more than a short, truncated piece of what was returned.
 
@@ -19,7 +19,10 @@ wrong value is a catalogued misconception (``catalogue/ex4.py``) the catalogue's
 advice take the place of the reason.
 
 There are no generated inputs (``audit_marks`` takes none), so the properties are plain
-:class:`Property` checks, not hypothesis properties: two calls each, eight per submission.
+:class:`Property` checks, not hypothesis properties: :data:`CALLS_PER_PROPERTY` calls each.
+The cell's score is one point per mark (the docstring's scoring rule), so the contract's other
+clauses (the form of the return value, the same marks on every call) are checked inside each
+of the four properties rather than by properties of their own.
 """
 
 from __future__ import annotations
@@ -33,11 +36,14 @@ from ch11_solutions import ex4_audit as ref
 
 from ..catalogue import WrongAnswer, catalogue
 from ..protocol import Record, truncate
+from ..trusted.contract import Clause
 from ..trusted.suite import CellSuite, Misconception, Mismatch, Property, Student
 from ..trusted.verdicts import NOTHING
 from . import register
 
 __all__ = [
+    "CALLS_PER_PROPERTY",
+    "CONTRACT",
     "FUNCTION",
     "GRADE_ID",
     "MAX_VALUE_CHARS",
@@ -259,20 +265,26 @@ def field_feedback(paper: str, field: str, value: str, *, with_reason: bool = Tr
 # --------------------------------------------------------------------------- properties
 
 
+#: Calls of ``audit_marks()`` per property, all of which must return the same marks. Two calls let
+#: marks drawn at random between two values through half the time; six, one time in 32.
+CALLS_PER_PROPERTY = 6
+
+
 def _student_marks(student: Student) -> dict[str, str]:
-    """Two calls of ``audit_marks()``, validated and compared; Mismatch on any defect."""
+    """:data:`CALLS_PER_PROPERTY` calls of ``audit_marks()``, validated and compared; Mismatch on any defect."""
     try:
         first = validate_marks(student.call(FUNCTION))
-        second = validate_marks(student.call(FUNCTION))
+        for _ in range(CALLS_PER_PROPERTY - 1):
+            if validate_marks(student.call(FUNCTION)) != first:
+                raise Mismatch(
+                    {},
+                    NOTHING,
+                    NOTHING,
+                    note=f"{CALLS_PER_PROPERTY} calls of {FUNCTION}() returned different marks; it must return "
+                    "the same marks every time",
+                )
     except FormError as exc:
         raise Mismatch({}, NOTHING, NOTHING, note=str(exc)) from None
-    if first != second:
-        raise Mismatch(
-            {},
-            NOTHING,
-            NOTHING,
-            note=f"two calls of {FUNCTION}() returned different marks; it must return the same marks every time",
-        )
     return first
 
 
@@ -316,3 +328,21 @@ def _properties() -> tuple[Property, ...]:
 
 #: The suite of ``ex4_audit_marks_tests``, registered on import.
 SUITE: CellSuite = register(CellSuite(GRADE_ID, points=POINTS, properties=_properties()))
+
+
+def _every_field() -> tuple[str, ...]:
+    return tuple(f"{GRADE_ID}/{field}" for field in ref.FIELDS)
+
+
+#: Every clause of ``audit_marks()``'s docstring (authoring/exercises/ex4.py), in docstring order.
+CONTRACT: tuple[Clause, ...] = (
+    Clause(FUNCTION, "returns", "a plain dict with exactly the keys paper and the four fields, each a str",
+           _every_field()),
+    Clause(FUNCTION, "returns", "paper: a key of SUPPORTED_PAPERS; each mark spelt as a key of ALLOWED_VALUES[field]",
+           _every_field()),
+    Clause(FUNCTION, "purity", "the same marks on every call (no arguments to leave unchanged)", _every_field()),
+    *(Clause(FUNCTION, "behaviour", f"{field}: one point if the paper's key accepts it, on its own",
+             (f"{GRADE_ID}/{field}",)) for field in ref.FIELDS),
+    Clause(FUNCTION, "behaviour", "an unsupported paper, a missing or extra key, a value outside a field's "
+           "vocabulary or marks that change between calls score zero", _every_field()),
+)  # fmt: skip
