@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import random
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -67,10 +68,15 @@ from .contract import CONTRIBUTIONS_TESTS, GRADIENT_TESTS, POINTS, TAPE_TESTS
 
 __all__ = [
     "BAD_INPUTS",
+    "CALL_ROUNDS",
     "CONTRIBUTIONS_SUITE",
     "FLOOR",
     "GRADIENT_SUITE",
     "MAX_EXAMPLES",
+    "NOT_FINITE",
+    "NOT_REAL",
+    "NUMBER_TYPES",
+    "NUMBER_TYPE_EXAMPLES",
     "PROBE_POINTS",
     "RELATIVE",
     "SUITES",
@@ -100,20 +106,54 @@ PROBE_POINTS: tuple[dict[str, float], ...] = ({"x": 1.5, "y": -0.5}, {"x": -3.25
 #: The points of the notebook's visible checks, with their exact answers.
 VISIBLE_POINTS: tuple[tuple[float, float], ...] = ((2.0, 3.0), (1.0, 2.0))
 
-#: (x, y, argument the error must name or None, exception type) for the contract's Raises.
-BAD_INPUTS: tuple[tuple[Any, Any, str | None, str], ...] = (
-    (math.nan, 3.0, "x", "ValueError"),
-    (2.0, math.inf, "y", "ValueError"),
-    (-math.inf, 3.0, "x", "ValueError"),
-    (True, 3.0, None, "TypeError"),
-    (2.0, "3", None, "TypeError"),
+#: Values that are not real numbers (TypeError) and real numbers that are not finite (ValueError),
+#: as the contract's Raises section names them, numpy's spellings included.
+NOT_REAL: tuple[Any, ...] = (True, False, np.True_, "3", "abc", None, [2.0])
+NOT_FINITE: tuple[Any, ...] = (math.nan, math.inf, -math.inf, np.float64(math.nan), np.float32(math.inf))
+#: The good coordinate beside a bad one: a value no other property sends (a cache keyed by value
+#: must not answer a bad call from an earlier good one here; :func:`_repeated_calls_property` tests that).
+_PARTNER = {"x": 2.7, "y": -3.25}
+
+#: (x, y, argument the error must name or None, exception type) for the contract's Raises:
+#: every bad value in each argument in turn, the other argument good.
+BAD_INPUTS: tuple[tuple[Any, Any, str | None, str], ...] = tuple(
+    (bad, _PARTNER["x"], "x" if error == "ValueError" else None, error)
+    if argument == "x"
+    else (_PARTNER["y"], bad, "y" if error == "ValueError" else None, error)
+    for values, error in ((NOT_FINITE, "ValueError"), (NOT_REAL, "TypeError"))
+    for bad in values
+    for argument in ("x", "y")
 )
+
+#: The number types the contract accepts for x and y ("a real number", bool excluded), as
+#: converters from a generated float; each is used as its float64 value.
+NUMBER_TYPES: Mapping[str, Callable[[float], Any]] = {
+    "float": float,
+    "int": round,
+    "np.float64": np.float64,
+    "np.float32": np.float32,
+    "np.int64": lambda v: np.int64(round(v)),
+    "np.int32": lambda v: np.int32(round(v)),
+}
 
 _COORDINATE = st.floats(min_value=-1e3, max_value=1e3, allow_nan=False, allow_infinity=False)
 _GIVEN = {"x": _COORDINATE, "y": _COORDINATE}
+_NUMBER_TYPE = st.sampled_from(tuple(NUMBER_TYPES))
+
+#: Tried first by every number-types property: each type at least once, float32 at points where
+#: float32 arithmetic rounds, and numpy int32 where a*a overflows it (|a| > 46341).
+NUMBER_TYPE_EXAMPLES: tuple[dict[str, Any], ...] = (
+    {"x": 2.0, "y": 3.0, "x_type": "int", "y_type": "int"},
+    {"x": 1.5, "y": 2.7, "x_type": "np.float32", "y_type": "np.float32"},
+    {"x": -3.25, "y": 2.7, "x_type": "np.float64", "y_type": "float"},
+    {"x": 700.0, "y": -900.0, "x_type": "np.int32", "y_type": "np.int64"},
+    {"x": -7.0, "y": 0.5, "x_type": "np.int64", "y_type": "np.float32"},
+)
 _NAMES = ref.EXTENDED_NODE_NAMES
 _A = _NAMES.index("a")
 _CHILDREN_OF_A = tuple(_NAMES.index(child) for child in "bcd")
+_CONTRIBUTION_LABELS = ("the contribution via b", "the contribution via c", "the contribution via d")
+_GRADIENT_LABELS = ("dL/dx", "dL/dy")
 
 
 # ---- values from the untrusted side --------------------------------------------------------
@@ -301,31 +341,216 @@ def _misconceptions(replaces: str) -> tuple[Misconception, ...]:
     return tuple(own)
 
 
-# ---- properties shared by the three functions ----------------------------------------------
+# ---- contract checks shared by the three functions -----------------------------------------
+
+#: What a checker returns for ``(x, y, got)`` (x, y as float64): why ``got`` breaks the contract, or "".
+Verify = Callable[[float, float, Any], str]
 
 
-def _bad_inputs_property(function: str) -> Property:
-    description = (
-        f"{function} raises ValueError naming the argument for a nan or infinite x or y, "
-        "and TypeError for a non-real one (True, a string)."
+def _expected_error(x: Any, y: Any) -> tuple[str, str | None] | None:
+    """(exception type, argument its message must name or None) the contract asks for at (x, y), else None.
+
+    The contract checks x before y; every bad input the suites send has one bad argument only.
+    """
+    for name, value in (("x", x), ("y", y)):
+        if not _is_real(value):
+            return "TypeError", None
+        if not math.isfinite(float(value)):
+            return "ValueError", name
+    return None
+
+
+def _tape_problem_at(x: float, y: float, got: Any) -> str:
+    """Why ``got`` is not the contract's tape at (x, y): layout, value types, values, local derivatives."""
+    expected = ref.extended_tape(x, y)
+    scale = ref.extended_tape(abs(x), abs(y))
+    return (
+        tape_problem(got)
+        or _parents_problem(got, expected)
+        or _first_difference(got, expected, scale, "values")
+        or _first_difference(got, expected, scale, "edges")
     )
 
-    def check(student: Student) -> None:
-        for x, y, argument, error_type in BAD_INPUTS:
-            inputs = {"x": x, "y": y}
-            expected = f"{error_type}" + (f" whose message names {argument}" if argument else "")
-            try:
-                got = student.call(function, x, y)
-            except (NotDefined, Unencodable):
-                raise
-            except StudentError as error:
-                named = argument is None or re.search(rf"\b{argument}\b", error.message) is not None
-                if error.type == error_type and named:
-                    continue
-                raise Mismatch(inputs, expected, f"{error.type}: {error.message}") from None
-            raise Mismatch(inputs, expected, got, "the function returned instead of raising")
 
-    return Property(f"{function}_bad_inputs", description, check)
+def _vector_problem_at(reference: Callable[[float, float], np.ndarray], labels: tuple[str, ...]) -> Verify:
+    """A checker: a float64 array of shape ``(len(labels),)`` equal to the reference to float64 rounding."""
+
+    def problem(x: float, y: float, got: Any) -> str:
+        shape = _exact_vector(got, len(labels))
+        if shape:
+            return shape
+        expected, scale = reference(x, y), reference(abs(x), abs(y))
+        for slot, label in enumerate(labels):
+            if not _close(float(got[slot]), float(expected[slot]), float(scale[slot])):
+                return f"{label} differs by more than float64 rounding can explain"
+        return ""
+
+    return problem
+
+
+def _check_call(
+    student: Student,
+    function: str,
+    reference: Callable[[float, float], Any],
+    verify: Verify,
+    x: Any,
+    y: Any,
+    inputs: Mapping[str, Any],
+) -> None:
+    """Call ``function(x, y)`` and hold the outcome to the contract; ``inputs`` is what feedback shows.
+
+    A bad input must raise exactly the contract's exception (a ValueError naming the argument);
+    a good one must return the contract's value, of the contract's type, for its float64 value.
+    """
+    error = _expected_error(x, y)
+    if error is None:
+        expected = roundtrip(reference(float(x), float(y)))
+    else:
+        error_type, argument = error
+        expected = error_type + (f" whose message names {argument}" if argument else "")
+    try:
+        got = student.call(function, x, y)
+    except (NotDefined, Unencodable):
+        raise
+    except StudentError as exc:
+        raised = f"{exc.type}: {exc.message}"
+        if error is None:
+            raise Mismatch(inputs, expected, raised, "the contract accepts this input") from None
+        if exc.type != error_type or (argument and not re.search(rf"\b{argument}\b", exc.message)):
+            raise Mismatch(inputs, expected, raised) from None
+        return
+    if error is not None:
+        raise Mismatch(inputs, expected, got, "the function returned instead of raising")
+    problem = verify(float(x), float(y), got)
+    if problem:
+        raise Mismatch(inputs, expected, got, problem)
+
+
+def _outcome(implementation: Callable[..., Any]) -> Callable[..., Any]:
+    """``implementation`` returning its exception as ``"Type: message"``, the form feedback shows for a raise."""
+
+    def run(**inputs: Any) -> Any:
+        try:
+            return implementation(**inputs)
+        except Exception as exc:  # the wrong answer's own raise is its output here
+            return f"{type(exc).__name__}: {exc}"
+
+    return run
+
+
+def _replayed(implementation: Callable[..., Any]) -> Callable[..., Any]:
+    """``implementation`` called on every ``(x, y)`` of ``calls`` in order; the last outcome.
+
+    A stateful wrong answer (a cache) reproduces the student's output only after the same earlier calls.
+    """
+    run = _outcome(implementation)
+
+    def replay(calls: list[tuple[Any, Any]]) -> Any:
+        out = None
+        for x, y in calls:
+            out = run(x=x, y=y)
+        return out
+
+    return replay
+
+
+def _outcome_matches(base: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+    """``base``, except that raises compare by their exact text and arrays of different dtypes differ."""
+
+    def matches(wrong: Any, got: Any) -> bool:
+        if isinstance(wrong, str) or isinstance(got, str):
+            return isinstance(wrong, str) and isinstance(got, str) and wrong == got
+        if isinstance(wrong, np.ndarray) and isinstance(got, np.ndarray) and wrong.dtype != got.dtype:
+            return False
+        return base(wrong, got)
+
+    return matches
+
+
+def _call_rounds() -> tuple[tuple[tuple[Any, Any], ...], ...]:
+    """Sequences of calls for the repeated-calls properties: equal numbers of other types, bools, repeats.
+
+    ``1.0``, ``1``, ``True``, ``np.True_``, ``np.float32(1)`` and ``np.int64(1)`` are all equal and hash
+    alike, as are the zeros and ``False``: a cache keyed by value answers the bool from the number.
+    The first round calls each number right before its bool twin (the shortest story in feedback);
+    the others are shuffled with a fixed seed, so every submission meets the same orders.
+    """
+    shuffle = random.Random(1111).shuffle
+    rounds = []
+    for v in (0.75, -1.25, 3.5):
+        calls = [
+            (1.0, v), (True, v), (v, 0.0), (v, False), (1, v), (np.True_, v), (v, -0.0), (v, np.False_),
+            (np.float32(1.0), v), (np.int64(1), v), (v, 0), (1.5 * v, v), (1.5 * v, v), (v, 1.5 * v),
+        ]  # fmt: skip
+        if rounds:
+            shuffle(calls)
+        rounds.append(tuple(calls))
+    return tuple(rounds)
+
+
+#: The call sequences of every repeated-calls property; see :func:`_call_rounds`.
+CALL_ROUNDS = _call_rounds()
+
+
+def _contract_properties(
+    function: str,
+    reference: Callable[[float, float], Any],
+    verify: Verify,
+    returns: str,
+    misconceptions: tuple[Misconception, ...],
+    matches: Callable[[Any, Any], bool],
+) -> list[Property]:
+    """The Raises, accepted-types and purity properties of ``function(x, y)``.
+
+    ``returns`` describes the contract's return value for students; ``misconceptions`` and
+    ``matches`` are those of the function's value properties (outputs are compared the same way).
+    """
+    outcomes = tuple(Misconception(m.name, m.advice, _outcome(m.implementation)) for m in misconceptions)
+    replays = tuple(Misconception(m.name, m.advice, _replayed(m.implementation)) for m in misconceptions)
+    matches = _outcome_matches(matches)
+
+    def bad_inputs(student: Student) -> None:
+        for x, y, _, _ in BAD_INPUTS:
+            _check_call(student, function, reference, verify, x, y, {"x": x, "y": y})
+
+    bad = Property(
+        f"{function}_bad_inputs",
+        f"{function} raises ValueError naming the argument for a nan or infinite x or y, and TypeError "
+        "when x or y is not a real number (a bool or numpy bool, a string, None, a list).",
+        bad_inputs,
+        misconceptions=outcomes,
+        matches=matches,
+    )
+
+    @hypothesis_property(
+        f"{function}_number_types",
+        f"{function} accepts x and y as int, float, numpy integer or floating scalars (float32 included), "
+        f"computes with their float64 values and returns {returns}.",
+        given={"x": _COORDINATE, "y": _COORDINATE, "x_type": _NUMBER_TYPE, "y_type": _NUMBER_TYPE},
+        examples=NUMBER_TYPE_EXAMPLES,
+        max_examples=MAX_EXAMPLES,
+        misconceptions=outcomes,
+        matches=matches,
+    )
+    def number_types(student: Student, x: float, y: float, x_type: str, y_type: str) -> None:
+        x_typed, y_typed = NUMBER_TYPES[x_type](x), NUMBER_TYPES[y_type](y)
+        _check_call(student, function, reference, verify, x_typed, y_typed, {"x": x_typed, "y": y_typed})
+
+    def repeated_calls(student: Student) -> None:
+        for calls in CALL_ROUNDS:
+            for count in range(1, len(calls) + 1):
+                x, y = calls[count - 1]
+                _check_call(student, function, reference, verify, x, y, {"calls": list(calls[:count])})
+
+    repeated = Property(
+        f"{function}_repeated_calls",
+        f"Each call of {function} gets the contract's answer whatever was called before (the same point "
+        "again, equal numbers of other types, a bool right after the equal number).",
+        repeated_calls,
+        misconceptions=replays,
+        matches=matches,
+    )
+    return [bad, number_types, repeated]
 
 
 def _vector_properties(
@@ -458,7 +683,14 @@ def _tape_properties() -> list[Property]:
             "(a parent listed twice is accepted when its entries add up, since the sweep adds them).",
             "edges",
         ),
-        _bad_inputs_property("extended_tape"),
+        *_contract_properties(
+            "extended_tape",
+            ref.extended_tape,
+            _tape_problem_at,
+            "the contract's tape of Python floats",
+            misconceptions,
+            tapes_match,
+        ),
     ]
 
 
@@ -468,7 +700,7 @@ def _tape_properties() -> list[Property]:
 def _contribution_properties() -> list[Property]:
     visible, values = _vector_properties(
         "contributions_into_a",
-        ("the contribution via b", "the contribution via c", "the contribution via d"),
+        _CONTRIBUTION_LABELS,
         ref.contributions_into_a,
         "contributions (via b, via c, via d)",
     )
@@ -495,7 +727,15 @@ def _contribution_properties() -> list[Property]:
         if not _close(total, a_bar, scale):
             raise Mismatch(inputs, roundtrip(expected), got, f"they add up to {total!r}, but a-bar is {a_bar!r}")
 
-    return [visible, values, adds_up, _bad_inputs_property("contributions_into_a")]
+    contract = _contract_properties(
+        "contributions_into_a",
+        ref.contributions_into_a,
+        _vector_problem_at(ref.contributions_into_a, _CONTRIBUTION_LABELS),
+        "a float64 array of shape (3,)",
+        _misconceptions("contributions_into_a"),
+        vectors_match,
+    )
+    return [visible, values, adds_up, *contract]
 
 
 # ---- input_gradient ------------------------------------------------------------------------
@@ -503,9 +743,17 @@ def _contribution_properties() -> list[Property]:
 
 def _gradient_properties() -> list[Property]:
     visible, values = _vector_properties(
-        "input_gradient", ("dL/dx", "dL/dy"), ref.input_gradient, "gradient (dL/dx, dL/dy)"
+        "input_gradient", _GRADIENT_LABELS, ref.input_gradient, "gradient (dL/dx, dL/dy)"
     )
-    return [visible, values, _bad_inputs_property("input_gradient")]
+    contract = _contract_properties(
+        "input_gradient",
+        ref.input_gradient,
+        _vector_problem_at(ref.input_gradient, _GRADIENT_LABELS),
+        "a float64 array of shape (2,)",
+        _misconceptions("input_gradient"),
+        vectors_match,
+    )
+    return [visible, values, *contract]
 
 
 TAPE_SUITE: CellSuite = register(CellSuite(TAPE_TESTS, points=POINTS[TAPE_TESTS], properties=_tape_properties()))
@@ -518,3 +766,6 @@ GRADIENT_SUITE: CellSuite = register(
 
 #: Every suite of this exercise, by grade_id.
 SUITES: Mapping[str, CellSuite] = {s.grade_id: s for s in (TAPE_SUITE, CONTRIBUTIONS_SUITE, GRADIENT_SUITE)}
+
+
+# ---- the contract, clause by clause ---------------------------------------------------------

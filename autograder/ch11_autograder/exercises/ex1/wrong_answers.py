@@ -17,9 +17,16 @@ Where each entry is invisible (so that suites and tests probe elsewhere), with
 * unit cotangent: right via d (d-bar is 1 anyway), wrong via b and c unless c = 1 and b = 1;
 * child cotangent only: wrong via c unless y = 1, via d unless a = 1/2;
 * assignment everywhere: returns ``(c y, c x)``.
+
+The last four entries compute every value right on Python floats and break another clause of
+the contract: numpy numbers refused (accepted types), a numpy bool accepted (Raises), tapes
+cached by value (no dependence on earlier calls), a gradient whose dtype follows int or float32
+inputs (return type). They are invisible at every point of the value properties.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from ch11_solutions.ex1_fanout import (
@@ -140,6 +147,113 @@ def product_factors_swapped(x: float, y: float) -> list[TapeNode]:
         TapeNode(d, ((_A, 2.0 * a),)),
         TapeNode(b * c + d, ((_B, b), (_C, c), (_D, 1.0))),
     ]
+
+
+@wrong_answer(
+    exercise="ex1",
+    name="numpy_numbers_refused",
+    title="x and y checked as int or float, so numpy numbers are refused",
+    advice=(
+        "A real number is any int, float or numpy integer or floating scalar (np.float32, np.int64 ...); "
+        "only bools are excluded. Test with numbers.Real (as the notebook's input check does), not "
+        "(int, float), and compute with float(x)."
+    ),
+    answer_cell=TAPE_CELL,
+    replaces="extended_tape",
+    loses=EVERY_TAPE_CELL,
+)
+def numpy_numbers_refused(x: float, y: float) -> list[TapeNode]:
+    """The contract's tape, behind a type check that knows only Python's int and float."""
+    for name, value in (("x", x), ("y", y)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{name} must be an int or a float, got {type(value).__name__}")
+        if not math.isfinite(value):
+            raise ValueError(f"{name} must be finite, got {name}={value!r}")
+    x, y = float(x), float(y)
+    a = x * y
+    b = a + x
+    c = a * y
+    d = a * a
+    return [
+        TapeNode(x),
+        TapeNode(y),
+        TapeNode(a, ((_X, y), (_Y, x))),
+        TapeNode(b, ((_A, 1.0), (_X, 1.0))),
+        TapeNode(c, ((_A, y), (_Y, a))),
+        TapeNode(d, ((_A, 2.0 * a),)),
+        TapeNode(b * c + d, ((_B, c), (_C, b), (_D, 1.0))),
+    ]
+
+
+@wrong_answer(
+    exercise="ex1",
+    name="numpy_bool_accepted",
+    title="Only Python's bool is refused; a numpy bool is taken for the number 1 or 0",
+    advice=(
+        "np.True_ is a bool too, and math.isfinite accepts it. Refuse everything that is not a real "
+        "number (isinstance(v, numbers.Real), which numpy bools are not) as well as bool."
+    ),
+    answer_cell=TAPE_CELL,
+    replaces="extended_tape",
+    loses=EVERY_TAPE_CELL,
+)
+def numpy_bool_accepted(x: float, y: float) -> list[TapeNode]:
+    """The contract's tape; strings and None are left to math.isfinite's own TypeError."""
+    for name, value in (("x", x), ("y", y)):
+        if isinstance(value, bool):
+            raise TypeError(f"{name} must be a real number, not a bool")
+        if not math.isfinite(value):
+            raise ValueError(f"{name} must be finite, got {name}={value!r}")
+    x, y = float(x), float(y)
+    a = x * y
+    b = a + x
+    c = a * y
+    d = a * a
+    return [
+        TapeNode(x),
+        TapeNode(y),
+        TapeNode(a, ((_X, y), (_Y, x))),
+        TapeNode(b, ((_A, 1.0), (_X, 1.0))),
+        TapeNode(c, ((_A, y), (_Y, a))),
+        TapeNode(d, ((_A, 2.0 * a),)),
+        TapeNode(b * c + d, ((_B, c), (_C, b), (_D, 1.0))),
+    ]
+
+
+@wrong_answer(
+    exercise="ex1",
+    name="tape_memoized_by_value",
+    title="Tapes cached by the value of (x, y), so True gets the tape of 1.0",
+    advice=(
+        "A cache keyed by (x, y) answers every call equal to an earlier one: True == 1.0 and False == 0.0 "
+        "hash alike, so a bool that must raise TypeError gets the number's tape. Record the tape afresh "
+        "on every call (it is cheap), or check the inputs before looking anything up."
+    ),
+    answer_cell=TAPE_CELL,
+    replaces="extended_tape",
+    loses=EVERY_TAPE_CELL,
+)
+def tape_memoized_by_value(x: float, y: float, _recorded: dict = {}) -> list[TapeNode]:  # noqa: B006
+    """The contract's tape, recorded once per point and reused by contributions_into_a and input_gradient."""
+    if (x, y) in _recorded:
+        return _recorded[(x, y)]
+    fx = _finite_float("x", x)
+    fy = _finite_float("y", y)
+    a = fx * fy
+    b = a + fx
+    c = a * fy
+    d = a * a
+    tape = [
+        TapeNode(fx),
+        TapeNode(fy),
+        TapeNode(a, ((_X, fy), (_Y, fx))),
+        TapeNode(b, ((_A, 1.0), (_X, 1.0))),
+        TapeNode(c, ((_A, fy), (_Y, a))),
+        TapeNode(d, ((_A, 2.0 * a),)),
+        TapeNode(b * c + d, ((_B, c), (_C, b), (_D, 1.0))),
+    ]
+    _recorded[(x, y)] = tape
+    return tape
 
 
 # ---- Task 3: the contributions into a-bar ----------------------------------------------------
@@ -315,3 +429,22 @@ def y_bar_without_direct_edge(x: float, y: float) -> np.ndarray:
     x_bar = a_bar * y + b_bar
     y_bar = a_bar * x
     return np.array([x_bar, y_bar], dtype=np.float64)
+
+
+@wrong_answer(
+    exercise="ex1",
+    name="gradient_dtype_follows_inputs",
+    title="The gradient computed from x and y as given, so its dtype follows theirs",
+    advice=(
+        "With int inputs the hand formulas give an int64 array, with np.float32 ones a float32 array "
+        "(rounded in single precision). Compute with float(x) and float(y), or read the sweep's float64 "
+        "cotangents, so the result is always float64."
+    ),
+    answer_cell=GRADIENT_CELL,
+    replaces="input_gradient",
+    loses=(GRADIENT_TESTS,),
+)
+def gradient_dtype_follows_inputs(x: float, y: float) -> np.ndarray:
+    """The gradient from hand formulas (L = x**2 y**3 + 2 x**2 y**2), after the contract's input checks."""
+    extended_tape(x, y)  # raises the contract's TypeError / ValueError
+    return np.array([2 * x * y**3 + 4 * x * y * y, x * x * (3 * y * y + 4 * y)])

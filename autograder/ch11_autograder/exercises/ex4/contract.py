@@ -11,7 +11,11 @@ from types import MappingProxyType
 
 from ch11_solutions import ex4_audit as ref
 
+from ...trusted.contract import Clause
+
 NOTEBOOK = "ex4_audit"
+#: The one graded function, defined in the notebook's answer cell.
+FUNCTION = "audit_marks"
 
 MARKS_CELL = "ex4_audit_marks"
 MARKS_TESTS = "ex4_audit_marks_tests"
@@ -30,3 +34,21 @@ def prose_cell(field: str) -> str:
 POINTS: Mapping[str, int] = MappingProxyType(
     {**{prose_cell(field): PROSE_POINTS for field in ref.PROSE_FIELDS}, MARKS_TESTS: MARKS_POINTS}
 )
+
+
+def _every_field() -> tuple[str, ...]:
+    return tuple(f"{MARKS_TESTS}/{field}" for field in ref.FIELDS)
+
+
+#: Every clause of ``audit_marks()``'s docstring (exercises/ex4/notebook.py), in docstring order.
+CONTRACT: tuple[Clause, ...] = (
+    Clause(FUNCTION, "returns", "a plain dict with exactly the keys paper and the four fields, each a str",
+           _every_field()),
+    Clause(FUNCTION, "returns", "paper: a key of SUPPORTED_PAPERS; each mark spelt as a key of ALLOWED_VALUES[field]",
+           _every_field()),
+    Clause(FUNCTION, "purity", "the same marks on every call (no arguments to leave unchanged)", _every_field()),
+    *(Clause(FUNCTION, "behaviour", f"{field}: one point if the paper's key accepts it, on its own",
+             (f"{MARKS_TESTS}/{field}",)) for field in ref.FIELDS),
+    Clause(FUNCTION, "behaviour", "an unsupported paper, a missing or extra key, a value outside a field's "
+           "vocabulary or marks that change between calls score zero", _every_field()),
+)  # fmt: skip

@@ -231,9 +231,12 @@ def audit_marks() -> dict[str, str]:
 
         For example ``{"paper": "<id>", "graph_class": "<a value>", ...}``.
 
+    Every call returns the same marks (the grader calls the function several times).
+
     Scoring: each of the four marks earns one point if the paper's key accepts it, on its
     own (a wrong mark costs only that mark). A paper id outside ``SUPPORTED_PAPERS``, a
-    missing or extra key, or a value outside a field's vocabulary scores zero.
+    missing or extra key, a value outside a field's vocabulary, or marks that change from
+    one call to the next score zero.
     """
 '''
 

@@ -7,7 +7,7 @@ earns one point per mark the paper's key accepts (``score_for(4, held, 4)``).
 Every property first validates the student's return value, which is untrusted data:
 it must be a plain ``dict`` with exactly the keys ``paper`` and the four fields, each a
 ``str`` of at most :data:`MAX_VALUE_CHARS` characters, naming a supported paper and an
-allowed value per field, and two calls must return the same marks. Anything else fails
+allowed value per field, and repeated calls must return the same marks. Anything else fails
 all four properties (a clear zero) with a message saying what to fix; the message never
 echoes more than a short, truncated piece of what was returned.
 
@@ -19,7 +19,10 @@ wrong value is a catalogued misconception (``wrong_answers.py``) the catalogue's
 advice take the place of the reason.
 
 There are no generated inputs (``audit_marks`` takes none), so the properties are plain
-:class:`Property` checks, not hypothesis properties: two calls each, eight per submission.
+:class:`Property` checks, not hypothesis properties: :data:`CALLS_PER_PROPERTY` calls each.
+The cell's score is one point per mark (the docstring's scoring rule), so the contract's other
+clauses (the form of the return value, the same marks on every call) are checked inside each
+of the four properties rather than by properties of their own.
 """
 
 from __future__ import annotations
@@ -36,9 +39,10 @@ from ...trusted.registry import register
 from ...trusted.suite import CellSuite, Misconception, Mismatch, Property, Student
 from ...trusted.verdicts import NOTHING
 from ..catalogue import WrongAnswer, catalogue, misconception
-from .contract import MARKS_TESTS, POINTS
+from .contract import FUNCTION, MARKS_TESTS, POINTS
 
 __all__ = [
+    "CALLS_PER_PROPERTY",
     "FUNCTION",
     "MAX_VALUE_CHARS",
     "REREAD",
@@ -49,7 +53,6 @@ __all__ = [
     "validate_marks",
 ]
 
-FUNCTION = "audit_marks"
 
 #: Longest string accepted as a paper id or a mark; the longest allowed value has 23.
 MAX_VALUE_CHARS = 64
@@ -256,20 +259,26 @@ def field_feedback(paper: str, field: str, value: str, *, with_reason: bool = Tr
 # --------------------------------------------------------------------------- properties
 
 
+#: Calls of ``audit_marks()`` per property, all of which must return the same marks. Two calls let
+#: marks drawn at random between two values through half the time; six, one time in 32.
+CALLS_PER_PROPERTY = 6
+
+
 def _student_marks(student: Student) -> dict[str, str]:
-    """Two calls of ``audit_marks()``, validated and compared; Mismatch on any defect."""
+    """:data:`CALLS_PER_PROPERTY` calls of ``audit_marks()``, validated and compared; Mismatch on any defect."""
     try:
         first = validate_marks(student.call(FUNCTION))
-        second = validate_marks(student.call(FUNCTION))
+        for _ in range(CALLS_PER_PROPERTY - 1):
+            if validate_marks(student.call(FUNCTION)) != first:
+                raise Mismatch(
+                    {},
+                    NOTHING,
+                    NOTHING,
+                    note=f"{CALLS_PER_PROPERTY} calls of {FUNCTION}() returned different marks; it must return "
+                    "the same marks every time",
+                )
     except FormError as exc:
         raise Mismatch({}, NOTHING, NOTHING, note=str(exc)) from None
-    if first != second:
-        raise Mismatch(
-            {},
-            NOTHING,
-            NOTHING,
-            note=f"two calls of {FUNCTION}() returned different marks; it must return the same marks every time",
-        )
     return first
 
 

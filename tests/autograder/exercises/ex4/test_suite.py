@@ -311,6 +311,16 @@ _ALTERNATING = (
     f"def audit_marks():\n    return {{**{REFERENCE!r}, 'graph_class': ['chain', 'tree'][next(_calls) % 2]}}\n"
 )
 
+# Changes every second call, in step with a suite calling twice per property (the notebook calls
+# it once first): each such window saw one answer, and it scored 3 of 4 points.
+# A stand-in for a hedge between two values drawn at random.
+_CHANGES_IN_PAIRS = (
+    "import itertools\n_calls = itertools.count()\n\n"
+    "def audit_marks():\n"
+    "    replay = ['not_specified', 'specified'][(next(_calls) + 1) // 2 % 2]\n"
+    f"    return {{**{REFERENCE!r}, 'stochastic_replay': replay}}\n"
+)
+
 
 @pytest.mark.slow
 def test_reference_earns_full_marks_quickly():
@@ -387,6 +397,7 @@ def test_one_wrong_mark_costs_one_point_and_its_feedback_hides_the_answer(paper,
         ("unsupported paper", _marks_source({**REFERENCE, "paper": "griewank2000"}), "supported ids: 'chen2016'"),
         ("raises", "def audit_marks():\n    raise ValueError('not read yet')\n", "not read yet"),
         ("changes between calls", _ALTERNATING, "same marks every time"),
+        ("changes every two calls", _CHANGES_IN_PAIRS, "same marks every time"),
     ],
     ids=lambda x: x if isinstance(x, str) and len(x) < 25 else "",
 )
