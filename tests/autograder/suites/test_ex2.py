@@ -250,9 +250,19 @@ def test_every_property_fails_for_some_wrong_answer_in_process():
                             "y" if wrt == "y" else "x")
 
     variants += [{"fd_estimate": not_validating_estimate}, {"fd_sweep": not_validating_sweep}]
-    suite_of = {"exact_gradient": GRADIENT_SUITE, "fd_estimate": ESTIMATE_SUITE, "fd_sweep": SWEEP_SUITE}
+    suite_of = {
+        "exact_partial": GRADIENT_SUITE,
+        "exact_gradient": GRADIENT_SUITE,
+        "fd_estimate": ESTIMATE_SUITE,
+        "fd_sweep": SWEEP_SUITE,
+    }
     for variant in variants:
-        functions = {"exact_gradient": ref.exact_gradient, "fd_estimate": ref.fd_estimate, "fd_sweep": ref.fd_sweep}
+        functions = {
+            "exact_partial": ref.exact_partial,
+            "exact_gradient": ref.exact_gradient,
+            "fd_estimate": ref.fd_estimate,
+            "fd_sweep": ref.fd_sweep,
+        }
         functions.update(variant)
         (replaced,) = variant
         failed |= {f.property for f in run_suite(suite_of[replaced], _InProcess(functions)).failures}
@@ -269,15 +279,19 @@ class _InProcess:
         self.functions = functions
 
     def call(self, fn, *args, **kwargs):
-        from ch11_autograder.protocol import decode_value, encode_value
-        from ch11_autograder.trusted.worker_client import StudentError
+        from ch11_autograder.protocol import UnencodableValue, decode_value, encode_value
+        from ch11_autograder.trusted.worker_client import StudentError, Unencodable
 
         args = [decode_value(encode_value(a, request=True), request=True) for a in args]
+        kwargs = {k: decode_value(encode_value(v, request=True), request=True) for k, v in kwargs.items()}
         try:
             value = self.functions[fn](*args, **kwargs)
         except Exception as exc:
             raise StudentError(type(exc).__name__, str(exc)) from None
-        return decode_value(encode_value(value))
+        try:
+            return decode_value(encode_value(value))
+        except UnencodableValue as exc:  # as the worker reports it
+            raise Unencodable("UnencodableValue", f"{fn}() returned what cannot be sent: {exc}") from None
 
 
 # --------------------------------------------------------------------------- graded through the worker
@@ -324,6 +338,7 @@ def test_released_stub_earns_nothing():
 DIFFERENT = {
     "ex2_exact_gradient": '''
 def exact_gradient(x, y):
+    x, y = _exact("x", x), _exact("y", y)
     return np.array(reverse_accumulate(opening_tape(float(x), float(y)))[:2], dtype=np.float64)
 ''',
     "ex2_fd_estimate": '''
@@ -414,7 +429,8 @@ def test_catalogue_entry_loses_exactly_its_cells_and_is_named(entry):
 def test_wrong_types_score_zero_with_a_message(label, source, cell, phrase):
     answer = cell.removesuffix("_tests")
     verdicts = grade(_cells({answer: source}))
-    assert verdicts[cell].score == 0.0, (label, verdicts[cell].message())
+    # exact_partial, still the reference's here, keeps its own property of the gradient cell.
+    assert set(verdicts[cell].passed) <= {"partial_returns_a_fraction"}, (label, verdicts[cell].message())
     assert phrase in verdicts[cell].message(), (label, verdicts[cell].message())
 
 
