@@ -155,8 +155,10 @@ def fd_estimate(x: float, y: float, k: int, scheme: Scheme = "forward", wrt: Var
     is representable.
 
     Args:
-        x, y: the point; any real numbers, rounded to float32 first.
-        k: integer in ``[0, 149]``; the nominal step is ``2**-k``.
+        x, y: the point; any real numbers (Python or numpy floats and ints),
+            rounded to float32 first.
+        k: integer in ``[0, 149]`` (a Python or numpy integer); the nominal
+            step is ``2**-k``.
         scheme: ``"forward"`` or ``"central"``.
         wrt: ``"x"`` or ``"y"``, the input that is perturbed.
 
@@ -333,9 +335,18 @@ def fd_sweep(
     :func:`trainable_harness.opening_objective_exact`; only the final errors
     are rounded to float64.
 
+    Args:
+        x, y: the point, as for :func:`fd_estimate`.
+        ks: any iterable of integers in ``[0, 149]``, read once: a list, tuple,
+            range, generator or numpy integer array (Python or numpy integers).
+        scheme, wrt: as for :func:`fd_estimate`.
+
     Raises:
-        ValueError: ``ks`` is empty, or as :func:`fd_estimate`.
-        TypeError: as :func:`fd_estimate`.
+        ValueError: ``ks`` is empty or holds a ``k`` out of range, or as
+            :func:`fd_estimate` (``x``/``y`` not finite in float32,
+            ``scheme``/``wrt`` not one of its values).
+        TypeError: a ``k`` in ``ks`` is not an integer (bools refused), or
+            ``x``/``y`` is not a real number.
     """
     scheme = _check_choice("scheme", scheme, _SCHEMES)
     wrt = _check_choice("wrt", wrt, _VARIABLES)

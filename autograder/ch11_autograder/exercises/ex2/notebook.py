@@ -195,12 +195,14 @@ def cells() -> list:
             exact binary values of the inputs: pass `np.float32` values to get the gradient at the
             point a binary32 sweep actually uses ($2.1$ is not a float32; `np.float32(2.1)` is).
 
-            `exact_partial` (a `Fraction`) is for your own use in Task 3; the grader calls
-            `exact_gradient` only. The contract asks for the exact value rounded once; the grader
+            `exact_partial` (a `Fraction`) is for your own use in Task 3; the grader checks that it
+            returns a `Fraction` and raises as its docstring says, and checks the values through
+            `exact_gradient`. The contract asks for the exact value rounded once; the grader
             accepts any value within a relative $2^{{-{TOLERANCE_EXPONENT}}}$ of it per component, so the chapter's
-            reverse sweep in float64 (`reverse_accumulate(opening_tape(x, y))`) passes, while a
-            sweep in float32 (relative error near $2^{{-24}}$) does not. The grader calls it at points
-            with $0.25 \le x, y \le 8$, float32 values and others.
+            reverse sweep in float64 (`reverse_accumulate(opening_tape(x, y))`, after the input
+            checks) passes, while a sweep in float32 (relative error near $2^{{-24}}$) does not. The
+            grader calls it at points with $0.25 \le x, y \le 8$, float32 values and others, Python
+            and numpy floats and ints, several times in a row, and with bad arguments.
             """,
         ),
         answer(GRADIENT_CELL, solution_from([ref.exact_partial, ref.exact_gradient])),
@@ -228,9 +230,11 @@ def cells() -> list:
             `np.float32` scalar, `nan` where the applied step is zero.
 
             The grader calls it at float32 points with ${GRADED_LOW:g} \le x, y \le {GRADED_HIGH:g}$
-            (and at points such as 2.1 that are rounded first), with $1 \le k \le {GRADED_K_MAX}$,
-            both schemes and both inputs, including steps that round, and with bad arguments, which
-            must raise what the docstring says.
+            (and at points such as 2.1 that are rounded first, numpy values and ints), with
+            $1 \le k \le {GRADED_K_MAX}$ (Python or numpy integers; also the range's ends 0 and 149),
+            both schemes and both inputs, mostly where a step rounds, with `scheme` and `wrt` left
+            out, several times in a row, and with bad arguments, which must raise what the
+            docstring says.
             """,
         ),
         answer(ESTIMATE_CELL, _with_nested_helpers(ref.fd_estimate, [ref._step, ref._points])),
@@ -277,7 +281,8 @@ def cells() -> list:
             That is over a hundred times what float64 evaluation of $Q$ can be off by, and about a
             million times less than a quotient evaluated in float32 is off by: float32 cannot see
             the truncation error under its own rounding. Points and steps are as in Task 2, with
-            $3h \le$ the perturbed input for the central scheme, where its applied step is exact.
+            $3h \le$ the perturbed input for the central scheme, where its applied step is exact;
+            `ks` comes as a list, a tuple or a numpy array, or is left out with the other defaults.
             """,
         ),
         answer(

@@ -664,3 +664,269 @@ def errors_against_float32_derivative(
     finite = ~np.isnan(total)
     best_k = int(ks[finite][total[finite] == total[finite].min()].min()) if finite.any() else None
     return FDSweep(xs, ys, scheme, wrt, ks, h, h_eff, estimate, float(exact), total, truncation, rounding, best_k)
+
+
+# ---- Contract clauses beyond the value: Raises, defaults, accepted types, purity -----------------
+
+
+@wrong_answer(
+    exercise="ex2",
+    name="gradient_inputs_unchecked",
+    title="The gradient from the float64 tape without the input checks",
+    advice=(
+        "exact_gradient raises as exact_partial does: TypeError for a bool, a string or None, ValueError for "
+        "nan or inf. float(x) accepts True and '2.5'; check the inputs with _exact first."
+    ),
+    answer_cell=GRADIENT_CELL,
+    replaces="exact_gradient",
+    loses=(GRADIENT_TESTS,),
+)
+def gradient_inputs_unchecked(x: float, y: float) -> np.ndarray:
+    """The chapter's float64 reverse sweep at the inputs as given, with no input checks."""
+    return np.array(reverse_accumulate(opening_tape(float(x), float(y)))[:2], dtype=np.float64)
+
+
+@wrong_answer(
+    exercise="ex2",
+    name="partial_returns_float",
+    title="exact_partial returns a float instead of a Fraction",
+    advice=(
+        "exact_partial is the exact derivative: return the Fraction itself. Rounding happens once, in "
+        "exact_gradient (and in the sweep's errors), not inside the exact value."
+    ),
+    answer_cell=GRADIENT_CELL,
+    replaces="exact_partial",
+    loses=(GRADIENT_TESTS,),
+)
+def partial_returns_float(x: float, y: float, wrt: str = "x") -> float:
+    """The exact reverse sweep, rounded to a Python float on return."""
+    wrt = _check_choice("wrt", wrt, _VARIABLES)
+    fx = _exact("x", x)
+    fy = _exact("y", y)
+    a = fx * fy
+    b = a + fx
+    c = a * fy
+    a_bar = c + fy * b
+    return float(fy * a_bar + c if wrt == "x" else fx * a_bar + a * b)  # <-
+
+
+@wrong_answer(
+    exercise="ex2",
+    name="estimate_step_from_numpy_power",
+    title="The step 2**-k computed from k as given: a numpy integer k turns it into float64",
+    advice=(
+        "Use the integer _check_k returns: np.float32(2) ** -k stays float32 for a Python int k but becomes "
+        "float64 for an np.int64 k, and the whole estimate follows. np.float32(2.0**-k) of a Python int is safe."
+    ),
+    answer_cell=ESTIMATE_CELL,
+    replaces="fd_estimate",
+    loses=(ESTIMATE_TESTS,),
+)
+def estimate_step_from_numpy_power(
+    x: float, y: float, k: int, scheme: str = "forward", wrt: str = "x"
+) -> np.float32:
+    """A correct estimate whose validated k is not kept: h = np.float32(2) ** -k with k as the caller gave it."""
+    _check_k(k)  # <- the checked int is dropped
+    scheme = _check_choice("scheme", scheme, _SCHEMES)
+    wrt = _check_choice("wrt", wrt, _VARIABLES)
+    xs = _to_float32("x", x)
+    ys = _to_float32("y", y)
+    h = np.float32(2) ** -k
+    v = xs if wrt == "x" else ys
+    up = v + h
+    low = v if scheme == "forward" else v - h
+    h_eff = up - low
+    if h_eff == 0:
+        return np.float32(np.nan)
+    if wrt == "x":
+        diff = opening_objective(up, ys, dtype=np.float32) - opening_objective(low, ys, dtype=np.float32)
+    else:
+        diff = opening_objective(xs, up, dtype=np.float32) - opening_objective(xs, low, dtype=np.float32)
+    return diff / h_eff
+
+
+@wrong_answer(
+    exercise="ex2",
+    name="central_step_from_forward_step",
+    title="Central applied step taken as twice the forward one",
+    advice=(
+        "fl(x + h) and fl(x - h) round independently: where x + h crosses into the next binade, or h is an "
+        "ulp of x or less, fl(x + h) - x and x - fl(x - h) differ. Divide by fl(x + h) - fl(x - h)."
+    ),
+    answer_cell=ESTIMATE_CELL,
+    replaces="fd_estimate",
+    loses=_ESTIMATE_AND_SWEEP,
+)
+def central_step_from_forward_step(
+    x: float, y: float, k: int, scheme: str = "forward", wrt: str = "x"
+) -> np.float32:
+    """Right points; the central quotient divides by 2 * (fl(v + h) - v)."""
+    k = _check_k(k)
+    scheme = _check_choice("scheme", scheme, _SCHEMES)
+    wrt = _check_choice("wrt", wrt, _VARIABLES)
+    xs = _to_float32("x", x)
+    ys = _to_float32("y", y)
+    h = np.float32(2.0**-k)
+    v = xs if wrt == "x" else ys
+    up = v + h
+    low = v if scheme == "forward" else v - h
+    h_eff = (up - v) if scheme == "forward" else np.float32(2) * (up - v)  # <-
+    if up - low == 0 or h_eff == 0:
+        return np.float32(np.nan)
+    if wrt == "x":
+        diff = opening_objective(up, ys, dtype=np.float32) - opening_objective(low, ys, dtype=np.float32)
+    else:
+        diff = opening_objective(xs, up, dtype=np.float32) - opening_objective(xs, low, dtype=np.float32)
+    return diff / h_eff
+
+
+@wrong_answer(
+    exercise="ex2",
+    name="sweep_default_ks_from_zero",
+    title="The default sweep starts at k = 0",
+    advice="Without ks the sweep covers k = 1..24: the default is range(1, 25), not range(24).",
+    answer_cell=SWEEP_CELL,
+    replaces="fd_sweep",
+    loses=(SWEEP_TESTS,),
+)
+def sweep_default_ks_from_zero(
+    x: float, y: float, ks: Iterable[int] = range(24), scheme: str = "forward", wrt: str = "x"  # <-
+) -> FDSweep:
+    """A correct sweep whose default ks is 0..23."""
+    scheme = _check_choice("scheme", scheme, _SCHEMES)
+    wrt = _check_choice("wrt", wrt, _VARIABLES)
+    xs = _to_float32("x", x)
+    ys = _to_float32("y", y)
+    ks = np.array([_check_k(k) for k in ks], dtype=np.int64)
+    if ks.size == 0:
+        raise ValueError("ks must contain at least one k")
+    exact = exact_partial(xs, ys, wrt)
+    n = len(ks)
+    h = np.array([2.0 ** -int(k) for k in ks], dtype=np.float32)
+    h_eff = np.zeros(n, dtype=np.float32)
+    estimate = np.array([fd_estimate(xs, ys, int(k), scheme, wrt) for k in ks], dtype=np.float32)
+    total, truncation, rounding = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
+    v = xs if wrt == "x" else ys
+    for i in range(n):
+        up = v + h[i]
+        low = v if scheme == "forward" else v - h[i]
+        h_eff[i] = up - low
+        if h_eff[i] == 0:
+            continue
+        upper, lower = ((up, ys), (low, ys)) if wrt == "x" else ((xs, up), (xs, low))
+        q = (opening_objective_exact(*upper) - opening_objective_exact(*lower)) / (
+            Fraction(float(up)) - Fraction(float(low))
+        )
+        e = Fraction(float(estimate[i]))
+        total[i] = float(abs(e - exact))
+        truncation[i] = float(abs(q - exact))
+        rounding[i] = float(abs(e - q))
+    finite = ~np.isnan(total)
+    best_k = int(ks[finite][total[finite] == total[finite].min()].min()) if finite.any() else None
+    return FDSweep(xs, ys, scheme, wrt, ks, h, h_eff, estimate, float(exact), total, truncation, rounding, best_k)
+
+
+@wrong_answer(
+    exercise="ex2",
+    name="sweep_ks_truthiness",
+    title="An empty ks detected with `if not ks`",
+    advice=(
+        "ks is any iterable of integers: `not ks` is ambiguous for a numpy array (ValueError) and always False "
+        "for a generator. Build the list of checked ks first, then test its length."
+    ),
+    answer_cell=SWEEP_CELL,
+    replaces="fd_sweep",
+    loses=(SWEEP_TESTS,),
+)
+def sweep_ks_truthiness(
+    x: float, y: float, ks: Iterable[int] = range(1, 25), scheme: str = "forward", wrt: str = "x"
+) -> FDSweep:
+    """A correct sweep that tests ``not ks`` on ks as given."""
+    scheme = _check_choice("scheme", scheme, _SCHEMES)
+    wrt = _check_choice("wrt", wrt, _VARIABLES)
+    xs = _to_float32("x", x)
+    ys = _to_float32("y", y)
+    if not ks:  # <-
+        raise ValueError("ks must contain at least one k")
+    ks = np.array([_check_k(k) for k in ks], dtype=np.int64)
+    exact = exact_partial(xs, ys, wrt)
+    n = len(ks)
+    h = np.array([2.0 ** -int(k) for k in ks], dtype=np.float32)
+    h_eff = np.zeros(n, dtype=np.float32)
+    estimate = np.array([fd_estimate(xs, ys, int(k), scheme, wrt) for k in ks], dtype=np.float32)
+    total, truncation, rounding = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
+    v = xs if wrt == "x" else ys
+    for i in range(n):
+        up = v + h[i]
+        low = v if scheme == "forward" else v - h[i]
+        h_eff[i] = up - low
+        if h_eff[i] == 0:
+            continue
+        upper, lower = ((up, ys), (low, ys)) if wrt == "x" else ((xs, up), (xs, low))
+        q = (opening_objective_exact(*upper) - opening_objective_exact(*lower)) / (
+            Fraction(float(up)) - Fraction(float(low))
+        )
+        e = Fraction(float(estimate[i]))
+        total[i] = float(abs(e - exact))
+        truncation[i] = float(abs(q - exact))
+        rounding[i] = float(abs(e - q))
+    finite = ~np.isnan(total)
+    best_k = int(ks[finite][total[finite] == total[finite].min()].min()) if finite.any() else None
+    return FDSweep(xs, ys, scheme, wrt, ks, h, h_eff, estimate, float(exact), total, truncation, rounding, best_k)
+
+
+@wrong_answer(
+    exercise="ex2",
+    name="sweep_caches_exact_by_point",
+    title="The exact derivative cached by point, whatever wrt",
+    advice=(
+        "A cache must be keyed by everything the value depends on: dL/dx and dL/dy at one point differ. "
+        "exact_partial is cheap; call it for each sweep."
+    ),
+    answer_cell=SWEEP_CELL,
+    replaces="fd_sweep",
+    loses=(SWEEP_TESTS,),
+)
+def sweep_caches_exact_by_point(
+    x: float,
+    y: float,
+    ks: Iterable[int] = range(1, 25),
+    scheme: str = "forward",
+    wrt: str = "x",
+    _memo: dict = {},  # noqa: B006 - the shared default is the memo
+) -> FDSweep:
+    """A correct sweep that remembers, in a shared default, the first derivative computed at each point."""
+    scheme = _check_choice("scheme", scheme, _SCHEMES)
+    wrt = _check_choice("wrt", wrt, _VARIABLES)
+    xs = _to_float32("x", x)
+    ys = _to_float32("y", y)
+    ks = np.array([_check_k(k) for k in ks], dtype=np.int64)
+    if ks.size == 0:
+        raise ValueError("ks must contain at least one k")
+    key = (float(xs), float(ys))  # <- wrt missing from the key
+    if key not in _memo:
+        _memo[key] = exact_partial(xs, ys, wrt)
+    exact = _memo[key]
+    n = len(ks)
+    h = np.array([2.0 ** -int(k) for k in ks], dtype=np.float32)
+    h_eff = np.zeros(n, dtype=np.float32)
+    estimate = np.array([fd_estimate(xs, ys, int(k), scheme, wrt) for k in ks], dtype=np.float32)
+    total, truncation, rounding = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
+    v = xs if wrt == "x" else ys
+    for i in range(n):
+        up = v + h[i]
+        low = v if scheme == "forward" else v - h[i]
+        h_eff[i] = up - low
+        if h_eff[i] == 0:
+            continue
+        upper, lower = ((up, ys), (low, ys)) if wrt == "x" else ((xs, up), (xs, low))
+        q = (opening_objective_exact(*upper) - opening_objective_exact(*lower)) / (
+            Fraction(float(up)) - Fraction(float(low))
+        )
+        e = Fraction(float(estimate[i]))
+        total[i] = float(abs(e - exact))
+        truncation[i] = float(abs(q - exact))
+        rounding[i] = float(abs(e - q))
+    finite = ~np.isnan(total)
+    best_k = int(ks[finite][total[finite] == total[finite].min()].min()) if finite.any() else None
+    return FDSweep(xs, ys, scheme, wrt, ks, h, h_eff, estimate, float(exact), total, truncation, rounding, best_k)
