@@ -93,7 +93,6 @@ from hypothesis import strategies as st
 from trainable_harness import opening_objective_exact
 
 from ...protocol import Record, roundtrip, wire_equal
-from ...trusted.contract import Clause
 from ...trusted.registry import register
 from ...trusted.suite import CellSuite, Misconception, Mismatch, Property, Student, hypothesis_property
 from ...trusted.worker_client import StudentError, Unencodable
@@ -1072,85 +1071,4 @@ SWEEP_SUITE = register(
             sweep_calls_independent,
         ],
     )
-)
-
-
-# --------------------------------------------------------------------------- the contract, clause by clause
-
-_GV, _GM, _GR, _GF, _GI = (f"{GRADIENT_TESTS}/{p.name}" for p in GRADIENT_SUITE.properties)
-_EV, _EF, _ER, _EX, _ED, _EI = (f"{ESTIMATE_TESTS}/{p.name}" for p in ESTIMATE_SUITE.properties)
-_SV, _SF, _SG, _ST, _SX, _SD, _SI = (f"{SWEEP_TESTS}/{p.name}" for p in SWEEP_SUITE.properties)
-_PARTIAL, _GRADIENT, _ESTIMATE, _SWEEP = "exact_partial", "exact_gradient", "fd_estimate", "fd_sweep"
-
-#: Every clause of the four graded docstrings, in docstring order, with the properties that fail
-#: when it is broken. exact_partial returns a Fraction, which has no wire form: its value is seen
-#: only through exact_gradient (which its docstring builds on it) and the sweep's ``exact``; its
-#: type, its default and its Raises are checked directly.
-CONTRACT: tuple[Clause, ...] = (
-    Clause(_PARTIAL, "behaviour", "the exact dL/dx or dL/dy at the exact binary inputs", (_GV, _GM, _SF)),
-    Clause(_PARTIAL, "returns", "a fractions.Fraction", (_GF,)),
-    Clause(_PARTIAL, "accepts", "x: any real number, at its exact value", (_GR, _GF), argument="x"),
-    Clause(_PARTIAL, "accepts", "y: any real number, at its exact value", (_GR, _GF), argument="y"),
-    Clause(_PARTIAL, "accepts", "wrt: 'x' or 'y', by position or keyword", (_GF,), argument="wrt"),
-    Clause(_PARTIAL, "default", "wrt = 'x' (a Fraction comes back without it)", (_GF,), argument="wrt"),
-    Clause(_PARTIAL, "raises", "x not a real number (bools refused)", (_GR,), argument="x", raises="TypeError"),
-    Clause(_PARTIAL, "raises", "y not a real number (bools refused)", (_GR,), argument="y", raises="TypeError"),
-    Clause(_PARTIAL, "raises", "wrt not 'x' or 'y'", (_GR,), argument="wrt", raises="ValueError"),
-    Clause(_PARTIAL, "raises", "x not finite", (_GR,), argument="x", raises="ValueError"),
-    Clause(_PARTIAL, "raises", "y not finite", (_GR,), argument="y", raises="ValueError"),
-    Clause(_PARTIAL, "purity", "no dependence on earlier calls (seen through exact_gradient)", (_GI,)),
-    Clause(_GRADIENT, "behaviour", "(dL/dx, dL/dy) at the exact inputs; [144, 132] at (2, 3)", (_GV, _GM)),
-    Clause(_GRADIENT, "accepts", "x: Python or numpy floats and ints, used exactly", (_GM, _GR), argument="x"),
-    Clause(_GRADIENT, "accepts", "y: Python or numpy floats and ints, used exactly", (_GM, _GR), argument="y"),
-    Clause(_GRADIENT, "tolerance", "each component within a relative 2**-44 of the exact value", (_GV, _GM)),
-    Clause(_GRADIENT, "returns", "a float64 array of shape (2,), whatever the input types", (_GV, _GM, _GR)),
-    Clause(_GRADIENT, "raises", "as exact_partial: x not a real number", (_GR,), argument="x", raises="TypeError"),
-    Clause(_GRADIENT, "raises", "as exact_partial: y not a real number", (_GR,), argument="y", raises="TypeError"),
-    Clause(_GRADIENT, "raises", "as exact_partial: x not finite", (_GR,), argument="x", raises="ValueError"),
-    Clause(_GRADIENT, "raises", "as exact_partial: y not finite", (_GR,), argument="y", raises="ValueError"),
-    Clause(_GRADIENT, "purity", "same point, same answer, whatever came before", (_GI,)),
-    Clause(_ESTIMATE, "behaviour", "x, y rounded to float32 first", (_EF, _EX)),
-    Clause(_ESTIMATE, "behaviour", "h = float32 2**-k, xp = fl(v+h), xm = fl(v-h), h_eff = fl(up-low)", (_EV, _EF)),
-    Clause(_ESTIMATE, "behaviour", "forward and central quotients, in x or y, divided by h_eff", (_EV, _EF, _ED)),
-    Clause(_ESTIMATE, "tolerance", "exact binary32 bits, one float32 operation at a time", (_EV, _EF, _EX, _EI)),
-    Clause(_ESTIMATE, "accepts", "x: Python/numpy float or int, to float32", (_EX, _ER), argument="x"),
-    Clause(_ESTIMATE, "accepts", "y: Python/numpy float or int, to float32", (_EX, _ER), argument="y"),
-    Clause(_ESTIMATE, "accepts", "k: an integer in [0, 149], numpy integers too", (_EX, _ER), argument="k"),
-    Clause(_ESTIMATE, "accepts", "scheme: 'forward' or 'central', by keyword too", (_EF, _ED), argument="scheme"),
-    Clause(_ESTIMATE, "accepts", "wrt: 'x' or 'y', by position or keyword", (_EF, _ED), argument="wrt"),
-    Clause(_ESTIMATE, "default", "scheme = 'forward'", (_ED,), argument="scheme"),
-    Clause(_ESTIMATE, "default", "wrt = 'x'", (_ED,), argument="wrt"),
-    Clause(_ESTIMATE, "returns", "np.float32 for every input type; nan where h_eff is 0", (_EV, _EF, _EX)),
-    Clause(_ESTIMATE, "raises", "k not an integer, bools refused", (_ER,), argument="k", raises="TypeError"),
-    Clause(_ESTIMATE, "raises", "x not a real number", (_ER,), argument="x", raises="TypeError"),
-    Clause(_ESTIMATE, "raises", "y not a real number", (_ER,), argument="y", raises="TypeError"),
-    Clause(_ESTIMATE, "raises", "k out of [0, 149]", (_ER,), argument="k", raises="ValueError"),
-    Clause(_ESTIMATE, "raises", "x not finite in float32 (nan, inf, 1e39)", (_ER,), argument="x", raises="ValueError"),
-    Clause(_ESTIMATE, "raises", "y not finite in float32 (nan, inf, 1e39)", (_ER,), argument="y", raises="ValueError"),
-    Clause(_ESTIMATE, "raises", "bad scheme", (_ER,), argument="scheme", raises="ValueError"),
-    Clause(_ESTIMATE, "raises", "bad wrt", (_ER,), argument="wrt", raises="ValueError"),
-    Clause(_ESTIMATE, "purity", "same arguments, same bits, whatever came before", (_EI,)),
-    Clause(_SWEEP, "behaviour", "per k, order and repeats kept: steps, fd_estimate's values", (_SV, _SF, _SG)),
-    Clause(_SWEEP, "behaviour", "total, truncation, rounding errors vs exact Q and dL; nan, no step", (_SV, _SF, _SG)),
-    Clause(_SWEEP, "tolerance", "errors within 2**-44 of their scale; exact within 2**-44 relative", (_SV, _SF, _SG)),
-    Clause(_SWEEP, "tie-break", "best_k: ties to the smallest k, never nan, None if all nan", (_ST, _SV)),
-    Clause(_SWEEP, "returns", "an FDSweep with its docstring's dtypes, for every input type", (_SV, _SG, _SX)),
-    Clause(_SWEEP, "accepts", "x: any real, rounded to float32", (_SG, _SX), argument="x"),
-    Clause(_SWEEP, "accepts", "y: any real, rounded to float32", (_SG, _SX), argument="y"),
-    Clause(_SWEEP, "accepts", "ks: lists, tuples, numpy arrays, numpy ints", (_SG, _SX), argument="ks"),
-    Clause(_SWEEP, "accepts", "scheme: 'forward' or 'central', by keyword too", (_SF, _SD), argument="scheme"),
-    Clause(_SWEEP, "accepts", "wrt: 'x' or 'y', by position or keyword", (_SF, _SD), argument="wrt"),
-    Clause(_SWEEP, "default", "ks = range(1, 25)", (_SD,), argument="ks"),
-    Clause(_SWEEP, "default", "scheme = 'forward'", (_SD,), argument="scheme"),
-    Clause(_SWEEP, "default", "wrt = 'x'", (_SD,), argument="wrt"),
-    Clause(_SWEEP, "raises", "ks empty (list, tuple or array)", (_SX,), argument="ks", raises="ValueError"),
-    Clause(_SWEEP, "raises", "as fd_estimate: a k in ks out of range", (_SX,), argument="ks", raises="ValueError"),
-    Clause(_SWEEP, "raises", "as fd_estimate: x not finite in float32", (_SX,), argument="x", raises="ValueError"),
-    Clause(_SWEEP, "raises", "as fd_estimate: y not finite in float32", (_SX,), argument="y", raises="ValueError"),
-    Clause(_SWEEP, "raises", "as fd_estimate: bad scheme", (_SX,), argument="scheme", raises="ValueError"),
-    Clause(_SWEEP, "raises", "as fd_estimate: wrt not one of the values", (_SX,), argument="wrt", raises="ValueError"),
-    Clause(_SWEEP, "raises", "as fd_estimate: a k not an integer", (_SX,), argument="ks", raises="TypeError"),
-    Clause(_SWEEP, "raises", "as fd_estimate: x not a real number", (_SX,), argument="x", raises="TypeError"),
-    Clause(_SWEEP, "raises", "as fd_estimate: y not a real number", (_SX,), argument="y", raises="TypeError"),
-    Clause(_SWEEP, "purity", "same arguments, same sweep, whatever was swept before", (_SI,)),
 )
