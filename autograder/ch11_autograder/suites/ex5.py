@@ -50,12 +50,14 @@ from trainable_harness import make_chain
 from ..authoring.exercises.ex5 import COTANGENT_RTOL
 from ..catalogue import WrongAnswer, catalogue
 from ..protocol import Record, RngSeed, decode_value, encode_value, roundtrip
+from ..trusted.contract import Clause
 from ..trusted.suite import CellSuite, Misconception, Mismatch, Property, hypothesis_property
 from ..trusted.worker_client import StudentError
 from . import register
 
 __all__ = [
     "CHECKPOINTED_SUITE",
+    "CONTRACT",
     "FIRST_MISMATCH_SUITE",
     "REPLAY_REPORT_SUITE",
     "STORE_ALL_SUITE",
@@ -101,6 +103,9 @@ _HOW_TO_REBUILD = (
 # properties call two already-graded functions per stream, so fewer examples suffice there.
 _EXAMPLES = 40
 _REPORT_EXAMPLES = 20
+# A refusal property makes about twenty calls per example, a sequence three to five.
+_REFUSAL_EXAMPLES = 6
+_SEQUENCE_EXAMPLES = 12
 
 
 # --------------------------------------------------------------------------- cases
@@ -150,6 +155,39 @@ def chain_cases(draw: st.DrawFn, max_depth: int = 24) -> dict[str, Any]:
         block_size=draw(st.integers(1, depth)),
         seed=draw(st.integers(0, 2**63 - 1)),
     )
+
+
+@st.composite
+def replaying_cases(draw: st.DrawFn) -> dict[str, Any]:
+    """A chain case whose random layer is replayed: it lies in a block of k >= 2 and does not end it.
+
+    Only there do a matched and an unmatched replay differ, so only there can a
+    wrong default of ``matched`` show.
+    """
+    case = draw(chain_cases())
+    depth = max(case["depth"], 3)
+    k = draw(st.integers(2, depth))
+    r = draw(st.integers(0, depth - 2))
+    if r % k == k - 1:
+        r -= 1  # the last layer of a full block is never replayed; its neighbour in the block is
+    return {**case, "depth": depth, "random_layer": r, "block_size": k}
+
+
+@st.composite
+def call_sequences(draw: st.DrawFn, with_matched: bool) -> dict[str, Any]:
+    """Three to five calls on two chain cases, in a drawn order, each case met at least once more.
+
+    Small chains keep the whole sequence cheap; ``matched`` is drawn per call.
+    """
+    pool = [draw(chain_cases(max_depth=10)) for _ in range(2)]
+    order = draw(st.lists(st.integers(0, 1), min_size=3, max_size=5).filter(lambda o: len(set(o)) == 2))
+    calls = []
+    for index in order:
+        call = dict(pool[index])
+        if with_matched:
+            call["matched"] = draw(st.booleans())
+        calls.append(call)
+    return {"calls": calls}
 
 
 def _chain(case: Mapping[str, Any]):
@@ -229,7 +267,12 @@ def _local_caller(entry: WrongAnswer | None = None) -> Caller:
 
     def call(name: str, *args: Any, **kwargs: Any) -> Any:
         wire_args, wire_kwargs = _wire_arguments(args, kwargs)
-        return roundtrip(functions[name](*wire_args, **wire_kwargs))
+        try:
+            value = functions[name](*wire_args, **wire_kwargs)
+        except Exception as exc:
+            # As the worker reports it, so a judge reads a refusal the same way from either side.
+            raise StudentError(type(exc).__name__, str(exc)) from None
+        return roundtrip(value)
 
     return call
 
@@ -419,16 +462,126 @@ def judge_unmatched_layout(caller: Caller, case: Mapping[str, Any]) -> None:
         )
 
 
-def _expect_error(student: Any, shown: Mapping[str, Any], kind: str, name: str, *args: Any, **kwargs: Any) -> None:
+def _expect_refusal(caller: Caller, shown: Mapping[str, Any], kind: str, name: str, *args: Any, **kwargs: Any) -> None:
+    """``name(*args, **kwargs)`` must raise exactly ``kind`` (not a subclass, not another exception)."""
     try:
-        value = student.call(name, *args, **kwargs)
+        value = caller(name, *args, **kwargs)
     except StudentError as exc:
         if exc.type == kind:
             return
         raise Mismatch(
             shown, f"{kind} raised", f"{exc.type}: {exc.message}", "The docstring names the exception."
         ) from None
-    raise Mismatch(shown, f"{kind} raised", value, "The docstring says this input is refused.")
+    got = f"no exception: returned a {value.type}" if isinstance(value, Record) else value
+    raise Mismatch(shown, f"{kind} raised", got, "The docstring says this input is refused.")
+
+
+def _expect_error(student: Any, shown: Mapping[str, Any], kind: str, name: str, *args: Any, **kwargs: Any) -> None:
+    _expect_refusal(student.call, shown, kind, name, *args, **kwargs)
+
+
+#: Values that are not a chain, not a generator, or not a z0 (a list of floats is not an array).
+_NOT_A_CHAIN: tuple[Any, ...] = (None, 3, "chain")
+_NOT_A_GENERATOR: tuple[Any, ...] = (7, None, 1.5, "rng")
+
+
+def _bad_z0s(case: Mapping[str, Any]) -> tuple[Any, ...]:
+    z0 = case["z0"]
+    return (list(map(float, z0)), None, z0.astype(np.float32), z0.astype(np.int64), z0[None, :], np.zeros(z0.size + 1))
+
+
+def _bad_block_sizes(case: Mapping[str, Any]) -> tuple[tuple[Any, str], ...]:
+    k, depth = case["block_size"], case["depth"]
+    return ((True, "TypeError"), (float(k), "TypeError"), (str(k), "TypeError"), (None, "TypeError"),
+            (np.float64(k), "TypeError"), (0, "ValueError"), (-k, "ValueError"), (depth + 1, "ValueError"))  # fmt: skip
+
+
+def _refusals(case: Mapping[str, Any], *, block_size: bool) -> list[tuple[str, Any, str]]:
+    """(argument, bad value, exception the docstring promises), one bad argument per call."""
+    bad = [("chain", value, "TypeError") for value in _NOT_A_CHAIN]
+    bad += [("rng", value, "TypeError") for value in _NOT_A_GENERATOR]
+    bad += [("z0", value, "ValueError") for value in _bad_z0s(case)]
+    if block_size:
+        bad += [("block_size", value, kind) for value, kind in _bad_block_sizes(case)]
+    return bad
+
+
+def judge_store_all_refusals(caller: Caller, case: Mapping[str, Any]) -> None:
+    """Raises: TypeError for a chain or rng of another type, ValueError for any z0 but a float64 (width,) array."""
+    good = {"chain": _chain(case), "z0": case["z0"], "rng": RngSeed(case["seed"])}
+    for argument, value, kind in _refusals(case, block_size=False):
+        arguments = {**good, argument: value}
+        shown = _shown(case, block_size=False, refused_argument=argument, refused_value=value)
+        _expect_refusal(caller, shown, kind, "store_all_cotangents", *arguments.values())
+
+
+def judge_checkpointed_refusals(caller: Caller, case: Mapping[str, Any]) -> None:
+    """Raises: as store-all, and TypeError / ValueError for a block_size that is not an integer in [1, L]."""
+    good = {"chain": _chain(case), "z0": case["z0"], "block_size": case["block_size"], "rng": RngSeed(case["seed"])}
+    for argument, value, kind in _refusals(case, block_size=True):
+        arguments = {**good, argument: value}
+        shown = _shown(case, matched=True, refused_argument=argument, refused_value=value)
+        _expect_refusal(caller, shown, kind, "checkpointed_cotangents", *arguments.values(), matched=True)
+
+
+def judge_checkpointed_arguments(caller: Caller, case: Mapping[str, Any]) -> None:
+    """``matched`` omitted means ``matched=True``; a numpy integer block_size is the same k.
+
+    The cases replay the random layer (it does not end its block), so an
+    unmatched default would change the derivatives.
+    """
+    want = _reference_replayed(case, True)
+    calls = (
+        ("matched omitted", case["block_size"], {}),
+        ("block_size as np.int64", np.int64(case["block_size"]), {"matched": True}),
+        ("block_size as np.int32", np.int32(case["block_size"]), {"matched": True}),
+    )
+    for how, k, kwargs in calls:
+        shown = {**_shown(case, block_size=False), "block_size": k, "call": how}
+        run = _run(caller, shown, "checkpointed_cotangents", _chain(case), case["z0"], k, RngSeed(case["seed"]),
+                   **kwargs)  # fmt: skip
+        expected = (want.forward_evaluations, want.replayed_evaluations, want.peak_states)
+        if _counts(run) != expected:
+            raise Mismatch(shown, expected, _counts(run), f"{how}: (forward, replayed, peak) of a matched replay.")
+        if not _agrees(run["cotangents"], want.cotangents):
+            raise Mismatch(shown, want.cotangents, run["cotangents"], f"{how}: the derivatives of a matched replay.")
+
+
+def _judge_call_sequence(caller: Caller, sequence: Mapping[str, Any], name: str) -> None:
+    """Every call of a sequence returns what the reference returns for that call alone.
+
+    The calls come in a generated order with cases repeated, so a result kept
+    from an earlier call (a module-level ledger, counter or cache) shows.
+    """
+    calls = sequence["calls"]
+    for position, call in enumerate(calls):
+        case = {key: call[key] for key in _CASE_KEYS}
+        shown = {"calls": calls, "failing_call": position + 1}
+        if name == "store_all_cotangents":
+            args, kwargs = (_chain(case), case["z0"], RngSeed(case["seed"])), {}
+            want = ref.store_all_cotangents(_chain(case), case["z0"], np.random.default_rng(case["seed"]))
+        else:
+            args = (_chain(case), case["z0"], case["block_size"], RngSeed(case["seed"]))
+            kwargs = {"matched": call["matched"]}
+            want = _reference_replayed(case, call["matched"])
+        run = _run(caller, {**shown, **_shown(case)}, name, *args, **kwargs)
+        expected = (want.forward_evaluations, want.replayed_evaluations, want.peak_states)
+        if _counts(run) != expected or not _agrees(run["cotangents"], want.cotangents):
+            raise Mismatch(
+                shown,
+                {"counts": expected, "cotangents": want.cotangents},
+                {"counts": _counts(run), "cotangents": run["cotangents"]},
+                f"Call {position + 1} of the sequence: each call must give what it gives alone (nothing kept from "
+                "earlier calls).",
+            )
+
+
+def judge_store_all_sequence(caller: Caller, sequence: Mapping[str, Any]) -> None:
+    _judge_call_sequence(caller, sequence, "store_all_cotangents")
+
+
+def judge_checkpointed_sequence(caller: Caller, sequence: Mapping[str, Any]) -> None:
+    _judge_call_sequence(caller, sequence, "checkpointed_cotangents")
 
 
 # --------------------------------------------------------------------------- first_mismatch
@@ -436,14 +589,14 @@ def _expect_error(student: Any, shown: Mapping[str, Any], kind: str, name: str, 
 
 @st.composite
 def array_pairs(draw: st.DrawFn) -> dict[str, Any]:
-    """Two arrays of one shape (rows, or rows x columns) differing in a drawn set of rows.
+    """Two arrays of one shape (rows; rows x columns; rows x 2 x 2) differing in a drawn set of rows.
 
     A differing row changes one entry, by one ulp or by a large step.
     """
     rows = draw(st.integers(1, 10))
-    cols = draw(st.sampled_from([None, 1, 2, 3]))
+    cols = draw(st.sampled_from([None, 1, 2, 3, (2, 2)]))
     dtype = draw(st.sampled_from([np.float64, np.float64, np.float32]))
-    shape = (rows,) if cols is None else (rows, cols)
+    shape = (rows,) if cols is None else (rows, *cols) if isinstance(cols, tuple) else (rows, cols)
     saved = np.random.default_rng(draw(st.integers(0, 2**32 - 1))).normal(size=shape).astype(dtype)
     replayed = saved.copy()
     flat = replayed.reshape(rows, -1)
@@ -473,12 +626,16 @@ def special_pairs(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def _first_mismatch_judge(caller: Caller, pair: Mapping[str, Any], note: str) -> None:
-    want = ref.first_mismatch(pair["saved"], pair["replayed"])
-    got = _count(caller("first_mismatch", pair["saved"], pair["replayed"]))
-    if got is None and want is None:
-        return
-    if not (_is_count(got) and got == want):
-        raise Mismatch(dict(pair), want, got, note)
+    """The pair, then the pair swapped, then the pair again: the index is symmetric and kept from no earlier call."""
+    saved, replayed = pair["saved"], pair["replayed"]
+    want = ref.first_mismatch(saved, replayed)
+    for call, (a, b) in enumerate(((saved, replayed), (replayed, saved), (saved, replayed))):
+        got = _count(caller("first_mismatch", a, b))
+        if got is None and want is None:
+            continue
+        if not (_is_count(got) and got == want):
+            shown = dict(pair) if call == 0 else {"saved": a, "replayed": b, "call": call + 1}
+            raise Mismatch(shown, want, got, note)
 
 
 def judge_first_mismatch(caller: Caller, pair: Mapping[str, Any]) -> None:
@@ -596,6 +753,30 @@ def judge_report_runs(caller: Caller, case: Mapping[str, Any]) -> None:
                     run["cotangents"],
                     f"{name}.cotangents: each run gets its own fresh np.random.default_rng(seed).",
                 )
+
+
+def judge_report_arguments(caller: Caller, case: Mapping[str, Any]) -> None:
+    """A numpy integer block_size is the same k; bad arguments raise as in checkpointed_cotangents."""
+    for matched in (True, False):
+        k = np.int64(case["block_size"])
+        shown = {**_shown(case, matched=matched), "block_size": k}
+        report = caller("replay_report", _chain(case), case["z0"], k, case["seed"], matched=matched)
+        if not isinstance(report, Record) or report.type != "ReplayReport" or tuple(report.fields) != _REPORT_FIELDS:
+            raise Mismatch(shown, "a ReplayReport", report, "Return a ReplayReport for a numpy integer block_size.")
+        want = _reference_report(case, matched)
+        fields = ("block_size", "extra_forward_evaluations", "saved_peak_states", "replayed_peak_states")
+        expected = (*(getattr(want, f) for f in fields), want.first_mismatch)
+        got = (*(_count(report[f]) for f in fields), _count(report["first_mismatch"]))
+        if got != expected:
+            note = f"({', '.join(fields)}, first_mismatch) with block_size = np.int64(k)."
+            raise Mismatch(shown, expected, got, note)
+    good = {"chain": _chain(case), "z0": case["z0"], "block_size": case["block_size"], "seed": case["seed"]}
+    bad = [("chain", None, "TypeError"), ("z0", list(map(float, case["z0"])), "ValueError")]
+    bad += [("block_size", value, kind) for value, kind in _bad_block_sizes(case)]
+    for argument, value, kind in bad:
+        arguments = {**good, argument: value}
+        shown = _shown(case, matched=True, refused_argument=argument, refused_value=value)
+        _expect_refusal(caller, shown, kind, "replay_report", *arguments.values(), matched=True)
 
 
 # --------------------------------------------------------------------------- misconceptions
@@ -739,6 +920,7 @@ def _plain_property(name: str, description: str, body: Callable, strategy: Any, 
 
 _CASES = chain_cases()
 _ALL_VISIBLE = (_VISIBLE_BLOCKS, _VISIBLE_ONE_BLOCK, _PREDICTION_R4, _PREDICTION_R7)
+_VISIBLE_SEQUENCE = ((_VISIBLE_BLOCKS, True), (_VISIBLE_ONE_BLOCK, False), (_VISIBLE_BLOCKS, True))
 _VISIBLE_PAIRS = (
     {"saved": np.arange(12.0).reshape(6, 2), "replayed": np.arange(12.0).reshape(6, 2)},
     {
@@ -783,6 +965,32 @@ STORE_ALL_SUITE = register(
                     judge_store_all_counts,
                     _CASES,
                     (_VISIBLE_STORE_ALL,),
+                ),
+            ),
+            _property(
+                STORE_ALL_TESTS,
+                _Spec(
+                    "store_all_refuses_bad_arguments",
+                    "store_all_cotangents raises TypeError for a chain that is not a StochasticChain or an rng that "
+                    "is not a numpy Generator (a seed included), and ValueError for a z0 that is not a float64 "
+                    "array of shape (width,) (a list included).",
+                    judge_store_all_refusals,
+                    _CASES,
+                    (_VISIBLE_STORE_ALL,),
+                    max_examples=_REFUSAL_EXAMPLES,
+                ),
+            ),
+            _property(
+                STORE_ALL_TESTS,
+                _Spec(
+                    "store_all_repeated_calls",
+                    "Called several times in a row on repeated and varied chains, each call returns what it "
+                    "returns alone: nothing is kept from earlier calls.",
+                    judge_store_all_sequence,
+                    call_sequences(with_matched=False),
+                    ({"calls": [_VISIBLE_STORE_ALL, _VISIBLE_BLOCKS, _VISIBLE_STORE_ALL]},),
+                    _unpack_pair,
+                    max_examples=_SEQUENCE_EXAMPLES,
                 ),
             ),
         ],
@@ -834,6 +1042,42 @@ CHECKPOINTED_SUITE = register(
                     _ALL_VISIBLE,
                 ),
             ),
+            _property(
+                CHECKPOINTED_TESTS,
+                _Spec(
+                    "checkpointed_refuses_bad_arguments",
+                    "checkpointed_cotangents refuses what store-all refuses, and a block_size that is not an "
+                    "integer (TypeError: bools, floats, strings) or not in [1, depth] (ValueError).",
+                    judge_checkpointed_refusals,
+                    _CASES,
+                    (_VISIBLE_BLOCKS,),
+                    max_examples=_REFUSAL_EXAMPLES,
+                ),
+            ),
+            _property(
+                CHECKPOINTED_TESTS,
+                _Spec(
+                    "checkpointed_default_and_integer_types",
+                    "Without matched the replay is matched; a numpy integer block_size is the same k.",
+                    judge_checkpointed_arguments,
+                    replaying_cases(),
+                    (_VISIBLE_BLOCKS, _VISIBLE_ONE_BLOCK),
+                    max_examples=_EXAMPLES // 4,
+                ),
+            ),
+            _property(
+                CHECKPOINTED_TESTS,
+                _Spec(
+                    "checkpointed_repeated_calls",
+                    "Called several times in a row on repeated and varied chains and streams, each call returns "
+                    "what it returns alone: nothing is kept from earlier calls.",
+                    judge_checkpointed_sequence,
+                    call_sequences(with_matched=True),
+                    ({"calls": [{**c, "matched": m} for c, m in _VISIBLE_SEQUENCE]},),
+                    _unpack_pair,
+                    max_examples=_SEQUENCE_EXAMPLES,
+                ),
+            ),
         ],
     )
 )
@@ -847,8 +1091,8 @@ FIRST_MISMATCH_SUITE = register(
                 MISMATCH_TESTS,
                 _Spec(
                     "largest_differing_row",
-                    "first_mismatch returns the largest row index that differs (or None), for 1-D and 2-D "
-                    "arrays of float64 and float32.",
+                    "first_mismatch returns the largest row index that differs (or None), for 1-D, 2-D and 3-D "
+                    "arrays of float64 and float32, the same with the arrays swapped or compared again.",
                     judge_first_mismatch,
                     array_pairs(),
                     _VISIBLE_PAIRS,
@@ -929,6 +1173,95 @@ REPLAY_REPORT_SUITE = register(
                     max_examples=_REPORT_EXAMPLES,
                 ),
             ),
+            _property(
+                REPORT_TESTS,
+                _Spec(
+                    "report_arguments",
+                    "replay_report takes a numpy integer block_size as that k, and raises as checkpointed_cotangents "
+                    "for a bad chain, z0 or block_size.",
+                    judge_report_arguments,
+                    _CASES,
+                    (_VISIBLE_BLOCKS,),
+                    max_examples=_REFUSAL_EXAMPLES,
+                ),
+            ),
         ],
     )
 )
+
+
+# --------------------------------------------------------------------------- the contract, clause by clause
+
+
+def _properties(grade_id: str) -> Callable[..., tuple[str, ...]]:
+    return lambda *names: tuple(f"{grade_id}/{name}" for name in names)
+
+
+_s, _c, _m, _r = map(_properties, (STORE_ALL_TESTS, CHECKPOINTED_TESTS, MISMATCH_TESTS, REPORT_TESTS))
+_SA, _CC, _FM, _RR = "store_all_cotangents", "checkpointed_cotangents", "first_mismatch", "replay_report"
+
+#: Every rule of the four docstrings (``ch11_solutions.ex5_replay``), in docstring order, with the
+#: properties that fail when it is broken. That z0 is left unmodified and that rng and the chain's
+#: counter advance by exactly the documented amount is visible only in the arguments after a call:
+#: those purity clauses name the sequence properties, which check the rest of purity today.
+CONTRACT: tuple[Clause, ...] = (
+    Clause(_SA, "behaviour", "one forward pass, reverse rules L-1 .. 0; row i is dL/dz_i", _s("store_all_derivatives")),
+    Clause(_SA, "tolerance", "derivatives within a relative 1e-10 of the reference", _s("store_all_derivatives")),
+    Clause(_SA, "accepts", "any StochasticChain", _s("store_all_derivatives", "store_all_counts"), "chain"),
+    Clause(_SA, "accepts", "a float64 array of shape (width,)", _s("store_all_derivatives"), "z0"),
+    Clause(_SA, "accepts", "a numpy Generator (advanced by the draw)", _s("store_all_derivatives"), "rng"),
+    Clause(_SA, "returns", "ReplayRun: float64 (L+1, width) cotangents; counts L, 0, L + 1 as ints",
+           _s("store_all_form", "store_all_counts")),
+    Clause(_SA, "purity", "no result depends on earlier calls", _s("store_all_repeated_calls")),
+    Clause(_SA, "purity", "z0 unmodified; rng, counter advance as stated", _s("store_all_repeated_calls")),
+    Clause(_SA, "raises", "not a StochasticChain", _s("store_all_refuses_bad_arguments"), "chain", "TypeError"),
+    Clause(_SA, "raises", "rng is not a numpy Generator", _s("store_all_refuses_bad_arguments"), "rng", "TypeError"),
+    Clause(_SA, "raises", "z0 is not a float64 array of shape (width,)",
+           _s("store_all_form", "store_all_refuses_bad_arguments"), "z0", "ValueError"),
+    Clause(_CC, "behaviour", "blocks of k from s = 0; replay m - 1 layers per block", _c("replay_counts")),
+    Clause(_CC, "behaviour", "matched: replay from the block's snapshot", _c("matched_replay_is_store_all")),
+    Clause(_CC, "tolerance", "matched equals store-all bit for bit (own runs; reference to 1e-10)",
+           _c("matched_replay_is_store_all")),
+    Clause(_CC, "behaviour", "unmatched: replay draws from rng as the forward pass left it", _c("unmatched_replay")),
+    Clause(_CC, "behaviour", "peak ceil(L/k) + k, as uniform_checkpoint_cost", _c("replay_counts")),
+    Clause(_CC, "accepts", "any StochasticChain", _c("matched_replay_is_store_all", "replay_counts"), "chain"),
+    Clause(_CC, "accepts", "a float64 array of shape (width,)", _c("matched_replay_is_store_all"), "z0"),
+    Clause(_CC, "accepts", "an int or numpy integer in [1, L]",
+           _c("replay_counts", "checkpointed_default_and_integer_types"), "block_size"),
+    Clause(_CC, "accepts", "a numpy Generator", _c("matched_replay_is_store_all", "unmatched_replay"), "rng"),
+    Clause(_CC, "accepts", "True and False", _c("matched_replay_is_store_all", "unmatched_replay"), "matched"),
+    Clause(_CC, "default", "matched=True", _c("checkpointed_default_and_integer_types"), "matched"),
+    Clause(_CC, "returns", "ReplayRun: counts 2L - ceil(L/k), L - ceil(L/k), ceil(L/k) + k as ints",
+           _c("checkpointed_form", "replay_counts")),
+    Clause(_CC, "purity", "no result depends on earlier calls", _c("checkpointed_repeated_calls")),
+    Clause(_CC, "purity", "z0 unmodified; rng, counter advance as stated", _c("checkpointed_repeated_calls")),
+    Clause(_CC, "raises", "as store-all: chain", _c("checkpointed_refuses_bad_arguments"), "chain", "TypeError"),
+    Clause(_CC, "raises", "as store-all: rng", _c("checkpointed_refuses_bad_arguments"), "rng", "TypeError"),
+    Clause(_CC, "raises", "block_size not an integer (bools, floats refused)",
+           _c("checkpointed_refuses_bad_arguments"), "block_size", "TypeError"),
+    Clause(_CC, "raises", "as store-all: z0", _c("checkpointed_refuses_bad_arguments"), "z0", "ValueError"),
+    Clause(_CC, "raises", "block_size not in [1, L]",
+           _c("checkpointed_form", "checkpointed_refuses_bad_arguments"), "block_size", "ValueError"),
+    Clause(_FM, "behaviour", "rows compared by bytes: 0.0 and -0.0 differ, same NaNs agree", _m("bitwise_comparison")),
+    Clause(_FM, "behaviour", "scan from the last row: the largest differing index", _m("largest_differing_row")),
+    Clause(_FM, "accepts", "an array of at least one dimension", _m("largest_differing_row"), "saved"),
+    Clause(_FM, "accepts", "an array of the same shape and dtype", _m("largest_differing_row"), "replayed"),
+    Clause(_FM, "returns", "an int index (numpy integer accepted) or None", _m("largest_differing_row")),
+    Clause(_FM, "purity", "same index swapped and repeated; arrays unmodified", _m("largest_differing_row")),
+    Clause(_FM, "raises", "shapes or dtypes differ, or 0-d", _m("refuses_incomparable_arrays"), "saved", "ValueError"),
+    Clause(_FM, "raises", "shapes or dtypes differ", _m("refuses_incomparable_arrays"), "replayed", "ValueError"),
+    Clause(_RR, "behaviour", "each run its own default_rng(seed)", _r("report_runs", "report_first_mismatch")),
+    Clause(_RR, "behaviour", "work, peaks and first mismatch kept apart", _r("report_work", "report_peak")),
+    Clause(_RR, "accepts", "any StochasticChain", _r("report_runs"), "chain"),
+    Clause(_RR, "accepts", "a float64 array of shape (width,)", _r("report_runs"), "z0"),
+    Clause(_RR, "accepts", "an int or numpy integer in [1, L]", _r("report_work", "report_arguments"), "block_size"),
+    Clause(_RR, "accepts", "a non-negative int seed", _r("report_runs"), "seed"),
+    Clause(_RR, "accepts", "True and False", _r("report_work", "report_first_mismatch"), "matched"),
+    Clause(_RR, "returns", "ReplayReport echoing block_size and matched",
+           _r("report_work", "report_peak", "report_first_mismatch", "report_runs")),
+    Clause(_RR, "purity", "no result depends on earlier calls; arguments unmodified", _r("report_runs")),
+    Clause(_RR, "raises", "as checkpointed_cotangents", _r("report_arguments"), "block_size", "TypeError"),
+    Clause(_RR, "raises", "as checkpointed_cotangents", _r("report_arguments"), "block_size", "ValueError"),
+    Clause(_RR, "raises", "as checkpointed_cotangents: chain", _r("report_arguments"), "chain", "TypeError"),
+    Clause(_RR, "raises", "as checkpointed_cotangents: z0", _r("report_arguments"), "z0", "ValueError"),
+)  # fmt: skip
