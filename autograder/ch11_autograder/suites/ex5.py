@@ -524,36 +524,58 @@ def judge_checkpointed_refusals(caller: Caller, case: Mapping[str, Any]) -> None
         _expect_refusal(caller, shown, kind, "checkpointed_cotangents", *arguments.values(), matched=True)
 
 
-def judge_checkpointed_arguments(caller: Caller, case: Mapping[str, Any]) -> None:
-    """``matched`` omitted means ``matched=True``; a numpy integer block_size is the same k.
+def _same_run(a: Record, b: Record) -> bool:
+    return _counts(a) == _counts(b) and _bits_equal(a["cotangents"], b["cotangents"])
 
-    The cases replay the random layer (it does not end its block), so an
-    unmatched default would change the derivatives.
+
+def _run_summary(run: Record) -> dict[str, Any]:
+    return {"counts": _counts(run), "cotangents": run["cotangents"]}
+
+
+def judge_checkpointed_arguments(caller: Caller, case: Mapping[str, Any]) -> None:
+    """``matched`` omitted is ``matched=True``; a numpy integer block_size is the same k.
+
+    Each call is compared with the student's own call with ``matched=True`` and
+    an int ``k``, so only the default and the accepted types are judged here
+    (the values are judged by the other properties). The cases replay the
+    random layer (it does not end its block), so an unmatched default changes
+    the derivatives.
     """
-    want = _reference_replayed(case, True)
-    calls = (
-        ("matched omitted", case["block_size"], {}),
-        ("block_size as np.int64", np.int64(case["block_size"]), {"matched": True}),
-        ("block_size as np.int32", np.int32(case["block_size"]), {"matched": True}),
-    )
-    for how, k, kwargs in calls:
-        shown = {**_shown(case, block_size=False), "block_size": k, "call": how}
-        run = _run(caller, shown, "checkpointed_cotangents", _chain(case), case["z0"], k, RngSeed(case["seed"]),
-                   **kwargs)  # fmt: skip
-        expected = (want.forward_evaluations, want.replayed_evaluations, want.peak_states)
-        if _counts(run) != expected:
-            raise Mismatch(shown, expected, _counts(run), f"{how}: (forward, replayed, peak) of a matched replay.")
-        if not _agrees(run["cotangents"], want.cotangents):
-            raise Mismatch(shown, want.cotangents, run["cotangents"], f"{how}: the derivatives of a matched replay.")
+    case = {**case, "block_size": int(case["block_size"])}  # a counterexample shows the numpy k
+    k = case["block_size"]
+    explicit = _run(caller, _shown(case, matched=True), "checkpointed_cotangents", _chain(case), case["z0"], k,
+                    RngSeed(case["seed"]), matched=True)  # fmt: skip
+    calls = (("matched omitted", k, {}), ("block_size as np.int64", np.int64(k), {"matched": True}),
+             ("block_size as np.int32", np.int32(k), {"matched": True}))  # fmt: skip
+    for how, size, kwargs in calls:
+        shown = {**_shown(case, block_size=False), "block_size": size, "call": how}
+        try:
+            run = _run(caller, shown, "checkpointed_cotangents", _chain(case), case["z0"], size, RngSeed(case["seed"]),
+                       **kwargs)  # fmt: skip
+        except StudentError as exc:
+            raise Mismatch(shown, _run_summary(explicit), f"{exc.type}: {exc.message}", f"{how} is accepted.") from None
+        if not _same_run(run, explicit):
+            raise Mismatch(
+                shown,
+                _run_summary(explicit),
+                _run_summary(run),
+                f"{how}: expected what your function returns for block_size={k}, matched=True.",
+            )
 
 
 def _judge_call_sequence(caller: Caller, sequence: Mapping[str, Any], name: str) -> None:
-    """Every call of a sequence returns what the reference returns for that call alone.
+    """No call of a sequence depends on the calls before it.
 
-    The calls come in a generated order with cases repeated, so a result kept
-    from an earlier call (a module-level ledger, counter or cache) shows.
+    Two history checks, which any function without state passes whether its
+    values are right or wrong (the values are judged by the other properties):
+    a case met again returns the same counts and bits; and a case whose
+    reference result differs from another's does not return that other
+    case's result. The first catches a running total kept across calls (a
+    module-level ledger or counter), the second a result kept from an earlier
+    call (a cache keyed on too little).
     """
     calls = sequence["calls"]
+    seen: list[tuple[dict[str, Any], Record, Any]] = []
     for position, call in enumerate(calls):
         case = {key: call[key] for key in _CASE_KEYS}
         shown = {"calls": calls, "failing_call": position + 1}
@@ -565,15 +587,30 @@ def _judge_call_sequence(caller: Caller, sequence: Mapping[str, Any], name: str)
             kwargs = {"matched": call["matched"]}
             want = _reference_replayed(case, call["matched"])
         run = _run(caller, {**shown, **_shown(case)}, name, *args, **kwargs)
-        expected = (want.forward_evaluations, want.replayed_evaluations, want.peak_states)
-        if _counts(run) != expected or not _agrees(run["cotangents"], want.cotangents):
-            raise Mismatch(
-                shown,
-                {"counts": expected, "cotangents": want.cotangents},
-                {"counts": _counts(run), "cotangents": run["cotangents"]},
-                f"Call {position + 1} of the sequence: each call must give what it gives alone (nothing kept from "
-                "earlier calls).",
-            )
+        for earlier, (earlier_call, earlier_run, earlier_want) in enumerate(seen):
+            same_inputs = _wire_equal_calls(earlier_call, call)
+            if same_inputs and not _same_run(run, earlier_run):
+                note = f"Call {position + 1} repeats call {earlier + 1}; it must return the same result."
+                raise Mismatch(shown, _run_summary(earlier_run), _run_summary(run), note)
+            # Only another chain, input or seed must change the result: the matched flag alone
+            # need not (a replay that ignores it is wrong, but judged elsewhere).
+            other_case = not _wire_equal_calls({k: earlier_call[k] for k in _CASE_KEYS}, case)
+            differs = earlier_want.cotangents.tobytes() != want.cotangents.tobytes()
+            if other_case and differs and _same_run(run, earlier_run):
+                note = (
+                    f"Call {position + 1} returned exactly the result of call {earlier + 1}, whose chain, input or "
+                    "seed differs: a result kept from an earlier call?"
+                )
+                expected = {"counts": (want.forward_evaluations, want.replayed_evaluations, want.peak_states),
+                            "cotangents": want.cotangents}  # fmt: skip
+                raise Mismatch(shown, expected, _run_summary(run), note)
+        seen.append((call, run, want))
+
+
+def _wire_equal_calls(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return a.keys() == b.keys() and all(
+        _bits_equal(a[key], b[key]) if isinstance(a[key], np.ndarray) else a[key] == b[key] for key in a
+    )
 
 
 def judge_store_all_sequence(caller: Caller, sequence: Mapping[str, Any]) -> None:
@@ -756,19 +793,28 @@ def judge_report_runs(caller: Caller, case: Mapping[str, Any]) -> None:
 
 
 def judge_report_arguments(caller: Caller, case: Mapping[str, Any]) -> None:
-    """A numpy integer block_size is the same k; bad arguments raise as in checkpointed_cotangents."""
+    """A numpy integer block_size is the same k; bad arguments raise as in checkpointed_cotangents.
+
+    The numpy report is compared with the student's own report for the int
+    ``k`` (the values are judged by the other properties).
+    """
+    fields = ("block_size", "extra_forward_evaluations", "saved_peak_states", "replayed_peak_states", "first_mismatch")
+    case = {**case, "block_size": int(case["block_size"])}  # a counterexample shows the numpy k
     for matched in (True, False):
-        k = np.int64(case["block_size"])
-        shown = {**_shown(case, matched=matched), "block_size": k}
-        report = caller("replay_report", _chain(case), case["z0"], k, case["seed"], matched=matched)
+        k = case["block_size"]
+        own = _report(caller, case, matched)
+        shown = {**_shown(case, matched=matched), "block_size": np.int64(k)}
+        try:
+            report = caller("replay_report", _chain(case), case["z0"], np.int64(k), case["seed"], matched=matched)
+        except StudentError as exc:
+            got = f"{exc.type}: {exc.message}"
+            raise Mismatch(shown, "a ReplayReport", got, "np.int64(k) is a block size.") from None
         if not isinstance(report, Record) or report.type != "ReplayReport" or tuple(report.fields) != _REPORT_FIELDS:
             raise Mismatch(shown, "a ReplayReport", report, "Return a ReplayReport for a numpy integer block_size.")
-        want = _reference_report(case, matched)
-        fields = ("block_size", "extra_forward_evaluations", "saved_peak_states", "replayed_peak_states")
-        expected = (*(getattr(want, f) for f in fields), want.first_mismatch)
-        got = (*(_count(report[f]) for f in fields), _count(report["first_mismatch"]))
+        expected = tuple(_count(own[f]) for f in fields)
+        got = tuple(_count(report[f]) for f in fields)
         if got != expected:
-            note = f"({', '.join(fields)}, first_mismatch) with block_size = np.int64(k)."
+            note = f"({', '.join(fields)}): expected what your replay_report returns for block_size={k}."
             raise Mismatch(shown, expected, got, note)
     good = {"chain": _chain(case), "z0": case["z0"], "block_size": case["block_size"], "seed": case["seed"]}
     bad = [("chain", None, "TypeError"), ("z0", list(map(float, case["z0"])), "ValueError")]
