@@ -103,12 +103,17 @@ def store_all_cotangents(chain: StochasticChain, z0: np.ndarray, rng: np.random.
 
     Returns:
         a :class:`ReplayRun` with ``forward_evaluations = L``,
-        ``replayed_evaluations = 0`` and ``peak_states = L + 1``.
+        ``replayed_evaluations = 0`` and ``peak_states = L + 1``. Its
+        cotangents are graded within a relative tolerance of ``1e-10`` of
+        the reference's in every entry (a reverse rule with its factors in
+        another order passes); the bit-for-bit claims of the later tasks
+        compare your own runs with each other.
 
     Raises:
         TypeError: ``chain`` is not a ``StochasticChain`` or ``rng`` is not a
-            ``numpy.random.Generator``.
-        ValueError: ``z0`` is not a float64 array of shape ``(width,)``.
+            ``numpy.random.Generator`` (a seed is refused, not turned into one).
+        ValueError: ``z0`` is not a float64 array of shape ``(width,)`` (a
+            list or an array of another dtype or shape is refused, not converted).
     """
     z0 = _check_inputs(chain, z0, rng)
     depth = chain.depth
@@ -170,8 +175,9 @@ def checkpointed_cotangents(
         chain: the chain; its ``forward_evaluations`` counter grows by
             ``L + (L - ceil(L/k))``.
         z0: float64 input of shape ``(chain.width,)``; not modified.
-        block_size: ``k``, an integer with ``1 <= k <= L``. ``k = 1`` retains
-            every state and replays nothing; ``k = L`` replays ``L - 1`` layers.
+        block_size: ``k``, an integer (a Python ``int`` or a numpy integer)
+            with ``1 <= k <= L``. ``k = 1`` retains every state and replays
+            nothing; ``k = L`` replays ``L - 1`` layers.
         rng: the generator of the forward pass; it is advanced by the forward
             pass, and further by an unmatched replay.
         matched: restore the snapshotted generator state for each replay.
@@ -183,7 +189,7 @@ def checkpointed_cotangents(
 
     Raises:
         TypeError: as :func:`store_all_cotangents`, or ``block_size`` is not
-            an integer (bools and floats refused).
+            an integer (bools, floats and strings refused).
         ValueError: as :func:`store_all_cotangents`, or ``block_size`` is
             not in ``[1, L]``.
     """

@@ -1,9 +1,11 @@
-"""Exercise 5's contract: the notebook, its cells' grade ids and points, and the cotangent tolerance."""
+"""Exercise 5's contract: the notebook, its cells' grade ids and points, the cotangent tolerance, the clause table."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
+
+from ...trusted.contract import Clause
 
 NOTEBOOK = "ex5_replay"
 
@@ -36,3 +38,80 @@ POINTS: Mapping[str, int] = MappingProxyType(
 #: derivative computed with another association of the reverse rule's factors.
 #: Stated to students in the Task 1 prose.
 COTANGENT_RTOL = 1e-10
+
+
+# --------------------------------------------------------------------------- the contract, clause by clause
+
+
+def _properties(grade_id: str) -> Callable[..., tuple[str, ...]]:
+    return lambda *names: tuple(f"{grade_id}/{name}" for name in names)
+
+
+_s, _c, _m, _r = map(_properties, (STORE_ALL_TESTS, CHECKPOINTED_TESTS, MISMATCH_TESTS, REPORT_TESTS))
+_SA, _CC, _FM, _RR = "store_all_cotangents", "checkpointed_cotangents", "first_mismatch", "replay_report"
+
+#: Every rule of the four docstrings (``ch11_solutions.ex5_replay``), in docstring order, with the
+#: properties that fail when it is broken. That z0 is left unmodified and that rng and the chain's
+#: counter advance by exactly the documented amount is visible only in the arguments after a call:
+#: those purity clauses name the sequence properties, which check the rest of purity today.
+CONTRACT: tuple[Clause, ...] = (
+    Clause(_SA, "behaviour", "one forward pass, reverse rules L-1 .. 0; row i is dL/dz_i", _s("store_all_derivatives")),
+    Clause(_SA, "tolerance", "derivatives within a relative 1e-10 of the reference", _s("store_all_derivatives")),
+    Clause(_SA, "accepts", "any StochasticChain", _s("store_all_derivatives", "store_all_counts"), "chain"),
+    Clause(_SA, "accepts", "a float64 array of shape (width,)", _s("store_all_derivatives"), "z0"),
+    Clause(_SA, "accepts", "a numpy Generator (advanced by the draw)", _s("store_all_derivatives"), "rng"),
+    Clause(_SA, "returns", "ReplayRun: float64 (L+1, width) cotangents; counts L, 0, L + 1 as ints",
+           _s("store_all_form", "store_all_counts")),
+    Clause(_SA, "purity", "no result depends on earlier calls", _s("store_all_repeated_calls")),
+    Clause(_SA, "purity", "z0 unmodified; rng, counter advance as stated", _s("store_all_repeated_calls")),
+    Clause(_SA, "raises", "not a StochasticChain", _s("store_all_refuses_bad_arguments"), "chain", "TypeError"),
+    Clause(_SA, "raises", "rng is not a numpy Generator", _s("store_all_refuses_bad_arguments"), "rng", "TypeError"),
+    Clause(_SA, "raises", "z0 is not a float64 array of shape (width,)",
+           _s("store_all_form", "store_all_refuses_bad_arguments"), "z0", "ValueError"),
+    Clause(_CC, "behaviour", "blocks of k from s = 0; replay m - 1 layers per block", _c("replay_counts")),
+    Clause(_CC, "behaviour", "matched: replay from the block's snapshot", _c("matched_replay_is_store_all")),
+    Clause(_CC, "tolerance", "matched equals store-all bit for bit (own runs; reference to 1e-10)",
+           _c("matched_replay_is_store_all")),
+    Clause(_CC, "behaviour", "unmatched: replay draws from rng as the forward pass left it", _c("unmatched_replay")),
+    Clause(_CC, "behaviour", "peak ceil(L/k) + k, as uniform_checkpoint_cost", _c("replay_counts")),
+    Clause(_CC, "accepts", "any StochasticChain", _c("matched_replay_is_store_all", "replay_counts"), "chain"),
+    Clause(_CC, "accepts", "a float64 array of shape (width,)", _c("matched_replay_is_store_all"), "z0"),
+    Clause(_CC, "accepts", "an int or numpy integer in [1, L]",
+           _c("replay_counts", "checkpointed_default_and_integer_types"), "block_size"),
+    Clause(_CC, "accepts", "a numpy Generator", _c("matched_replay_is_store_all", "unmatched_replay"), "rng"),
+    Clause(_CC, "accepts", "True and False", _c("matched_replay_is_store_all", "unmatched_replay"), "matched"),
+    Clause(_CC, "default", "matched=True", _c("checkpointed_default_and_integer_types"), "matched"),
+    Clause(_CC, "returns", "ReplayRun: counts 2L - ceil(L/k), L - ceil(L/k), ceil(L/k) + k as ints",
+           _c("checkpointed_form", "replay_counts")),
+    Clause(_CC, "purity", "no result depends on earlier calls", _c("checkpointed_repeated_calls")),
+    Clause(_CC, "purity", "z0 unmodified; rng, counter advance as stated", _c("checkpointed_repeated_calls")),
+    Clause(_CC, "raises", "as store-all: chain", _c("checkpointed_refuses_bad_arguments"), "chain", "TypeError"),
+    Clause(_CC, "raises", "as store-all: rng", _c("checkpointed_refuses_bad_arguments"), "rng", "TypeError"),
+    Clause(_CC, "raises", "block_size not an integer (bools, floats refused)",
+           _c("checkpointed_refuses_bad_arguments"), "block_size", "TypeError"),
+    Clause(_CC, "raises", "as store-all: z0", _c("checkpointed_refuses_bad_arguments"), "z0", "ValueError"),
+    Clause(_CC, "raises", "block_size not in [1, L]",
+           _c("checkpointed_form", "checkpointed_refuses_bad_arguments"), "block_size", "ValueError"),
+    Clause(_FM, "behaviour", "rows compared by bytes: 0.0 and -0.0 differ, same NaNs agree", _m("bitwise_comparison")),
+    Clause(_FM, "behaviour", "scan from the last row: the largest differing index", _m("largest_differing_row")),
+    Clause(_FM, "accepts", "an array of at least one dimension", _m("largest_differing_row"), "saved"),
+    Clause(_FM, "accepts", "an array of the same shape and dtype", _m("largest_differing_row"), "replayed"),
+    Clause(_FM, "returns", "an int index (numpy integer accepted) or None", _m("largest_differing_row")),
+    Clause(_FM, "purity", "same index swapped and repeated; arrays unmodified", _m("largest_differing_row")),
+    Clause(_FM, "raises", "shapes or dtypes differ, or 0-d", _m("refuses_incomparable_arrays"), "saved", "ValueError"),
+    Clause(_FM, "raises", "shapes or dtypes differ", _m("refuses_incomparable_arrays"), "replayed", "ValueError"),
+    Clause(_RR, "behaviour", "each run its own default_rng(seed)", _r("report_runs", "report_first_mismatch")),
+    Clause(_RR, "behaviour", "work, peaks and first mismatch kept apart", _r("report_work", "report_peak")),
+    Clause(_RR, "accepts", "any StochasticChain", _r("report_runs"), "chain"),
+    Clause(_RR, "accepts", "a float64 array of shape (width,)", _r("report_runs"), "z0"),
+    Clause(_RR, "accepts", "an int or numpy integer in [1, L]", _r("report_work", "report_arguments"), "block_size"),
+    Clause(_RR, "accepts", "a non-negative int seed", _r("report_runs"), "seed"),
+    Clause(_RR, "accepts", "True and False", _r("report_work", "report_first_mismatch"), "matched"),
+    Clause(_RR, "returns", "ReplayReport echoing block_size and matched",
+           _r("report_work", "report_peak", "report_first_mismatch", "report_runs")),
+    Clause(_RR, "purity", "no result depends on earlier calls; arguments unmodified", _r("report_runs")),
+    Clause(_RR, "raises", "as checkpointed_cotangents", _r("report_arguments"), "block_size", "TypeError"),
+    Clause(_RR, "raises", "as checkpointed_cotangents", _r("report_arguments"), "block_size", "ValueError"),
+    Clause(_RR, "raises", "as checkpointed_cotangents: chain", _r("report_arguments"), "chain", "TypeError"),
+    Clause(_RR, "raises", "as checkpointed_cotangents: z0", _r("report_arguments"), "z0", "ValueError"),
+)  # fmt: skip

@@ -1,4 +1,4 @@
-"""Hypothesis strategies of Exercise 5's hidden suite: chain cases and pairs of arrays.
+"""Hypothesis strategies of Exercise 5's hidden suite: chain cases, call sequences and pairs of arrays.
 
 A *case* is the plain-value description of one call (chain shape and seed, input, block
 length, generator seed) that the suite turns into a fresh chain and generator for the
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-__all__ = ["CASE_KEYS", "array_pairs", "chain_cases", "make_case", "special_pairs"]
+__all__ = ["CASE_KEYS", "array_pairs", "call_sequences", "chain_cases", "make_case", "replaying_cases", "special_pairs"]
 
 CASE_KEYS = ("depth", "random_layer", "width", "chain_seed", "z0", "block_size", "seed")
 
@@ -55,14 +55,14 @@ def chain_cases(draw: st.DrawFn, max_depth: int = 24) -> dict[str, Any]:
 
 @st.composite
 def array_pairs(draw: st.DrawFn) -> dict[str, Any]:
-    """Two arrays of one shape (rows, or rows x columns) differing in a drawn set of rows.
+    """Two arrays of one shape (rows; rows x columns; rows x 2 x 2) differing in a drawn set of rows.
 
     A differing row changes one entry, by one ulp or by a large step.
     """
     rows = draw(st.integers(1, 10))
-    cols = draw(st.sampled_from([None, 1, 2, 3]))
+    cols = draw(st.sampled_from([None, 1, 2, 3, (2, 2)]))
     dtype = draw(st.sampled_from([np.float64, np.float64, np.float32]))
-    shape = (rows,) if cols is None else (rows, cols)
+    shape = (rows,) if cols is None else (rows, *cols) if isinstance(cols, tuple) else (rows, cols)
     saved = np.random.default_rng(draw(st.integers(0, 2**32 - 1))).normal(size=shape).astype(dtype)
     replayed = saved.copy()
     flat = replayed.reshape(rows, -1)
@@ -89,3 +89,36 @@ def special_pairs(draw: st.DrawFn) -> dict[str, Any]:
     for index in flipped:
         flat[index] = -0.0
     return {"saved": saved, "replayed": replayed}
+
+
+@st.composite
+def replaying_cases(draw: st.DrawFn) -> dict[str, Any]:
+    """A chain case whose random layer is replayed: it lies in a block of k >= 2 and does not end it.
+
+    Only there do a matched and an unmatched replay differ, so only there can a
+    wrong default of ``matched`` show.
+    """
+    case = draw(chain_cases())
+    depth = max(case["depth"], 3)
+    k = draw(st.integers(2, depth))
+    r = draw(st.integers(0, depth - 2))
+    if r % k == k - 1:
+        r -= 1  # the last layer of a full block is never replayed; its neighbour in the block is
+    return {**case, "depth": depth, "random_layer": r, "block_size": k}
+
+
+@st.composite
+def call_sequences(draw: st.DrawFn, with_matched: bool) -> dict[str, Any]:
+    """Three to five calls on two chain cases, in a drawn order, each case met at least once more.
+
+    Small chains keep the whole sequence cheap; ``matched`` is drawn per call.
+    """
+    pool = [draw(chain_cases(max_depth=10)) for _ in range(2)]
+    order = draw(st.lists(st.integers(0, 1), min_size=3, max_size=5).filter(lambda o: len(set(o)) == 2))
+    calls = []
+    for index in order:
+        call = dict(pool[index])
+        if with_matched:
+            call["matched"] = draw(st.booleans())
+        calls.append(call)
+    return {"calls": calls}

@@ -52,7 +52,7 @@ from ...trusted.suite import CellSuite, Misconception, Mismatch, Property, hypot
 from ...trusted.worker_client import StudentError
 from ..catalogue import WrongAnswer, catalogue
 from .contract import CHECKPOINTED_TESTS, COTANGENT_RTOL, MISMATCH_TESTS, POINTS, REPORT_TESTS, STORE_ALL_TESTS
-from .strategies import CASE_KEYS, array_pairs, chain_cases, make_case, special_pairs
+from .strategies import CASE_KEYS, array_pairs, call_sequences, chain_cases, make_case, replaying_cases, special_pairs
 
 __all__ = [
     "CHECKPOINTED_SUITE",
@@ -96,6 +96,9 @@ _HOW_TO_REBUILD = (
 # properties call two already-graded functions per stream, so fewer examples suffice there.
 _EXAMPLES = 40
 _REPORT_EXAMPLES = 20
+# A refusal property makes about twenty calls per example, a sequence three to five.
+_REFUSAL_EXAMPLES = 6
+_SEQUENCE_EXAMPLES = 12
 
 
 # --------------------------------------------------------------------------- cases
@@ -187,7 +190,12 @@ def _local_caller(entry: WrongAnswer | None = None) -> Caller:
 
     def call(name: str, *args: Any, **kwargs: Any) -> Any:
         wire_args, wire_kwargs = _wire_arguments(args, kwargs)
-        return roundtrip(functions[name](*wire_args, **wire_kwargs))
+        try:
+            value = functions[name](*wire_args, **wire_kwargs)
+        except Exception as exc:
+            # As the worker reports it, so a judge reads a refusal the same way from either side.
+            raise StudentError(type(exc).__name__, str(exc)) from None
+        return roundtrip(value)
 
     return call
 
@@ -377,28 +385,179 @@ def judge_unmatched_layout(caller: Caller, case: Mapping[str, Any]) -> None:
         )
 
 
-def _expect_error(student: Any, shown: Mapping[str, Any], kind: str, name: str, *args: Any, **kwargs: Any) -> None:
+def _expect_refusal(caller: Caller, shown: Mapping[str, Any], kind: str, name: str, *args: Any, **kwargs: Any) -> None:
+    """``name(*args, **kwargs)`` must raise exactly ``kind`` (not a subclass, not another exception)."""
     try:
-        value = student.call(name, *args, **kwargs)
+        value = caller(name, *args, **kwargs)
     except StudentError as exc:
         if exc.type == kind:
             return
         raise Mismatch(
             shown, f"{kind} raised", f"{exc.type}: {exc.message}", "The docstring names the exception."
         ) from None
-    raise Mismatch(shown, f"{kind} raised", value, "The docstring says this input is refused.")
+    got = f"no exception: returned a {value.type}" if isinstance(value, Record) else value
+    raise Mismatch(shown, f"{kind} raised", got, "The docstring says this input is refused.")
+
+
+def _expect_error(student: Any, shown: Mapping[str, Any], kind: str, name: str, *args: Any, **kwargs: Any) -> None:
+    _expect_refusal(student.call, shown, kind, name, *args, **kwargs)
+
+
+#: Values that are not a chain, not a generator, or not a z0 (a list of floats is not an array).
+_NOT_A_CHAIN: tuple[Any, ...] = (None, 3, "chain")
+_NOT_A_GENERATOR: tuple[Any, ...] = (7, None, 1.5, "rng")
+
+
+def _bad_z0s(case: Mapping[str, Any]) -> tuple[Any, ...]:
+    z0 = case["z0"]
+    return (list(map(float, z0)), None, z0.astype(np.float32), z0.astype(np.int64), z0[None, :], np.zeros(z0.size + 1))
+
+
+def _bad_block_sizes(case: Mapping[str, Any]) -> tuple[tuple[Any, str], ...]:
+    k, depth = case["block_size"], case["depth"]
+    return ((True, "TypeError"), (float(k), "TypeError"), (str(k), "TypeError"), (None, "TypeError"),
+            (np.float64(k), "TypeError"), (0, "ValueError"), (-k, "ValueError"), (depth + 1, "ValueError"))  # fmt: skip
+
+
+def _refusals(case: Mapping[str, Any], *, block_size: bool) -> list[tuple[str, Any, str]]:
+    """(argument, bad value, exception the docstring promises), one bad argument per call."""
+    bad = [("chain", value, "TypeError") for value in _NOT_A_CHAIN]
+    bad += [("rng", value, "TypeError") for value in _NOT_A_GENERATOR]
+    bad += [("z0", value, "ValueError") for value in _bad_z0s(case)]
+    if block_size:
+        bad += [("block_size", value, kind) for value, kind in _bad_block_sizes(case)]
+    return bad
+
+
+def judge_store_all_refusals(caller: Caller, case: Mapping[str, Any]) -> None:
+    """Raises: TypeError for a chain or rng of another type, ValueError for any z0 but a float64 (width,) array."""
+    good = {"chain": _chain(case), "z0": case["z0"], "rng": RngSeed(case["seed"])}
+    for argument, value, kind in _refusals(case, block_size=False):
+        arguments = {**good, argument: value}
+        shown = _shown(case, block_size=False, refused_argument=argument, refused_value=value)
+        _expect_refusal(caller, shown, kind, "store_all_cotangents", *arguments.values())
+
+
+def judge_checkpointed_refusals(caller: Caller, case: Mapping[str, Any]) -> None:
+    """Raises: as store-all, and TypeError / ValueError for a block_size that is not an integer in [1, L]."""
+    good = {"chain": _chain(case), "z0": case["z0"], "block_size": case["block_size"], "rng": RngSeed(case["seed"])}
+    for argument, value, kind in _refusals(case, block_size=True):
+        arguments = {**good, argument: value}
+        shown = _shown(case, matched=True, refused_argument=argument, refused_value=value)
+        _expect_refusal(caller, shown, kind, "checkpointed_cotangents", *arguments.values(), matched=True)
+
+
+def _same_run(a: Record, b: Record) -> bool:
+    return _counts(a) == _counts(b) and _bits_equal(a["cotangents"], b["cotangents"])
+
+
+def _run_summary(run: Record) -> dict[str, Any]:
+    return {"counts": _counts(run), "cotangents": run["cotangents"]}
+
+
+def judge_checkpointed_arguments(caller: Caller, case: Mapping[str, Any]) -> None:
+    """``matched`` omitted is ``matched=True``; a numpy integer block_size is the same k.
+
+    Each call is compared with the student's own call with ``matched=True`` and
+    an int ``k``, so only the default and the accepted types are judged here
+    (the values are judged by the other properties). The cases replay the
+    random layer (it does not end its block), so an unmatched default changes
+    the derivatives.
+    """
+    case = {**case, "block_size": int(case["block_size"])}  # a counterexample shows the numpy k
+    k = case["block_size"]
+    explicit = _run(caller, _shown(case, matched=True), "checkpointed_cotangents", _chain(case), case["z0"], k,
+                    RngSeed(case["seed"]), matched=True)  # fmt: skip
+    calls = (("matched omitted", k, {}), ("block_size as np.int64", np.int64(k), {"matched": True}),
+             ("block_size as np.int32", np.int32(k), {"matched": True}))  # fmt: skip
+    for how, size, kwargs in calls:
+        shown = {**_shown(case, block_size=False), "block_size": size, "call": how}
+        try:
+            run = _run(caller, shown, "checkpointed_cotangents", _chain(case), case["z0"], size, RngSeed(case["seed"]),
+                       **kwargs)  # fmt: skip
+        except StudentError as exc:
+            raise Mismatch(shown, _run_summary(explicit), f"{exc.type}: {exc.message}", f"{how} is accepted.") from None
+        if not _same_run(run, explicit):
+            raise Mismatch(
+                shown,
+                _run_summary(explicit),
+                _run_summary(run),
+                f"{how}: expected what your function returns for block_size={k}, matched=True.",
+            )
+
+
+def _judge_call_sequence(caller: Caller, sequence: Mapping[str, Any], name: str) -> None:
+    """No call of a sequence depends on the calls before it.
+
+    Two history checks, which any function without state passes whether its
+    values are right or wrong (the values are judged by the other properties):
+    a case met again returns the same counts and bits; and a case whose
+    reference result differs from another's does not return that other
+    case's result. The first catches a running total kept across calls (a
+    module-level ledger or counter), the second a result kept from an earlier
+    call (a cache keyed on too little).
+    """
+    calls = sequence["calls"]
+    seen: list[tuple[dict[str, Any], Record, Any]] = []
+    for position, call in enumerate(calls):
+        case = {key: call[key] for key in CASE_KEYS}
+        shown = {"calls": calls, "failing_call": position + 1}
+        if name == "store_all_cotangents":
+            args, kwargs = (_chain(case), case["z0"], RngSeed(case["seed"])), {}
+            want = ref.store_all_cotangents(_chain(case), case["z0"], np.random.default_rng(case["seed"]))
+        else:
+            args = (_chain(case), case["z0"], case["block_size"], RngSeed(case["seed"]))
+            kwargs = {"matched": call["matched"]}
+            want = _reference_replayed(case, call["matched"])
+        run = _run(caller, {**shown, **_shown(case)}, name, *args, **kwargs)
+        for earlier, (earlier_call, earlier_run, earlier_want) in enumerate(seen):
+            same_inputs = _wire_equal_calls(earlier_call, call)
+            if same_inputs and not _same_run(run, earlier_run):
+                note = f"Call {position + 1} repeats call {earlier + 1}; it must return the same result."
+                raise Mismatch(shown, _run_summary(earlier_run), _run_summary(run), note)
+            # Only another chain, input or seed must change the result: the matched flag alone
+            # need not (a replay that ignores it is wrong, but judged elsewhere).
+            other_case = not _wire_equal_calls({k: earlier_call[k] for k in CASE_KEYS}, case)
+            differs = earlier_want.cotangents.tobytes() != want.cotangents.tobytes()
+            if other_case and differs and _same_run(run, earlier_run):
+                note = (
+                    f"Call {position + 1} returned exactly the result of call {earlier + 1}, whose chain, input or "
+                    "seed differs: a result kept from an earlier call?"
+                )
+                expected = {"counts": (want.forward_evaluations, want.replayed_evaluations, want.peak_states),
+                            "cotangents": want.cotangents}  # fmt: skip
+                raise Mismatch(shown, expected, _run_summary(run), note)
+        seen.append((call, run, want))
+
+
+def _wire_equal_calls(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return a.keys() == b.keys() and all(
+        _bits_equal(a[key], b[key]) if isinstance(a[key], np.ndarray) else a[key] == b[key] for key in a
+    )
+
+
+def judge_store_all_sequence(caller: Caller, sequence: Mapping[str, Any]) -> None:
+    _judge_call_sequence(caller, sequence, "store_all_cotangents")
+
+
+def judge_checkpointed_sequence(caller: Caller, sequence: Mapping[str, Any]) -> None:
+    _judge_call_sequence(caller, sequence, "checkpointed_cotangents")
 
 
 # --------------------------------------------------------------------------- first_mismatch
 
 
 def _first_mismatch_judge(caller: Caller, pair: Mapping[str, Any], note: str) -> None:
-    want = ref.first_mismatch(pair["saved"], pair["replayed"])
-    got = _count(caller("first_mismatch", pair["saved"], pair["replayed"]))
-    if got is None and want is None:
-        return
-    if not (_is_count(got) and got == want):
-        raise Mismatch(dict(pair), want, got, note)
+    """The pair, then the pair swapped, then the pair again: the index is symmetric and kept from no earlier call."""
+    saved, replayed = pair["saved"], pair["replayed"]
+    want = ref.first_mismatch(saved, replayed)
+    for call, (a, b) in enumerate(((saved, replayed), (replayed, saved), (saved, replayed))):
+        got = _count(caller("first_mismatch", a, b))
+        if got is None and want is None:
+            continue
+        if not (_is_count(got) and got == want):
+            shown = dict(pair) if call == 0 else {"saved": a, "replayed": b, "call": call + 1}
+            raise Mismatch(shown, want, got, note)
 
 
 def judge_first_mismatch(caller: Caller, pair: Mapping[str, Any]) -> None:
@@ -516,6 +675,39 @@ def judge_report_runs(caller: Caller, case: Mapping[str, Any]) -> None:
                     run["cotangents"],
                     f"{name}.cotangents: each run gets its own fresh np.random.default_rng(seed).",
                 )
+
+
+def judge_report_arguments(caller: Caller, case: Mapping[str, Any]) -> None:
+    """A numpy integer block_size is the same k; bad arguments raise as in checkpointed_cotangents.
+
+    The numpy report is compared with the student's own report for the int
+    ``k`` (the values are judged by the other properties).
+    """
+    fields = ("block_size", "extra_forward_evaluations", "saved_peak_states", "replayed_peak_states", "first_mismatch")
+    case = {**case, "block_size": int(case["block_size"])}  # a counterexample shows the numpy k
+    for matched in (True, False):
+        k = case["block_size"]
+        own = _report(caller, case, matched)
+        shown = {**_shown(case, matched=matched), "block_size": np.int64(k)}
+        try:
+            report = caller("replay_report", _chain(case), case["z0"], np.int64(k), case["seed"], matched=matched)
+        except StudentError as exc:
+            got = f"{exc.type}: {exc.message}"
+            raise Mismatch(shown, "a ReplayReport", got, "np.int64(k) is a block size.") from None
+        if not isinstance(report, Record) or report.type != "ReplayReport" or tuple(report.fields) != _REPORT_FIELDS:
+            raise Mismatch(shown, "a ReplayReport", report, "Return a ReplayReport for a numpy integer block_size.")
+        expected = tuple(_count(own[f]) for f in fields)
+        got = tuple(_count(report[f]) for f in fields)
+        if got != expected:
+            note = f"({', '.join(fields)}): expected what your replay_report returns for block_size={k}."
+            raise Mismatch(shown, expected, got, note)
+    good = {"chain": _chain(case), "z0": case["z0"], "block_size": case["block_size"], "seed": case["seed"]}
+    bad = [("chain", None, "TypeError"), ("z0", list(map(float, case["z0"])), "ValueError")]
+    bad += [("block_size", value, kind) for value, kind in _bad_block_sizes(case)]
+    for argument, value, kind in bad:
+        arguments = {**good, argument: value}
+        shown = _shown(case, matched=True, refused_argument=argument, refused_value=value)
+        _expect_refusal(caller, shown, kind, "replay_report", *arguments.values(), matched=True)
 
 
 # --------------------------------------------------------------------------- misconceptions
@@ -659,6 +851,7 @@ def _plain_property(name: str, description: str, body: Callable, strategy: Any, 
 
 _CASES = chain_cases()
 _ALL_VISIBLE = (_VISIBLE_BLOCKS, _VISIBLE_ONE_BLOCK, _PREDICTION_R4, _PREDICTION_R7)
+_VISIBLE_SEQUENCE = ((_VISIBLE_BLOCKS, True), (_VISIBLE_ONE_BLOCK, False), (_VISIBLE_BLOCKS, True))
 _VISIBLE_PAIRS = (
     {"saved": np.arange(12.0).reshape(6, 2), "replayed": np.arange(12.0).reshape(6, 2)},
     {
@@ -703,6 +896,32 @@ STORE_ALL_SUITE = register(
                     judge_store_all_counts,
                     _CASES,
                     (_VISIBLE_STORE_ALL,),
+                ),
+            ),
+            _property(
+                STORE_ALL_TESTS,
+                _Spec(
+                    "store_all_refuses_bad_arguments",
+                    "store_all_cotangents raises TypeError for a chain that is not a StochasticChain or an rng that "
+                    "is not a numpy Generator (a seed included), and ValueError for a z0 that is not a float64 "
+                    "array of shape (width,) (a list included).",
+                    judge_store_all_refusals,
+                    _CASES,
+                    (_VISIBLE_STORE_ALL,),
+                    max_examples=_REFUSAL_EXAMPLES,
+                ),
+            ),
+            _property(
+                STORE_ALL_TESTS,
+                _Spec(
+                    "store_all_repeated_calls",
+                    "Called several times in a row on repeated and varied chains, each call returns what it "
+                    "returns alone: nothing is kept from earlier calls.",
+                    judge_store_all_sequence,
+                    call_sequences(with_matched=False),
+                    ({"calls": [_VISIBLE_STORE_ALL, _VISIBLE_BLOCKS, _VISIBLE_STORE_ALL]},),
+                    _unpack_pair,
+                    max_examples=_SEQUENCE_EXAMPLES,
                 ),
             ),
         ],
@@ -754,6 +973,42 @@ CHECKPOINTED_SUITE = register(
                     _ALL_VISIBLE,
                 ),
             ),
+            _property(
+                CHECKPOINTED_TESTS,
+                _Spec(
+                    "checkpointed_refuses_bad_arguments",
+                    "checkpointed_cotangents refuses what store-all refuses, and a block_size that is not an "
+                    "integer (TypeError: bools, floats, strings) or not in [1, depth] (ValueError).",
+                    judge_checkpointed_refusals,
+                    _CASES,
+                    (_VISIBLE_BLOCKS,),
+                    max_examples=_REFUSAL_EXAMPLES,
+                ),
+            ),
+            _property(
+                CHECKPOINTED_TESTS,
+                _Spec(
+                    "checkpointed_default_and_integer_types",
+                    "Without matched the replay is matched; a numpy integer block_size is the same k.",
+                    judge_checkpointed_arguments,
+                    replaying_cases(),
+                    (_VISIBLE_BLOCKS, _VISIBLE_ONE_BLOCK),
+                    max_examples=_EXAMPLES // 4,
+                ),
+            ),
+            _property(
+                CHECKPOINTED_TESTS,
+                _Spec(
+                    "checkpointed_repeated_calls",
+                    "Called several times in a row on repeated and varied chains and streams, each call returns "
+                    "what it returns alone: nothing is kept from earlier calls.",
+                    judge_checkpointed_sequence,
+                    call_sequences(with_matched=True),
+                    ({"calls": [{**c, "matched": m} for c, m in _VISIBLE_SEQUENCE]},),
+                    _unpack_pair,
+                    max_examples=_SEQUENCE_EXAMPLES,
+                ),
+            ),
         ],
     )
 )
@@ -767,8 +1022,8 @@ FIRST_MISMATCH_SUITE = register(
                 MISMATCH_TESTS,
                 _Spec(
                     "largest_differing_row",
-                    "first_mismatch returns the largest row index that differs (or None), for 1-D and 2-D "
-                    "arrays of float64 and float32.",
+                    "first_mismatch returns the largest row index that differs (or None), for 1-D, 2-D and 3-D "
+                    "arrays of float64 and float32, the same with the arrays swapped or compared again.",
                     judge_first_mismatch,
                     array_pairs(),
                     _VISIBLE_PAIRS,
@@ -847,6 +1102,18 @@ REPLAY_REPORT_SUITE = register(
                     _CASES,
                     (_VISIBLE_BLOCKS,),
                     max_examples=_REPORT_EXAMPLES,
+                ),
+            ),
+            _property(
+                REPORT_TESTS,
+                _Spec(
+                    "report_arguments",
+                    "replay_report takes a numpy integer block_size as that k, and raises as checkpointed_cotangents "
+                    "for a bad chain, z0 or block_size.",
+                    judge_report_arguments,
+                    _CASES,
+                    (_VISIBLE_BLOCKS,),
+                    max_examples=_REFUSAL_EXAMPLES,
                 ),
             ),
         ],

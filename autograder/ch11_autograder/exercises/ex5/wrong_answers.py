@@ -96,6 +96,10 @@ WITH_REPORT = {
 )
 def rule_reads_input_state(chain: StochasticChain, z0: np.ndarray, rng: np.random.Generator) -> ReplayRun:
     """Store-all whose reverse pass hands each rule the state the layer started from."""
+    if not isinstance(chain, StochasticChain) or not isinstance(rng, np.random.Generator):
+        raise TypeError("chain must be a StochasticChain and rng a numpy Generator")
+    if not isinstance(z0, np.ndarray) or z0.dtype != np.float64 or z0.shape != (chain.width,):
+        raise ValueError(f"z0 must be a float64 array of shape ({chain.width},)")
     depth = chain.depth
     ledger = StateLedger()
     states = [z0]
@@ -124,6 +128,10 @@ def rule_reads_input_state(chain: StochasticChain, z0: np.ndarray, rng: np.rando
 )
 def store_all_input_not_counted(chain: StochasticChain, z0: np.ndarray, rng: np.random.Generator) -> ReplayRun:
     """Store-all that counts only the states it computed."""
+    if not isinstance(chain, StochasticChain) or not isinstance(rng, np.random.Generator):
+        raise TypeError("chain must be a StochasticChain and rng a numpy Generator")
+    if not isinstance(z0, np.ndarray) or z0.dtype != np.float64 or z0.shape != (chain.width,):
+        raise ValueError(f"z0 must be a float64 array of shape ({chain.width},)")
     depth = chain.depth
     ledger = StateLedger()
     states = [z0]
@@ -135,6 +143,34 @@ def store_all_input_not_counted(chain: StochasticChain, z0: np.ndarray, rng: np.
     for i in range(depth - 1, -1, -1):
         cotangents[i] = chain.backward(i, states[i + 1], cotangents[i + 1])
     return ReplayRun(cotangents, depth, 0, ledger.peak)
+
+
+@wrong_answer(
+    exercise="ex5",
+    name="store_all_chain_not_checked",
+    title="A chain of another type fails with AttributeError, not the promised TypeError",
+    advice=(
+        "The docstring promises TypeError when chain is not a StochasticChain. Reading chain.width before "
+        "checking lets a wrong argument fail with AttributeError instead: test isinstance(chain, StochasticChain) "
+        "first."
+    ),
+    answer_cell=STORE_ALL_CELL,
+    replaces="store_all_cotangents",
+    loses=WITH_REPORT[STORE_ALL_TESTS],
+)
+def store_all_chain_not_checked(chain: StochasticChain, z0: np.ndarray, rng: np.random.Generator) -> ReplayRun:
+    """Store-all that checks rng, and z0 against chain.width, but never the chain's type."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError("rng must be a numpy Generator")
+    if not isinstance(z0, np.ndarray) or z0.dtype != np.float64 or z0.shape != (chain.width,):
+        raise ValueError(f"z0 must be a float64 array of shape ({chain.width},)")
+    zs = [z0]
+    for i in range(chain.depth):
+        zs.append(chain.forward(i, zs[-1], rng))
+    cotangents = np.ones((chain.depth + 1, chain.width))
+    for i in reversed(range(chain.depth)):
+        cotangents[i] = chain.backward(i, zs[i + 1], cotangents[i + 1])
+    return ReplayRun(cotangents, chain.depth, 0, len(zs))
 
 
 # ---- Task 2: checkpointed replay ----------------------------------------------------------------
@@ -157,6 +193,10 @@ def unmatched_stream(
     chain: StochasticChain, z0: np.ndarray, block_size: int, rng: np.random.Generator, *, matched: bool = True
 ) -> ReplayRun:
     """Checkpointed replay that always replays from the generator as the forward pass left it."""
+    if not isinstance(chain, StochasticChain) or not isinstance(rng, np.random.Generator):
+        raise TypeError("chain must be a StochasticChain and rng a numpy Generator")
+    if not isinstance(z0, np.ndarray) or z0.dtype != np.float64 or z0.shape != (chain.width,):
+        raise ValueError(f"z0 must be a float64 array of shape ({chain.width},)")
     depth = chain.depth
     k = uniform_checkpoint_cost(depth, block_size).block_size
     ledger = StateLedger()
@@ -204,6 +244,10 @@ def generator_kept_by_reference(
     chain: StochasticChain, z0: np.ndarray, block_size: int, rng: np.random.Generator, *, matched: bool = True
 ) -> ReplayRun:
     """Checkpointed replay whose snapshot is the generator object, copied only when the block is replayed."""
+    if not isinstance(chain, StochasticChain) or not isinstance(rng, np.random.Generator):
+        raise TypeError("chain must be a StochasticChain and rng a numpy Generator")
+    if not isinstance(z0, np.ndarray) or z0.dtype != np.float64 or z0.shape != (chain.width,):
+        raise ValueError(f"z0 must be a float64 array of shape ({chain.width},)")
     depth = chain.depth
     k = uniform_checkpoint_cost(depth, block_size).block_size
     ledger = StateLedger()
@@ -252,6 +296,10 @@ def shallow_copy_snapshot(
     chain: StochasticChain, z0: np.ndarray, block_size: int, rng: np.random.Generator, *, matched: bool = True
 ) -> ReplayRun:
     """Checkpointed replay whose snapshots are shallow copies of the generator."""
+    if not isinstance(chain, StochasticChain) or not isinstance(rng, np.random.Generator):
+        raise TypeError("chain must be a StochasticChain and rng a numpy Generator")
+    if not isinstance(z0, np.ndarray) or z0.dtype != np.float64 or z0.shape != (chain.width,):
+        raise ValueError(f"z0 must be a float64 array of shape ({chain.width},)")
     depth = chain.depth
     k = uniform_checkpoint_cost(depth, block_size).block_size
     ledger = StateLedger()
@@ -300,6 +348,10 @@ def snapshot_after_block(
     chain: StochasticChain, z0: np.ndarray, block_size: int, rng: np.random.Generator, *, matched: bool = True
 ) -> ReplayRun:
     """Checkpointed replay that snapshots the generator once each block has run."""
+    if not isinstance(chain, StochasticChain) or not isinstance(rng, np.random.Generator):
+        raise TypeError("chain must be a StochasticChain and rng a numpy Generator")
+    if not isinstance(z0, np.ndarray) or z0.dtype != np.float64 or z0.shape != (chain.width,):
+        raise ValueError(f"z0 must be a float64 array of shape ({chain.width},)")
     depth = chain.depth
     k = uniform_checkpoint_cost(depth, block_size).block_size
     ledger = StateLedger()
@@ -352,6 +404,10 @@ def replay_not_counted(
     chain: StochasticChain, z0: np.ndarray, block_size: int, rng: np.random.Generator, *, matched: bool = True
 ) -> ReplayRun:
     """Correct replay whose work count stops after the forward pass."""
+    if not isinstance(chain, StochasticChain) or not isinstance(rng, np.random.Generator):
+        raise TypeError("chain must be a StochasticChain and rng a numpy Generator")
+    if not isinstance(z0, np.ndarray) or z0.dtype != np.float64 or z0.shape != (chain.width,):
+        raise ValueError(f"z0 must be a float64 array of shape ({chain.width},)")
     depth = chain.depth
     k = uniform_checkpoint_cost(depth, block_size).block_size
     before = chain.forward_evaluations
@@ -404,6 +460,10 @@ def output_not_retained(
     chain: StochasticChain, z0: np.ndarray, block_size: int, rng: np.random.Generator, *, matched: bool = True
 ) -> ReplayRun:
     """Correct replay whose ledger keeps the block inputs but not the chain's output."""
+    if not isinstance(chain, StochasticChain) or not isinstance(rng, np.random.Generator):
+        raise TypeError("chain must be a StochasticChain and rng a numpy Generator")
+    if not isinstance(z0, np.ndarray) or z0.dtype != np.float64 or z0.shape != (chain.width,):
+        raise ValueError(f"z0 must be a float64 array of shape ({chain.width},)")
     depth = chain.depth
     k = uniform_checkpoint_cost(depth, block_size).block_size
     ledger = StateLedger()
@@ -455,6 +515,10 @@ def snapshot_counted_as_state(
     chain: StochasticChain, z0: np.ndarray, block_size: int, rng: np.random.Generator, *, matched: bool = True
 ) -> ReplayRun:
     """Correct replay whose ledger retains one unit per snapshot as well."""
+    if not isinstance(chain, StochasticChain) or not isinstance(rng, np.random.Generator):
+        raise TypeError("chain must be a StochasticChain and rng a numpy Generator")
+    if not isinstance(z0, np.ndarray) or z0.dtype != np.float64 or z0.shape != (chain.width,):
+        raise ValueError(f"z0 must be a float64 array of shape ({chain.width},)")
     depth = chain.depth
     k = uniform_checkpoint_cost(depth, block_size).block_size
     ledger = StateLedger()
@@ -508,6 +572,10 @@ def whole_block_replayed(
     chain: StochasticChain, z0: np.ndarray, block_size: int, rng: np.random.Generator, *, matched: bool = True
 ) -> ReplayRun:
     """Checkpointed replay that recomputes every layer of a block and uses the recomputed end state."""
+    if not isinstance(chain, StochasticChain) or not isinstance(rng, np.random.Generator):
+        raise TypeError("chain must be a StochasticChain and rng a numpy Generator")
+    if not isinstance(z0, np.ndarray) or z0.dtype != np.float64 or z0.shape != (chain.width,):
+        raise ValueError(f"z0 must be a float64 array of shape ({chain.width},)")
     depth = chain.depth
     k = uniform_checkpoint_cost(depth, block_size).block_size
     ledger = StateLedger()
@@ -541,6 +609,150 @@ def whole_block_replayed(
             cotangents[i] = chain.backward(i, states[i + 1], cotangents[i + 1])
         ledger.release(end - s)
     return ReplayRun(cotangents, depth + replays, replays, ledger.peak)
+
+
+@wrong_answer(
+    exercise="ex5",
+    name="block_size_coerced",
+    title="block_size converted with int() instead of refused",
+    advice=(
+        "The docstring refuses a block_size that is not an integer with TypeError: int(True) is 1 and "
+        "int(2.0) is 2, so converting hides a caller's mistake. Pass block_size on as it is (uniform_checkpoint_cost "
+        "refuses bools and floats) or check it with operator.index."
+    ),
+    answer_cell=CHECKPOINTED_CELL,
+    replaces="checkpointed_cotangents",
+    loses=WITH_REPORT[CHECKPOINTED_TESTS],
+)
+def block_size_coerced(
+    chain: StochasticChain, z0: np.ndarray, block_size: int, rng: np.random.Generator, *, matched: bool = True
+) -> ReplayRun:
+    """Checkpointed replay that turns any block_size into an int before using it."""
+    if not isinstance(chain, StochasticChain) or not isinstance(rng, np.random.Generator):
+        raise TypeError("chain must be a StochasticChain and rng a numpy Generator")
+    if not isinstance(z0, np.ndarray) or z0.dtype != np.float64 or z0.shape != (chain.width,):
+        raise ValueError(f"z0 must be a float64 array of shape ({chain.width},)")
+    k = int(block_size)
+    if not 1 <= k <= chain.depth:
+        raise ValueError(f"block_size must be in [1, {chain.depth}], got {k}")
+    depth = chain.depth
+    starts = range(0, depth, k)
+    inputs, states, z = {}, {}, z0
+    for s in starts:
+        inputs[s], states[s] = z, copy.deepcopy(rng.bit_generator.state)
+        for i in range(s, min(s + k, depth)):
+            z = chain.forward(i, z, rng)
+    inputs[depth] = z
+    cotangents = np.ones((depth + 1, chain.width))
+    for s in reversed(starts):
+        end = min(s + k, depth)
+        replay = rng
+        if matched:
+            replay = copy.deepcopy(rng)
+            replay.bit_generator.state = states[s]
+        zs = {s: inputs[s], end: inputs[end]}
+        for i in range(s, end - 1):
+            zs[i + 1] = chain.forward(i, zs[i], replay)
+        for i in range(end - 1, s - 1, -1):
+            cotangents[i] = chain.backward(i, zs[i + 1], cotangents[i + 1])
+    cost = uniform_checkpoint_cost(depth, k)
+    return ReplayRun(cotangents, depth + cost.recomputed_forward_evaluations, cost.recomputed_forward_evaluations,
+                     cost.peak_state_units)  # fmt: skip
+
+
+@wrong_answer(
+    exercise="ex5",
+    name="numpy_block_size_refused",
+    title="A numpy integer block_size refused as not an integer",
+    advice=(
+        "np.int64(4) is an integer block size (the docstring accepts numpy integers; a count from numpy "
+        "arithmetic is one). isinstance(block_size, int) is False for it: refuse bools and what operator.index "
+        "refuses instead, as uniform_checkpoint_cost does."
+    ),
+    answer_cell=CHECKPOINTED_CELL,
+    replaces="checkpointed_cotangents",
+    loses=WITH_REPORT[CHECKPOINTED_TESTS],
+)
+def numpy_block_size_refused(
+    chain: StochasticChain, z0: np.ndarray, block_size: int, rng: np.random.Generator, *, matched: bool = True
+) -> ReplayRun:
+    """Checkpointed replay that accepts only Python ints as block sizes."""
+    if not isinstance(chain, StochasticChain) or not isinstance(rng, np.random.Generator):
+        raise TypeError("chain must be a StochasticChain and rng a numpy Generator")
+    if not isinstance(z0, np.ndarray) or z0.dtype != np.float64 or z0.shape != (chain.width,):
+        raise ValueError(f"z0 must be a float64 array of shape ({chain.width},)")
+    if not isinstance(block_size, int) or isinstance(block_size, bool):
+        raise TypeError(f"block_size must be an int, got {type(block_size).__name__}")
+    k = uniform_checkpoint_cost(chain.depth, block_size).block_size
+    depth = chain.depth
+    starts = range(0, depth, k)
+    inputs, states, z = {}, {}, z0
+    for s in starts:
+        inputs[s], states[s] = z, copy.deepcopy(rng.bit_generator.state)
+        for i in range(s, min(s + k, depth)):
+            z = chain.forward(i, z, rng)
+    inputs[depth] = z
+    cotangents = np.ones((depth + 1, chain.width))
+    for s in reversed(starts):
+        end = min(s + k, depth)
+        replay = rng
+        if matched:
+            replay = copy.deepcopy(rng)
+            replay.bit_generator.state = states[s]
+        zs = {s: inputs[s], end: inputs[end]}
+        for i in range(s, end - 1):
+            zs[i + 1] = chain.forward(i, zs[i], replay)
+        for i in range(end - 1, s - 1, -1):
+            cotangents[i] = chain.backward(i, zs[i + 1], cotangents[i + 1])
+    cost = uniform_checkpoint_cost(depth, k)
+    return ReplayRun(cotangents, depth + cost.recomputed_forward_evaluations, cost.recomputed_forward_evaluations,
+                     cost.peak_state_units)  # fmt: skip
+
+
+@wrong_answer(
+    exercise="ex5",
+    name="matched_default_false",
+    title="matched defaults to False",
+    advice=(
+        "Called without matched, checkpointed_cotangents must restore the snapshots (matched=True is the "
+        "documented default): an unmatched replay is the experiment, not the normal use."
+    ),
+    answer_cell=CHECKPOINTED_CELL,
+    replaces="checkpointed_cotangents",
+    loses=(CHECKPOINTED_TESTS,),
+)
+def matched_default_false(
+    chain: StochasticChain, z0: np.ndarray, block_size: int, rng: np.random.Generator, *, matched: bool = False
+) -> ReplayRun:
+    """Checkpointed replay whose replays are unmatched unless the caller asks otherwise."""
+    if not isinstance(chain, StochasticChain) or not isinstance(rng, np.random.Generator):
+        raise TypeError("chain must be a StochasticChain and rng a numpy Generator")
+    if not isinstance(z0, np.ndarray) or z0.dtype != np.float64 or z0.shape != (chain.width,):
+        raise ValueError(f"z0 must be a float64 array of shape ({chain.width},)")
+    k = uniform_checkpoint_cost(chain.depth, block_size).block_size
+    depth = chain.depth
+    starts = range(0, depth, k)
+    inputs, states, z = {}, {}, z0
+    for s in starts:
+        inputs[s], states[s] = z, copy.deepcopy(rng.bit_generator.state)
+        for i in range(s, min(s + k, depth)):
+            z = chain.forward(i, z, rng)
+    inputs[depth] = z
+    cotangents = np.ones((depth + 1, chain.width))
+    for s in reversed(starts):
+        end = min(s + k, depth)
+        replay = rng
+        if matched:
+            replay = copy.deepcopy(rng)
+            replay.bit_generator.state = states[s]
+        zs = {s: inputs[s], end: inputs[end]}
+        for i in range(s, end - 1):
+            zs[i + 1] = chain.forward(i, zs[i], replay)
+        for i in range(end - 1, s - 1, -1):
+            cotangents[i] = chain.backward(i, zs[i + 1], cotangents[i + 1])
+    cost = uniform_checkpoint_cost(depth, k)
+    return ReplayRun(cotangents, depth + cost.recomputed_forward_evaluations, cost.recomputed_forward_evaluations,
+                     cost.peak_state_units)  # fmt: skip
 
 
 # ---- Task 3: the first mismatch ----------------------------------------------------------------

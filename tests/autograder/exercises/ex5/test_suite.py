@@ -31,7 +31,7 @@ from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
 from ch11_solutions import ex5_replay as ref
 from hypothesis import given, settings
 from nbgrader.preprocessors import ClearSolutions
-from trainable_harness import StateLedger, make_chain, uniform_checkpoint_cost
+from trainable_harness import StateLedger, StochasticChain, make_chain, uniform_checkpoint_cost
 
 NOTEBOOK = "ex5_replay"
 SUITES = (suites.STORE_ALL_SUITE, suites.CHECKPOINTED_SUITE, suites.FIRST_MISMATCH_SUITE, suites.REPLAY_REPORT_SUITE)
@@ -52,6 +52,10 @@ CHAIN_JUDGES = (
     suites.judge_report_peak,
     suites.judge_report_mismatch,
     suites.judge_report_runs,
+    suites.judge_store_all_refusals,
+    suites.judge_checkpointed_refusals,
+    suites.judge_checkpointed_arguments,
+    suites.judge_report_arguments,
 )
 
 
@@ -193,6 +197,7 @@ def _snapshot_variant(how: str):
     """Checkpointed replay whose only difference from the reference is how the generator is kept."""
 
     def checkpointed_cotangents(chain, z0, block_size, rng, *, matched=True):
+        ref._check_inputs(chain, z0, rng)
         depth = chain.depth
         k = uniform_checkpoint_cost(depth, block_size).block_size
         ledger = StateLedger()
@@ -293,6 +298,63 @@ def test_the_report_feedback_says_which_run_is_off():
     assert not got["inputs"]["saved_agrees_with_reference"] and got["inputs"]["replayed_agrees_with_reference"]
 
 
+# --------------------------------------------------------------------------- arguments and history
+
+
+@HYP
+@given(case=suites.replaying_cases())
+def test_the_default_is_checked_where_an_unmatched_replay_differs(case):
+    # replaying_cases puts the random layer inside a block it does not end: matched and
+    # unmatched replays differ there (unless the chain contracts the noise away, which the
+    # cases' shallow depths do not).
+    assert case["random_layer"] % case["block_size"] != case["block_size"] - 1
+    assert case["random_layer"] < case["depth"] - 1
+    matched, unmatched = (suites._reference_replayed(case, m).cotangents for m in (True, False))
+    assert not suites._bits_equal(matched, unmatched)
+
+
+def _stateful_store_all():
+    """Store-all whose ledger lives across calls (a module-level ledger in a notebook)."""
+    ledger = StateLedger()
+
+    def store_all_cotangents(chain, z0, rng):
+        run = ref.store_all_cotangents(chain, z0, rng)
+        ledger.retain(chain.depth + 1)
+        ledger.release(chain.depth + 1)
+        return ref.ReplayRun(run.cotangents, run.forward_evaluations, 0, ledger.peak)
+
+    return variant("module ledger", "store_all_cotangents", store_all_cotangents)
+
+
+def _cached_checkpointed():
+    """Checkpointed replay that keeps the last result for a chain of the same depth and block size."""
+    cache = {}
+
+    def checkpointed_cotangents(chain, z0, block_size, rng, *, matched=True):
+        key = (chain.depth, block_size)
+        if key not in cache:
+            cache[key] = ref.checkpointed_cotangents(chain, z0, block_size, rng, matched=matched)
+        return cache[key]
+
+    return variant("cache", "checkpointed_cotangents", checkpointed_cotangents)
+
+
+def test_the_sequence_judges_reject_state_kept_across_calls():
+    small, big = strategies.make_case(3, 1, 2, 5, [0.1, 0.2], 1, 1), strategies.make_case(9, 4, 2, 6, [0.1, 0.2], 3, 2)
+    ledger = suites._local_caller(_stateful_store_all())
+    with pytest.raises(Mismatch) as caught:
+        suites.judge_store_all_sequence(ledger, {"calls": [small, big, small]})
+    assert "repeats call 1" in caught.value.note
+    same_shape = {**small, "seed": 99, "z0": np.array([0.5, -0.5]), "matched": True}
+    cached = suites._local_caller(_cached_checkpointed())
+    with pytest.raises(Mismatch) as caught:
+        suites.judge_checkpointed_sequence(cached, {"calls": [{**small, "matched": True}, same_shape, same_shape]})
+    assert "returned exactly the result of call 1" in caught.value.note
+    # Without state, a wrong answer passes them: its values are judged elsewhere.
+    wrong = suites._local_caller(ENTRIES["rule_reads_input_state"])
+    suites.judge_store_all_sequence(wrong, {"calls": [small, big, small]})
+
+
 # --------------------------------------------------------------------------- through the worker
 
 
@@ -340,11 +402,15 @@ def _rule(chain, i, z_out, cot):
     return (chain.weights[i] * cot) * ((1.0 - z_out) * (1.0 + z_out))
 
 
-def store_all_cotangents(chain, z0, rng):
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError("rng must be a Generator")
+def _refuse(chain, z0, rng):
+    if not isinstance(chain, StochasticChain) or not isinstance(rng, np.random.Generator):
+        raise TypeError("chain must be a StochasticChain, rng a Generator")
     if not isinstance(z0, np.ndarray) or z0.dtype != np.float64 or z0.shape != (chain.width,):
         raise ValueError("z0 must be float64 of shape (width,)")
+
+
+def store_all_cotangents(chain, z0, rng):
+    _refuse(chain, z0, rng)
     zs = [z0]
     for i in range(chain.depth):
         zs.append(chain.forward(i, zs[-1], rng))
@@ -355,8 +421,7 @@ def store_all_cotangents(chain, z0, rng):
 
 
 def checkpointed_cotangents(chain, z0, block_size, rng, *, matched=True):
-    if not isinstance(z0, np.ndarray) or z0.dtype != np.float64 or z0.shape != (chain.width,):
-        raise ValueError("z0 must be float64 of shape (width,)")
+    _refuse(chain, z0, rng)
     L = chain.depth
     cost = uniform_checkpoint_cost(L, block_size)
     k = cost.block_size
@@ -409,7 +474,7 @@ def test_a_correct_answer_in_another_operation_order_earns_full_marks():
 
 def test_the_different_answer_really_differs_in_its_bits():
     namespace = {"np": np, "copy": copy, "ReplayRun": ref.ReplayRun, "ReplayReport": ref.ReplayReport,
-                 "uniform_checkpoint_cost": uniform_checkpoint_cost}  # fmt: skip
+                 "uniform_checkpoint_cost": uniform_checkpoint_cost, "StochasticChain": StochasticChain}  # fmt: skip
     exec(DIFFERENT, namespace)
     chain, z0 = make_chain(16, 5, width=3), VISIBLE["z0"]
     run = namespace["checkpointed_cotangents"](chain, z0, 4, np.random.default_rng(2), matched=True)
