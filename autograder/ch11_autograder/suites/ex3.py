@@ -1,23 +1,40 @@
 """Hidden suite of Exercise 3 (best uniform block length): two autograded test cells.
 
-``ex3_best_block_length_tests`` (4 points, 7 properties) grades
+``ex3_best_block_length_tests`` (4 points, 9 properties) grades
 ``best_block_length(depth)`` one idea per property, so a single mistake costs
 only the properties it breaks: the visible examples, the minimum peak, the
 tie-break, the replay count (checked against the student's *own* ``k``, so a
 wrong ``k`` is not charged twice), the record's types, every small depth
-``1..40`` (where ``k = 1`` and ``k = L`` matter), and the input contract.
+``1..40`` (where ``k = 1`` and ``k = L`` matter), the input contract (every
+bad kind of depth, Python and numpy, with the exact exception), numpy depths
+giving the same record as Python ints, and independence from earlier calls.
 
-``ex3_block_table_tests`` (2 points, 4 properties) grades ``block_table``:
+``ex3_block_table_tests`` (2 points, 6 properties) grades ``block_table``:
 the visible examples, order and repeats (depths only, so a wrong
-``best_block_length`` does not fail it), agreement with the reference, and
-invalid depths raising.
+``best_block_length`` does not fail it), agreement with the reference, the
+iterables it accepts (tuples, numpy integer arrays: a list back, Python int
+counts), invalid depths and a non-iterable raising (the first bad depth
+decides), and independence from earlier calls.
+
+``CONTRACT`` lists every clause of both docstrings with the properties that
+check it (``tests/autograder/test_contract_coverage.py`` derives the clauses
+from the notebook and fails when one is missing).
 
 Depths stay in ``1..GRADED_MAX_DEPTH`` (20 000), the range the notebook
 promises: there a plain scan over every ``k``, calling the harness each time,
-answers in about 0.04 s, far inside the worker's per-call time limit. For the
-same reason the suite never calls ``block_table()`` with its default range:
-with a scan that is about 8 million harness calls (some 12 s), so the
-default is left to the figure, which uses it.
+answers in about 0.05 s, and no call sends more than ``TABLE_MAX_DEPTHS`` depths
+to ``block_table``, so the slowest call of a plain scan stays well under a
+fifth of the worker's 10 s per-call limit (``tests/autograder/suites/test_ex3.py``
+times it). For the same reason the suite never calls ``block_table()`` with
+its default range: with a scan that is about 8.4 million harness calls (12 to
+20 s measured, above the limit), and the worker cannot read a signature's
+default without calling, so the default is stated in the docstring (which
+says the grader does not call it) and left to the figure, which uses it.
+
+Values the worker cannot receive are not sent: a generator or a ``range`` has
+no wire form (``protocol.py``), so ``accepts_iterables`` covers lists, tuples
+and numpy arrays only, and an argument left unchanged by the call cannot be
+observed yet.
 
 Expected values come from ``ch11_solutions.ex3_block_length``. Every mismatch
 carries the whole expected and obtained records and the input ``depth`` (or
@@ -38,11 +55,20 @@ from hypothesis import strategies as st
 from ..authoring.exercises.ex3 import GRADED_MAX_DEPTH
 from ..catalogue import WrongAnswer, catalogue
 from ..protocol import Record, roundtrip, wire_equal
-from ..trusted.suite import CellSuite, Misconception, Mismatch, Property, Student, hypothesis_property
+from ..trusted.contract import Clause
+from ..trusted.suite import (
+    MAX_EVIDENCE,
+    CellSuite,
+    Misconception,
+    Mismatch,
+    Property,
+    Student,
+    hypothesis_property,
+)
 from ..trusted.worker_client import StudentError
 from . import register
 
-__all__ = ["BEST_SUITE", "GRADED_MAX_DEPTH", "TABLE_SUITE"]
+__all__ = ["BEST_SUITE", "CONTRACT", "GRADED_MAX_DEPTH", "TABLE_MAX_DEPTHS", "TABLE_SUITE"]
 
 BEST_GRADE_ID = "ex3_best_block_length_tests"
 TABLE_GRADE_ID = "ex3_block_table_tests"
@@ -76,7 +102,9 @@ _TABLE_ENTRIES = _entries("block_table")
 # first fails, round gives the same k; where round first fails, L = 3, isqrt is right); and
 # scan_skips_store_all, wrong only at L = 1, 2, 3, before the entries it coincides with there
 # (largest_k_tie_break at L = 2, rounded_sqrt at L = 3), which no property reports at those depths:
-# generated depths start at 4, and small_depths checks 4..40 first.
+# generated depths start at 4, and small_depths checks 4..40 first. The input-type entries last:
+# they differ from the reference only on numpy or invalid depths, where every entry above converts
+# or raises, so none of those coincides with them.
 _BEST_ORDER = (
     "floor_block_count",
     "scan_skips_store_all",
@@ -88,12 +116,23 @@ _BEST_ORDER = (
     "real_valued_peak",
     "divisors_only",
     "scan_skips_one_block",
+    "deny_list_validation",
+    "numpy_depth_kept",
+    "warm_start_scan",
 )
 if set(_BEST_ORDER) != set(_BEST_ENTRIES):
     raise RuntimeError(f"suite and catalogue disagree on ex3 entries: {sorted(set(_BEST_ORDER) ^ set(_BEST_ENTRIES))}")
 
+#: Entries whose output depends on the calls made before. Run in the trusted process to name a
+#: mistake they would answer from whatever state earlier naming attempts left, which proves
+#: nothing about the student's (and would let grading one submission change another's feedback),
+#: so they are catalogued and must lose points but are never offered as a misconception.
+STATEFUL = frozenset({"warm_start_scan"})
+
 BEST_MISCONCEPTIONS = tuple(
-    Misconception(_BEST_ENTRIES[n].title, _BEST_ENTRIES[n].advice, _BEST_ENTRIES[n].function) for n in _BEST_ORDER
+    Misconception(_BEST_ENTRIES[n].title, _BEST_ENTRIES[n].advice, _BEST_ENTRIES[n].function)
+    for n in _BEST_ORDER
+    if n not in STATEFUL
 )
 
 
@@ -106,8 +145,27 @@ def _lift(function: Callable[[int], Any]) -> Callable[..., list[Any]]:
 
 
 TABLE_MISCONCEPTIONS = tuple(
-    Misconception(entry.title, entry.advice, entry.function) for entry in _TABLE_ENTRIES.values()
+    Misconception(entry.title, entry.advice, entry.function)
+    for entry in _TABLE_ENTRIES.values()
+    if entry.name not in STATEFUL
 ) + tuple(Misconception(m.name, m.advice, _lift(m.implementation)) for m in BEST_MISCONCEPTIONS)
+
+
+def _outcome(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function``'s result as the raise-checking properties report it: the value, or ``"raised <Type>"``."""
+
+    def run(**kwargs: Any) -> Any:
+        try:
+            return function(**kwargs)
+        except Exception as error:  # the entry's mistake may be the exception it raises
+            return f"raised {type(error).__name__}"
+
+    return run
+
+
+def _raising(misconceptions: Sequence[Misconception]) -> tuple[Misconception, ...]:
+    """``misconceptions`` for a property whose ``got`` is a value or ``"raised <Type>"`` (see :func:`_raised`)."""
+    return tuple(Misconception(m.name, m.advice, _outcome(m.implementation)) for m in misconceptions)
 
 
 # ---- helpers ----------------------------------------------------------------------------
@@ -175,13 +233,37 @@ def _listed_property(
     ``fetch(student, value)`` returns ``(expected, got)`` for one input (it may raise Mismatch
     itself); ``holds(expected, got)`` decides (default: equal records, ``2 == 2.0`` allowed). A
     failure is a Mismatch with inputs ``{argument: value}``, both whole outputs and ``note``.
+
+    After the first failure the remaining inputs are still tried, and every input's outcome
+    becomes evidence a named misconception must also reproduce: the other failures, and the
+    student's own outputs where they were right. One failing input is weak evidence (at
+    ``L = 10`` a scan warm-started from ``L = 9`` returns ``isqrt(10)``, and on the failing
+    depths of 4..40 the two agree throughout); the depths where the student was right tell
+    them apart.
     """
 
-    def check(student: Student) -> None:
-        for value in inputs:
+    def outcome(student: Student, value: Any) -> tuple[Mismatch, bool]:
+        """(the input's outcome as a Mismatch, whether it failed); a passing one has ``got`` as expected."""
+        try:
             expected, got = fetch(student, value)
-            if not holds(expected, got):
-                raise Mismatch({argument: value}, expected, got, note)
+        except Mismatch as mismatch:
+            return mismatch, True
+        return Mismatch({argument: value}, expected, got, note), not holds(expected, got)
+
+    def check(student: Student) -> None:
+        seen: list[tuple[Mismatch, bool]] = []
+        for value in inputs:
+            try:
+                seen.append(outcome(student, value))
+            except StudentError:
+                if not any(failed for _, failed in seen):
+                    raise
+                break  # an error is no output to compare; the failure found first stands
+        failures = [mismatch for mismatch, failed in seen if failed]
+        if failures:
+            others = [mismatch for mismatch, _ in seen if mismatch is not failures[0]]
+            student.mismatches.extend(others[: max(0, MAX_EVIDENCE - len(student.mismatches))])
+            raise failures[0]
 
     return Property(name, description, check, misconceptions=tuple(misconceptions), matches=same_output)
 
@@ -329,7 +411,10 @@ small_depths = _listed_property(
     misconceptions=BEST_MISCONCEPTIONS,
 )
 
-#: (argument, exception the contract names). Python values only: they travel as they are.
+#: (argument, exception the contract names), tried in order: the Python values first, then the
+#: numpy ones (numpy scalars travel with their dtype, so the worker receives exactly these).
+#: np.float64 is a subclass of float but np.float32 is not, and int(np.True_) is 1: a deny-list of
+#: Python types passes the first and answers for the others.
 _BAD_DEPTHS: tuple[tuple[Any, str], ...] = (
     (16.0, "TypeError"),
     (True, "TypeError"),
@@ -337,6 +422,13 @@ _BAD_DEPTHS: tuple[tuple[Any, str], ...] = (
     (None, "TypeError"),
     (0, "ValueError"),
     (-7, "ValueError"),
+    (16.5, "TypeError"),
+    ([16], "TypeError"),
+    (np.float64(16.0), "TypeError"),
+    (np.float32(16.0), "TypeError"),
+    (np.True_, "TypeError"),
+    (np.int64(0), "ValueError"),
+    (np.int32(-3), "ValueError"),
 )
 
 
@@ -354,22 +446,75 @@ def _check_input_contract(student: Student) -> None:
         if raised != wanted:
             got = f"raised {raised}" if raised else value
             raise Mismatch({"depth": argument}, f"raises {wanted}", got, "see the Raises section of the docstring.")
-    # numpy integers are accepted and give the same numbers as the Python int (compared with the
-    # student's own answer: a wrong k is the other properties' business; field types are not judged here).
-    raised, value = _raised(student, "best_block_length", np.int64(1000))
-    as_int = student.call("best_block_length", 1000)
-    same = isinstance(value, Record) and isinstance(as_int, Record) and wire_equal(value, as_int)
-    if not same:
-        got = f"raised {raised}" if raised else value
-        note = "numpy integers are valid depths: the same record as for 1000."
-        raise Mismatch({"depth": np.int64(1000)}, as_int, got, note)
 
 
 input_contract = Property(
     "input_contract",
-    "bool, float and other non-integers raise TypeError, depths below 1 ValueError; numpy integers are accepted.",
+    "bool, float (numpy's too), str and other non-integers raise TypeError; depths below 1 (numpy's too) ValueError.",
     _check_input_contract,
+    misconceptions=_raising(BEST_MISCONCEPTIONS),
+    matches=same_output,
 )
+
+
+def _numpy_fetch(student: Student, depth: np.integer) -> tuple[Any, Any]:
+    # Compared with the student's own record for the Python int: a wrong k is the other
+    # properties' business, this one is about the input type alone.
+    return student.call("best_block_length", int(depth)), student.call("best_block_length", depth)
+
+
+numpy_depths = _listed_property(
+    "numpy_depths",
+    "a numpy integer depth gives the same record as the Python int, field types included (Python int counts).",
+    fetch=_numpy_fetch,
+    argument="depth",
+    # No depth below 4: a mistake at the edge depths is small_depths' alone (see _depths).
+    inputs=(np.int64(1000), np.int32(64), np.int64(GRADED_MAX_DEPTH), np.int32(4096), np.int64(17)),
+    note="numpy integers are valid depths: the record is the one the Python int gets, with Python int counts.",
+    misconceptions=BEST_MISCONCEPTIONS,
+    holds=lambda as_int, got: isinstance(as_int, Record) and same_output(as_int, got),
+)
+
+
+#: Depths for the call-order property: a pool of depths where the smallest minimizer is below the
+#: previous depth's (so a scan that remembers the last k overshoots) and pairs sharing isqrt (where a
+#: cache keyed on the root answers for the wrong depth), and the rest of a range small enough that
+#: each of the many calls stays fast.
+_sequence_depths = st.lists(
+    st.one_of(st.sampled_from((10, 17, 26, 65, 80, 1000, 1023)), st.integers(4, 2000)),
+    min_size=1,
+    max_size=4,
+)
+
+
+@hypothesis_property(
+    "repeated_calls",
+    "the record for a depth does not depend on the calls made before (same depth, same record, in any order).",
+    given={"depths": _sequence_depths},
+    max_examples=10,
+    examples=[{"depths": [1000, 64]}, {"depths": [10, 17]}, {"depths": [1023, 80]}],
+    matches=same_output,
+)
+def repeated_calls(student: Student, depths: list[int]) -> None:
+    # The depths in order, then each again right after a deeper and right after a shallower
+    # neighbour: every call of a depth must return the record its first call did. Whether that
+    # record is right is the other properties' business.
+    calls = [*depths]
+    for depth in depths:
+        calls += [depth + 1, depth, depth - 1, depth]
+    first: dict[int, Any] = {}
+    made: list[int] = []
+    for depth in calls:
+        got = student.call("best_block_length", depth)
+        if depth in first and not same_output(first[depth], got):
+            note = (
+                f"after the calls best_block_length(d) for d in {made}, in this order, depth {depth} got another "
+                "record than its first call: the result must depend on the depth alone."
+            )
+            raise Mismatch({"depth": depth}, first[depth], got, note)
+        first.setdefault(depth, got)
+        made.append(depth)
+
 
 BEST_SUITE = register(
     CellSuite(
@@ -383,6 +528,8 @@ BEST_SUITE = register(
             record_types,
             small_depths,
             input_contract,
+            numpy_depths,
+            repeated_calls,
         ],
     )
 )
@@ -413,16 +560,20 @@ table_visible_examples = _listed_property(
     misconceptions=TABLE_MISCONCEPTIONS,
 )
 
+#: Most depths one block_table call receives: with a plain scan, TABLE_MAX_DEPTHS scans at
+#: GRADED_MAX_DEPTH are the slowest call the suite makes (tests/autograder/suites/test_ex3.py times it).
+TABLE_MAX_DEPTHS = 6
+
 # Repeats are drawn from a small pool so that most lists hold some; the rest spans the graded range.
 _table_depths = st.lists(
     st.one_of(st.sampled_from((1, 2, 3, 16, 64, 1000, 4096)), st.integers(1, GRADED_MAX_DEPTH)),
-    max_size=6,
+    max_size=TABLE_MAX_DEPTHS,
 )
 # Order and repeats are judged on the exercise's own range 16..4096 and above, away from the
 # edge depths 1..3 where a wrong best_block_length may raise: that is matches_best_block_length's job.
 _ordered_depths = st.lists(
     st.one_of(st.sampled_from((16, 64, 1000, 4096)), st.integers(16, GRADED_MAX_DEPTH)),
-    max_size=6,
+    max_size=TABLE_MAX_DEPTHS,
 )
 
 
@@ -458,11 +609,23 @@ def matches_best_block_length(student: Student, depths: list[int]) -> None:
         raise Mismatch({"depths": depths}, expected, got)
 
 
-#: (depths, exception the contract names): the first bad depth decides.
-_BAD_TABLES: tuple[tuple[list[Any], str], ...] = (
+#: (depths, exception the contract names), tried in order: the first bad depth decides, a later bad
+#: depth of the other kind must not (a list validated type-first would raise TypeError for [0, 17.0]);
+#: then tuples and numpy arrays, whose elements are numpy scalars; then a lone depth, which is not
+#: iterable. No None: a block_table that reads None as "use the default" would compute the whole
+#: default range, longer than one call may take.
+_BAD_TABLES: tuple[tuple[Any, str], ...] = (
     ([16, 0], "ValueError"),
     ([16, 17.0], "TypeError"),
     ([-1, 16], "ValueError"),
+    ([0, 17.0], "ValueError"),
+    ([17.0, 0], "TypeError"),
+    ([16, True], "TypeError"),
+    ((64, 0), "ValueError"),
+    (np.array([16, 0], dtype=np.int64), "ValueError"),
+    (np.array([16.0, 32.0]), "TypeError"),
+    (np.array([16.0, 32.0], dtype=np.float32), "TypeError"),
+    (16, "TypeError"),
 )
 
 
@@ -471,21 +634,160 @@ def _check_table_rejects(student: Student) -> None:
         raised, value = _raised(student, "block_table", depths)
         if raised != wanted:
             got = f"raised {raised}" if raised else value
-            raise Mismatch({"depths": depths}, f"raises {wanted}", got, "an invalid depth is an error, not a row.")
+            note = (
+                "a lone depth is not an iterable of depths: iterating it raises TypeError."
+                if np.ndim(depths) == 0
+                else "an invalid depth is an error, not a row; the first bad depth decides which."
+            )
+            raise Mismatch({"depths": depths}, f"raises {wanted}", got, note)
 
 
 table_rejects_bad_depths = Property(
     "rejects_bad_depths",
-    "a list with an invalid depth raises what best_block_length raises for it.",
+    "an invalid depth raises what best_block_length raises for the first one; a lone depth raises TypeError.",
     _check_table_rejects,
-    misconceptions=TABLE_MISCONCEPTIONS,
+    misconceptions=_raising(TABLE_MISCONCEPTIONS),
     matches=same_output,
 )
+
+#: Iterables other than lists, each with its records from the reference: tuples and numpy integer
+#: arrays (int64 and int32, whose elements reach best_block_length as numpy scalars), empty ones
+#: too, repeats; GRADED_MAX_DEPTH once, so a scan stays cheap. Depths from 16 up, as in
+#: order_and_repeats: the edge depths 1..3 are matches_best_block_length's.
+_OTHER_ITERABLES: tuple[Any, ...] = (
+    (1000, 16, 64, 1000),
+    np.array([16, 1000, 4096], dtype=np.int64),
+    np.array([64, GRADED_MAX_DEPTH], dtype=np.int32),
+    (4096,),
+    (),
+    np.array([], dtype=np.int64),
+    np.array([17, 17, 5000, 16], dtype=np.int64),
+)
+
+
+def _iterable_fetch(student: Student, depths: Any) -> tuple[Any, Any]:
+    return roundtrip(ref.block_table(depths)), student.call("block_table", depths)
+
+
+accepts_iterables = _listed_property(
+    "accepts_iterables",
+    "tuples and numpy integer arrays work like lists: a list back, the same records, Python int counts.",
+    fetch=_iterable_fetch,
+    argument="depths",
+    inputs=_OTHER_ITERABLES,
+    note="depths may be any iterable of depths; the result is a list of BlockChoice records whatever it is.",
+    misconceptions=TABLE_MISCONCEPTIONS,
+    holds=lambda expected, got: isinstance(got, list) and same_output(expected, got),
+)
+
+
+# Each list is asked for four times, with a neighbour before each depth in two of them, so the
+# lists stay short (3 depths, 6 per call) and their depths below 5000.
+_table_sequences = st.lists(
+    st.lists(st.one_of(st.sampled_from((10, 17, 26, 65, 1000)), st.integers(16, 5000)), min_size=1, max_size=3),
+    min_size=1,
+    max_size=2,
+)
+
+
+def _records_by_depth(tables: Sequence[Any]) -> dict[Any, list[Any]]:
+    """Each record of ``tables`` under its own ``depth`` field (order and row count are not judged here)."""
+    found: dict[Any, list[Any]] = {}
+    for table in tables:
+        for entry in table if isinstance(table, list) else ():
+            if isinstance(entry, Record) and "depth" in entry.fields:
+                found.setdefault(entry["depth"], []).append(entry)
+    return found
+
+
+@hypothesis_property(
+    "repeated_calls",
+    "the records do not depend on earlier calls: every table gives a depth the same record.",
+    given={"tables": _table_sequences},
+    max_examples=6,
+    examples=[{"tables": [[1000, 64, 10], [17]]}, {"tables": [[26, 80, 1023]]}],
+    matches=same_output,
+)
+def table_repeated_calls(student: Student, tables: list[list[int]]) -> None:
+    # Each list, reversed, then with a deeper and with a shallower neighbour before each depth:
+    # a depth's record (found by its depth field, so a wrong order is not charged here) must be
+    # the same in every table it appears in.
+    calls: list[list[int]] = [*tables, *(t[::-1] for t in tables)]
+    for offset in (1, -1):
+        calls += [[n for d in t for n in (d + offset, d)] for t in tables]
+    got_tables: list[Any] = []
+    for depths in calls:
+        got_tables.append(student.call("block_table", depths))
+        for depth, records in _records_by_depth(got_tables).items():
+            if any(not same_output(records[0], other) for other in records[1:]):
+                note = (
+                    f"after block_table(depths) for depths in {calls[: len(got_tables)]}, in this order, "
+                    f"depth {depth} has two different records: each must depend on its depth alone."
+                )
+                changed = next(other for other in records[1:] if not same_output(records[0], other))
+                raise Mismatch({"depths": depths}, records[0], changed, note)
+
 
 TABLE_SUITE = register(
     CellSuite(
         TABLE_GRADE_ID,
         points=2,
-        properties=[table_visible_examples, order_and_repeats, matches_best_block_length, table_rejects_bad_depths],
+        properties=[
+            table_visible_examples,
+            order_and_repeats,
+            matches_best_block_length,
+            table_rejects_bad_depths,
+            accepts_iterables,
+            table_repeated_calls,
+        ],
     )
+)
+
+
+# ---- the contract, clause by clause -----------------------------------------------------
+
+_B = BEST_GRADE_ID + "/"
+_T = TABLE_GRADE_ID + "/"
+
+#: Every rule of the two docstrings, in docstring order, with the properties that fail when it is broken.
+CONTRACT: tuple[Clause, ...] = (
+    # best_block_length(depth)
+    Clause("best_block_length", "behaviour", "peak ceil(L/k) + k, minimal over 1 <= k <= L",
+           (_B + "visible_examples", _B + "minimum_peak", _B + "small_depths")),
+    Clause("best_block_length", "behaviour", "replay L - ceil(L/k) for the returned k",
+           (_B + "visible_examples", _B + "replay_count", _B + "small_depths")),
+    Clause("best_block_length", "tie-break", "the smallest k among those with the minimum peak",
+           (_B + "visible_examples", _B + "smallest_tied_k", _B + "small_depths")),
+    Clause("best_block_length", "purity", "depends on depth alone, no state kept between calls",
+           (_B + "repeated_calls",)),
+    Clause("best_block_length", "accepts", "an int >= 1 (1..20 000 graded); numpy int32/int64 give the same record",
+           (_B + "small_depths", _B + "minimum_peak", _B + "numpy_depths"), argument="depth"),
+    Clause("best_block_length", "returns", "a BlockChoice: Python int counts, depth L, sqrt_depth = math.sqrt(L)",
+           (_B + "record_types", _B + "visible_examples"), ),
+    Clause("best_block_length", "returns", "Python int counts for numpy depths too",
+           (_B + "numpy_depths",)),
+    Clause("best_block_length", "raises", "not an integer: bool, float, 16.0, str, None, list, numpy bool/floats",
+           (_B + "input_contract",), argument="depth", raises="TypeError"),
+    Clause("best_block_length", "raises", "depth < 1, Python or numpy integer",
+           (_B + "input_contract",), argument="depth", raises="ValueError"),
+    # block_table(depths=range(16, 4097))
+    Clause("block_table", "behaviour", "best_block_length for each depth, in the order given, repeats kept",
+           (_T + "visible_examples", _T + "order_and_repeats", _T + "matches_best_block_length")),
+    Clause("block_table", "returns", "a list of BlockChoice records, whatever iterable depths is",
+           (_T + "visible_examples", _T + "accepts_iterables")),
+    Clause("block_table", "purity", "depends on depths alone, not on earlier calls",
+           (_T + "repeated_calls",)),
+    # Not called: a plain scan needs longer than one call may take for it, and the worker cannot read
+    # a default without calling. Stated in the docstring; its 16..4096 content, passed explicitly, is
+    # checked at both ends (16 and 4096 in every table property's explicit examples).
+    Clause("block_table", "default", "range(16, 4097) (stated, not called: see the docstring)",
+           (_T + "visible_examples", _T + "accepts_iterables"), argument="depths"),
+    Clause("block_table", "accepts", "lists, tuples, numpy integer arrays (generators and ranges cannot be sent)",
+           (_T + "accepts_iterables", _T + "order_and_repeats"), argument="depths"),
+    Clause("block_table", "raises", "depths is not iterable (a lone depth)",
+           (_T + "rejects_bad_depths",), argument="depths", raises="TypeError"),
+    Clause("block_table", "raises", "as best_block_length, for the first bad depth in the order given",
+           (_T + "rejects_bad_depths",), argument="depths", raises="TypeError"),
+    Clause("block_table", "raises", "as best_block_length, for the first bad depth in the order given",
+           (_T + "rejects_bad_depths",), argument="depths", raises="ValueError"),
 )
