@@ -165,6 +165,27 @@ def test_the_suites_bad_inputs_are_bad_for_the_reference():
         assert len(table) <= TABLE_MAX_DEPTHS
 
 
+def test_no_two_entries_agree_on_every_small_depth():
+    # small_depths gives all its outcomes as evidence, so an entry named there is the only one
+    # that reproduces the student's whole list, whatever _BEST_ORDER says.
+    def outputs(function):
+        out = []
+        for depth in suite_module._SMALL_DEPTHS:
+            try:
+                out.append(roundtrip(function(depth)))
+            except Exception as error:
+                out.append(type(error).__name__)
+        return out
+
+    seen = {repr(outputs(ref.best_block_length)): "the reference"}  # entries right here never fail small_depths
+    for m in BEST_MISCONCEPTIONS:
+        key = repr(outputs(m.implementation))
+        if seen.get(key) == "the reference":
+            continue
+        assert key not in seen, (m.name, seen.get(key))
+        seen[key] = m.name
+
+
 def test_raise_checking_misconceptions_report_the_exception_like_the_suite():
     (deny,) = [m for m in suite_module._raising(BEST_MISCONCEPTIONS) if m.name.startswith("Validation by")]
     assert deny.implementation(depth=16.0) == "raised TypeError"
