@@ -118,17 +118,22 @@ def best_block_length(depth: int) -> BlockChoice:
     ``BlockChoice(depth=1000, block_size=28, peak_states=64,
     replay_evaluations=964, sqrt_depth=31.62...)``.
 
+    The result depends on ``depth`` alone: the same depth gives the same
+    record whatever was computed before (no state kept between calls).
+
     Args:
-        depth: chain depth ``L``, an integer ``>= 1`` (numpy integers are
-            accepted). This reference runs in constant time; a plain scan
-            over ``k`` is fine for the graded depths (up to 20 000).
+        depth: chain depth ``L``, an integer ``>= 1``. numpy integers are
+            accepted and give the same record as the Python ``int``, with
+            Python ``int`` counts. This reference runs in constant time; a
+            plain scan over ``k`` is fine for the graded depths (up to
+            20 000). Larger depths are not graded (this reference raises
+            ``OverflowError`` only once ``sqrt_depth`` cannot be a float,
+            beyond about ``1.8e308``).
 
     Raises:
-        TypeError: ``depth`` is not an integer (``bool`` and ``float``
-            included, even ``16.0``).
-        ValueError: ``depth < 1``.
-        OverflowError: only beyond any graded depth, when ``sqrt_depth``
-            cannot be a float (``depth`` above about ``1.8e308``).
+        TypeError: ``depth`` is not an integer: ``bool`` and ``float``
+            included, even ``16.0``, and numpy bools and floats too.
+        ValueError: ``depth < 1`` (numpy integers included).
     """
     depth = _depth(depth)
     k_lo, _ = _tie_interval(depth)
@@ -157,10 +162,24 @@ def minimizing_block_lengths(depth: int) -> tuple[int, ...]:
 def block_table(depths: Iterable[int] = range(16, 4097)) -> list[BlockChoice]:
     """``best_block_length`` for each depth, in the order given.
 
-    The default covers the exercise's range, depths 16 through 4096 inclusive.
+    Returns a ``list`` (whatever iterable ``depths`` is), one record per
+    depth, repeats kept. ``depths`` is read once, in order, and left
+    unchanged; the result depends on ``depths`` alone, not on earlier calls.
+
+    The default, ``range(16, 4097)``, covers the exercise's range, depths 16
+    through 4096 inclusive. The grader does not call ``block_table()``
+    without an argument: with a plain scan in ``best_block_length`` that one
+    call takes longer than the grader allows a call, so keep the default as
+    given (the figure uses it).
+
+    Args:
+        depths: any iterable of depths as :func:`best_block_length` accepts
+            them: a list, tuple, range, generator or numpy integer array.
 
     Raises:
+        TypeError: ``depths`` is not iterable.
         TypeError, ValueError: as :func:`best_block_length`, for the first bad
-            depth.
+            depth in the order given (a later bad depth of another kind does
+            not change which is raised).
     """
     return [best_block_length(depth) for depth in depths]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from ...trusted.contract import Clause
+
 NOTEBOOK = "ex3_block_length"
 
 BEST_CELL = "ex3_best_block_length"
@@ -22,3 +24,52 @@ POINTS: Mapping[str, int] = MappingProxyType({BEST_TESTS: 4, TABLE_TESTS: 2, REP
 #: every k in 1..L answers in well under a second at this size (the reference's
 #: constant-time method is not required), and the notebook's prose promises it.
 GRADED_MAX_DEPTH = 20_000
+
+
+# ---- the contract, clause by clause -----------------------------------------------------
+
+_B = BEST_TESTS + "/"
+_T = TABLE_TESTS + "/"
+
+#: Every rule of the two docstrings, in docstring order, with the properties that fail when it is broken.
+CONTRACT: tuple[Clause, ...] = (
+    # best_block_length(depth)
+    Clause("best_block_length", "behaviour", "peak ceil(L/k) + k, minimal over 1 <= k <= L",
+           (_B + "visible_examples", _B + "minimum_peak", _B + "small_depths")),
+    Clause("best_block_length", "behaviour", "replay L - ceil(L/k) for the returned k",
+           (_B + "visible_examples", _B + "replay_count", _B + "small_depths")),
+    Clause("best_block_length", "tie-break", "the smallest k among those with the minimum peak",
+           (_B + "visible_examples", _B + "smallest_tied_k", _B + "small_depths")),
+    Clause("best_block_length", "purity", "depends on depth alone, no state kept between calls",
+           (_B + "repeated_calls",)),
+    Clause("best_block_length", "accepts", "an int >= 1 (1..20 000 graded); numpy int32/int64 give the same record",
+           (_B + "small_depths", _B + "minimum_peak", _B + "numpy_depths"), argument="depth"),
+    Clause("best_block_length", "returns", "a BlockChoice: Python int counts, depth L, sqrt_depth = math.sqrt(L)",
+           (_B + "record_types", _B + "visible_examples"), ),
+    Clause("best_block_length", "returns", "Python int counts for numpy depths too",
+           (_B + "numpy_depths",)),
+    Clause("best_block_length", "raises", "not an integer: bool, float, 16.0, str, None, list, numpy bool/floats",
+           (_B + "input_contract",), argument="depth", raises="TypeError"),
+    Clause("best_block_length", "raises", "depth < 1, Python or numpy integer",
+           (_B + "input_contract",), argument="depth", raises="ValueError"),
+    # block_table(depths=range(16, 4097))
+    Clause("block_table", "behaviour", "best_block_length for each depth, in the order given, repeats kept",
+           (_T + "visible_examples", _T + "order_and_repeats", _T + "matches_best_block_length")),
+    Clause("block_table", "returns", "a list of BlockChoice records, whatever iterable depths is",
+           (_T + "visible_examples", _T + "accepts_iterables")),
+    Clause("block_table", "purity", "depends on depths alone, not on earlier calls",
+           (_T + "repeated_calls",)),
+    # Not called: a plain scan needs longer than one call may take for it, and the worker cannot read
+    # a default without calling. Stated in the docstring; its 16..4096 content, passed explicitly, is
+    # checked at both ends (16 and 4096 in every table property's explicit examples).
+    Clause("block_table", "default", "range(16, 4097) (stated, not called: see the docstring)",
+           (_T + "visible_examples", _T + "accepts_iterables"), argument="depths"),
+    Clause("block_table", "accepts", "lists, tuples, numpy integer arrays (generators and ranges cannot be sent)",
+           (_T + "accepts_iterables", _T + "order_and_repeats"), argument="depths"),
+    Clause("block_table", "raises", "depths is not iterable (a lone depth)",
+           (_T + "rejects_bad_depths",), argument="depths", raises="TypeError"),
+    Clause("block_table", "raises", "as best_block_length, for the first bad depth in the order given",
+           (_T + "rejects_bad_depths",), argument="depths", raises="TypeError"),
+    Clause("block_table", "raises", "as best_block_length, for the first bad depth in the order given",
+           (_T + "rejects_bad_depths",), argument="depths", raises="ValueError"),
+)

@@ -1,23 +1,40 @@
 """Hidden suite of Exercise 3 (best uniform block length): two autograded test cells.
 
-``ex3_best_block_length_tests`` (4 points, 7 properties) grades
+``ex3_best_block_length_tests`` (4 points, 9 properties) grades
 ``best_block_length(depth)`` one idea per property, so a single mistake costs
 only the properties it breaks: the visible examples, the minimum peak, the
 tie-break, the replay count (checked against the student's *own* ``k``, so a
 wrong ``k`` is not charged twice), the record's types, every small depth
-``1..40`` (where ``k = 1`` and ``k = L`` matter), and the input contract.
+``1..40`` (where ``k = 1`` and ``k = L`` matter), the input contract (every
+bad kind of depth, Python and numpy, with the exact exception), numpy depths
+giving the same record as Python ints, and independence from earlier calls.
 
-``ex3_block_table_tests`` (2 points, 4 properties) grades ``block_table``:
+``ex3_block_table_tests`` (2 points, 6 properties) grades ``block_table``:
 the visible examples, order and repeats (depths only, so a wrong
-``best_block_length`` does not fail it), agreement with the reference, and
-invalid depths raising.
+``best_block_length`` does not fail it), agreement with the reference, the
+iterables it accepts (tuples, numpy integer arrays: a list back, Python int
+counts), invalid depths and a non-iterable raising (the first bad depth
+decides), and independence from earlier calls.
+
+``CONTRACT`` lists every clause of both docstrings with the properties that
+check it (``tests/autograder/test_contract_coverage.py`` derives the clauses
+from the notebook and fails when one is missing).
 
 Depths stay in ``1..GRADED_MAX_DEPTH`` (20 000), the range the notebook
 promises: there a plain scan over every ``k``, calling the harness each time,
-answers in about 0.04 s, far inside the worker's per-call time limit. For the
-same reason the suite never calls ``block_table()`` with its default range:
-with a scan that is about 8 million harness calls (some 12 s), so the
-default is left to the figure, which uses it.
+answers in about 0.05 s, and no call sends more than ``TABLE_MAX_DEPTHS`` depths
+to ``block_table``, so the slowest call of a plain scan stays well under a
+fifth of the worker's 10 s per-call limit (``tests/autograder/suites/test_ex3.py``
+times it). For the same reason the suite never calls ``block_table()`` with
+its default range: with a scan that is about 8.4 million harness calls (12 to
+20 s measured, above the limit), and the worker cannot read a signature's
+default without calling, so the default is stated in the docstring (which
+says the grader does not call it) and left to the figure, which uses it.
+
+Values the worker cannot receive are not sent: a generator or a ``range`` has
+no wire form (``protocol.py``), so ``accepts_iterables`` covers lists, tuples
+and numpy arrays only, and an argument left unchanged by the call cannot be
+observed yet.
 
 Expected values come from ``ch11_solutions.ex3_block_length``. Every mismatch
 carries the whole expected and obtained records and the input ``depth`` (or
@@ -37,12 +54,20 @@ from hypothesis import strategies as st
 
 from ...protocol import Record, roundtrip, wire_equal
 from ...trusted.registry import register
-from ...trusted.suite import CellSuite, Misconception, Mismatch, Property, Student, hypothesis_property
+from ...trusted.suite import (
+    MAX_EVIDENCE,
+    CellSuite,
+    Misconception,
+    Mismatch,
+    Property,
+    Student,
+    hypothesis_property,
+)
 from ...trusted.worker_client import StudentError
 from ..catalogue import WrongAnswer, catalogue, in_order, misconception, seen_through
 from .contract import BEST_TESTS, GRADED_MAX_DEPTH, POINTS, TABLE_TESTS
 
-__all__ = ["BEST_SUITE", "GRADED_MAX_DEPTH", "TABLE_SUITE"]
+__all__ = ["BEST_SUITE", "GRADED_MAX_DEPTH", "TABLE_MAX_DEPTHS", "TABLE_SUITE"]
 
 FIELDS = ("depth", "block_size", "peak_states", "replay_evaluations", "sqrt_depth")
 COUNT_FIELDS = FIELDS[:4]
@@ -74,7 +99,12 @@ _TABLE_ENTRIES = _entries("block_table")
 # first fails, round gives the same k; where round first fails, L = 3, isqrt is right); and
 # scan_skips_store_all, wrong only at L = 1, 2, 3, before the entries it coincides with there
 # (largest_k_tie_break at L = 2, rounded_sqrt at L = 3), which no property reports at those depths:
-# generated depths start at 4, and small_depths checks 4..40 first.
+# generated depths start at 4, and small_depths checks 4..40 first. The input-type entries last:
+# they differ from the reference only on numpy or invalid depths, where every entry above converts
+# or raises, so none of those coincides with them. The order is a last resort: the listed
+# properties give every input's outcome as evidence, and no two entries agree on all of small_depths'
+# inputs (tests/autograder/suites/test_ex3.py), so with today's entries the reversed order names
+# the same mistakes (checked by grading every entry with it).
 _BEST_ORDER = (
     "floor_block_count",
     "scan_skips_store_all",
@@ -86,10 +116,19 @@ _BEST_ORDER = (
     "real_valued_peak",
     "divisors_only",
     "scan_skips_one_block",
+    "deny_list_validation",
+    "numpy_depth_kept",
+    "warm_start_scan",
 )
 _BEST_IN_ORDER = in_order("ex3", _BEST_ENTRIES.values(), _BEST_ORDER, complete=True)
 
-BEST_MISCONCEPTIONS = tuple(misconception(entry) for entry in _BEST_IN_ORDER)
+#: Entries whose output depends on the calls made before. Run in the trusted process to name a
+#: mistake they would answer from whatever state earlier naming attempts left, which proves
+#: nothing about the student's (and would let grading one submission change another's feedback),
+#: so they are catalogued and must lose points but are never offered as a misconception.
+STATEFUL = frozenset({"warm_start_scan"})
+
+BEST_MISCONCEPTIONS = tuple(misconception(entry) for entry in _BEST_IN_ORDER if entry.name not in STATEFUL)
 
 
 def _lift(function: Callable[[int], Any]) -> Callable[..., list[Any]]:
@@ -100,9 +139,26 @@ def _lift(function: Callable[[int], Any]) -> Callable[..., list[Any]]:
     return table
 
 
-TABLE_MISCONCEPTIONS = tuple(misconception(entry) for entry in _TABLE_ENTRIES.values()) + tuple(
-    seen_through(entry, _lift) for entry in _BEST_IN_ORDER
-)
+TABLE_MISCONCEPTIONS = tuple(
+    misconception(entry) for entry in _TABLE_ENTRIES.values() if entry.name not in STATEFUL
+) + tuple(seen_through(entry, _lift, function="block_table") for entry in _BEST_IN_ORDER if entry.name not in STATEFUL)
+
+
+def _outcome(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function``'s result as the raise-checking properties report it: the value, or ``"raised <Type>"``."""
+
+    def run(**kwargs: Any) -> Any:
+        try:
+            return function(**kwargs)
+        except Exception as error:  # the entry's mistake may be the exception it raises
+            return f"raised {type(error).__name__}"
+
+    return run
+
+
+def _raising(misconceptions: Sequence[Misconception]) -> tuple[Misconception, ...]:
+    """``misconceptions`` for a property whose ``got`` is a value or ``"raised <Type>"`` (see :func:`_raised`)."""
+    return tuple(Misconception(m.name, m.advice, _outcome(m.implementation)) for m in misconceptions)
 
 
 # ---- helpers ----------------------------------------------------------------------------
@@ -170,13 +226,37 @@ def _listed_property(
     ``fetch(student, value)`` returns ``(expected, got)`` for one input (it may raise Mismatch
     itself); ``holds(expected, got)`` decides (default: equal records, ``2 == 2.0`` allowed). A
     failure is a Mismatch with inputs ``{argument: value}``, both whole outputs and ``note``.
+
+    After the first failure the remaining inputs are still tried, and every input's outcome
+    becomes evidence a named misconception must also reproduce: the other failures, and the
+    student's own outputs where they were right. One failing input is weak evidence (at
+    ``L = 10`` a scan warm-started from ``L = 9`` returns ``isqrt(10)``, and on the failing
+    depths of 4..40 the two agree throughout); the depths where the student was right tell
+    them apart.
     """
 
-    def check(student: Student) -> None:
-        for value in inputs:
+    def outcome(student: Student, value: Any) -> tuple[Mismatch, bool]:
+        """(the input's outcome as a Mismatch, whether it failed); a passing one has ``got`` as expected."""
+        try:
             expected, got = fetch(student, value)
-            if not holds(expected, got):
-                raise Mismatch({argument: value}, expected, got, note)
+        except Mismatch as mismatch:
+            return mismatch, True
+        return Mismatch({argument: value}, expected, got, note), not holds(expected, got)
+
+    def check(student: Student) -> None:
+        seen: list[tuple[Mismatch, bool]] = []
+        for value in inputs:
+            try:
+                seen.append(outcome(student, value))
+            except StudentError:
+                if not any(failed for _, failed in seen):
+                    raise
+                break  # an error is no output to compare; the failure found first stands
+        failures = [mismatch for mismatch, failed in seen if failed]
+        if failures:
+            others = [mismatch for mismatch, _ in seen if mismatch is not failures[0]]
+            student.mismatches.extend(others[: max(0, MAX_EVIDENCE - len(student.mismatches))])
+            raise failures[0]
 
     return Property(name, description, check, misconceptions=tuple(misconceptions), matches=same_output)
 
@@ -311,20 +391,25 @@ def record_types(depth: int, expected: Record, got: Record) -> str | None:
     return None
 
 
+#: The edges last, for the reason given at _depths; 2 before 3 because only at 2 the catalogued
+#: "scan starts at k = 2" differs from round(sqrt(L)), and 1 last because a scan over an empty
+#: range raises there, which names no misconception.
+_SMALL_DEPTHS = (*range(4, 41), 2, 3, 1)
+
 small_depths = _listed_property(
     "small_depths",
     "every depth from 1 to 40 gives the right record (k = 1 and k = L are allowed block lengths).",
     fetch=_choice,
     argument="depth",
-    # The edges last, for the reason given at _depths; 2 before 3 because only at 2 the catalogued
-    # "scan starts at k = 2" differs from round(sqrt(L)), and 1 last because a scan over an empty
-    # range raises there, which names no misconception.
-    inputs=(*range(4, 41), 2, 3, 1),
+    inputs=_SMALL_DEPTHS,
     note="small depths, where k = 1 and k = L matter.",
     misconceptions=BEST_MISCONCEPTIONS,
 )
 
-#: (argument, exception the contract names). Python values only: they travel as they are.
+#: (argument, exception the contract names), tried in order: the Python values first, then the
+#: numpy ones (numpy scalars travel with their dtype, so the worker receives exactly these).
+#: np.float64 is a subclass of float but np.float32 is not, and int(np.True_) is 1: a deny-list of
+#: Python types passes the first and answers for the others.
 _BAD_DEPTHS: tuple[tuple[Any, str], ...] = (
     (16.0, "TypeError"),
     (True, "TypeError"),
@@ -332,6 +417,13 @@ _BAD_DEPTHS: tuple[tuple[Any, str], ...] = (
     (None, "TypeError"),
     (0, "ValueError"),
     (-7, "ValueError"),
+    (16.5, "TypeError"),
+    ([16], "TypeError"),
+    (np.float64(16.0), "TypeError"),
+    (np.float32(16.0), "TypeError"),
+    (np.True_, "TypeError"),
+    (np.int64(0), "ValueError"),
+    (np.int32(-3), "ValueError"),
 )
 
 
@@ -349,22 +441,75 @@ def _check_input_contract(student: Student) -> None:
         if raised != wanted:
             got = f"raised {raised}" if raised else value
             raise Mismatch({"depth": argument}, f"raises {wanted}", got, "see the Raises section of the docstring.")
-    # numpy integers are accepted and give the same numbers as the Python int (compared with the
-    # student's own answer: a wrong k is the other properties' business; field types are not judged here).
-    raised, value = _raised(student, "best_block_length", np.int64(1000))
-    as_int = student.call("best_block_length", 1000)
-    same = isinstance(value, Record) and isinstance(as_int, Record) and wire_equal(value, as_int)
-    if not same:
-        got = f"raised {raised}" if raised else value
-        note = "numpy integers are valid depths: the same record as for 1000."
-        raise Mismatch({"depth": np.int64(1000)}, as_int, got, note)
 
 
 input_contract = Property(
     "input_contract",
-    "bool, float and other non-integers raise TypeError, depths below 1 ValueError; numpy integers are accepted.",
+    "bool, float (numpy's too), str and other non-integers raise TypeError; depths below 1 (numpy's too) ValueError.",
     _check_input_contract,
+    misconceptions=_raising(BEST_MISCONCEPTIONS),
+    matches=same_output,
 )
+
+
+def _numpy_fetch(student: Student, depth: np.integer) -> tuple[Any, Any]:
+    # Compared with the student's own record for the Python int: a wrong k is the other
+    # properties' business, this one is about the input type alone.
+    return student.call("best_block_length", int(depth)), student.call("best_block_length", depth)
+
+
+numpy_depths = _listed_property(
+    "numpy_depths",
+    "a numpy integer depth gives the same record as the Python int, field types included (Python int counts).",
+    fetch=_numpy_fetch,
+    argument="depth",
+    # No depth below 4: a mistake at the edge depths is small_depths' alone (see _depths).
+    inputs=(np.int64(1000), np.int32(64), np.int64(GRADED_MAX_DEPTH), np.int32(4096), np.int64(17)),
+    note="numpy integers are valid depths: the record is the one the Python int gets, with Python int counts.",
+    misconceptions=BEST_MISCONCEPTIONS,
+    holds=lambda as_int, got: isinstance(as_int, Record) and same_output(as_int, got),
+)
+
+
+#: Depths for the call-order property: a pool of depths where the smallest minimizer is below the
+#: previous depth's (so a scan that remembers the last k overshoots) and pairs sharing isqrt (where a
+#: cache keyed on the root answers for the wrong depth), and the rest of a range small enough that
+#: each of the many calls stays fast.
+_sequence_depths = st.lists(
+    st.one_of(st.sampled_from((10, 17, 26, 65, 80, 1000, 1023)), st.integers(4, 2000)),
+    min_size=1,
+    max_size=4,
+)
+
+
+@hypothesis_property(
+    "repeated_calls",
+    "the record for a depth does not depend on the calls made before (same depth, same record, in any order).",
+    given={"depths": _sequence_depths},
+    max_examples=10,
+    examples=[{"depths": [1000, 64]}, {"depths": [10, 17]}, {"depths": [1023, 80]}],
+    matches=same_output,
+)
+def repeated_calls(student: Student, depths: list[int]) -> None:
+    # The depths in order, then each again right after a deeper and right after a shallower
+    # neighbour: every call of a depth must return the record its first call did. Whether that
+    # record is right is the other properties' business.
+    calls = [*depths]
+    for depth in depths:
+        calls += [depth + 1, depth, depth - 1, depth]
+    first: dict[int, Any] = {}
+    made: list[int] = []
+    for depth in calls:
+        got = student.call("best_block_length", depth)
+        if depth in first and not same_output(first[depth], got):
+            note = (
+                f"after the calls best_block_length(d) for d in {made}, in this order, depth {depth} got another "
+                "record than its first call: the result must depend on the depth alone."
+            )
+            raise Mismatch({"depth": depth}, first[depth], got, note)
+        first.setdefault(depth, got)
+        made.append(depth)
+
 
 BEST_SUITE = register(
     CellSuite(
@@ -378,6 +523,8 @@ BEST_SUITE = register(
             record_types,
             small_depths,
             input_contract,
+            numpy_depths,
+            repeated_calls,
         ],
     )
 )
@@ -408,16 +555,20 @@ table_visible_examples = _listed_property(
     misconceptions=TABLE_MISCONCEPTIONS,
 )
 
+#: Most depths one block_table call receives: with a plain scan, TABLE_MAX_DEPTHS scans at
+#: GRADED_MAX_DEPTH are the slowest call the suite makes (tests/autograder/suites/test_ex3.py times it).
+TABLE_MAX_DEPTHS = 6
+
 # Repeats are drawn from a small pool so that most lists hold some; the rest spans the graded range.
 _table_depths = st.lists(
     st.one_of(st.sampled_from((1, 2, 3, 16, 64, 1000, 4096)), st.integers(1, GRADED_MAX_DEPTH)),
-    max_size=6,
+    max_size=TABLE_MAX_DEPTHS,
 )
 # Order and repeats are judged on the exercise's own range 16..4096 and above, away from the
 # edge depths 1..3 where a wrong best_block_length may raise: that is matches_best_block_length's job.
 _ordered_depths = st.lists(
     st.one_of(st.sampled_from((16, 64, 1000, 4096)), st.integers(16, GRADED_MAX_DEPTH)),
-    max_size=6,
+    max_size=TABLE_MAX_DEPTHS,
 )
 
 
@@ -453,11 +604,23 @@ def matches_best_block_length(student: Student, depths: list[int]) -> None:
         raise Mismatch({"depths": depths}, expected, got)
 
 
-#: (depths, exception the contract names): the first bad depth decides.
-_BAD_TABLES: tuple[tuple[list[Any], str], ...] = (
+#: (depths, exception the contract names), tried in order: the first bad depth decides, a later bad
+#: depth of the other kind must not (a list validated type-first would raise TypeError for [0, 17.0]);
+#: then tuples and numpy arrays, whose elements are numpy scalars; then a lone depth, which is not
+#: iterable. No None: a block_table that reads None as "use the default" would compute the whole
+#: default range, longer than one call may take.
+_BAD_TABLES: tuple[tuple[Any, str], ...] = (
     ([16, 0], "ValueError"),
     ([16, 17.0], "TypeError"),
     ([-1, 16], "ValueError"),
+    ([0, 17.0], "ValueError"),
+    ([17.0, 0], "TypeError"),
+    ([16, True], "TypeError"),
+    ((64, 0), "ValueError"),
+    (np.array([16, 0], dtype=np.int64), "ValueError"),
+    (np.array([16.0, 32.0]), "TypeError"),
+    (np.array([16.0, 32.0], dtype=np.float32), "TypeError"),
+    (16, "TypeError"),
 )
 
 
@@ -466,21 +629,112 @@ def _check_table_rejects(student: Student) -> None:
         raised, value = _raised(student, "block_table", depths)
         if raised != wanted:
             got = f"raised {raised}" if raised else value
-            raise Mismatch({"depths": depths}, f"raises {wanted}", got, "an invalid depth is an error, not a row.")
+            note = (
+                "a lone depth is not an iterable of depths: iterating it raises TypeError."
+                if np.ndim(depths) == 0
+                else "an invalid depth is an error, not a row; the first bad depth decides which."
+            )
+            raise Mismatch({"depths": depths}, f"raises {wanted}", got, note)
 
 
 table_rejects_bad_depths = Property(
     "rejects_bad_depths",
-    "a list with an invalid depth raises what best_block_length raises for it.",
+    "an invalid depth raises what best_block_length raises for the first one; a lone depth raises TypeError.",
     _check_table_rejects,
-    misconceptions=TABLE_MISCONCEPTIONS,
+    misconceptions=_raising(TABLE_MISCONCEPTIONS),
     matches=same_output,
 )
+
+#: Iterables other than lists, each with its records from the reference: tuples and numpy integer
+#: arrays (int64 and int32, whose elements reach best_block_length as numpy scalars), empty ones
+#: too, repeats; GRADED_MAX_DEPTH once, so a scan stays cheap. Depths from 16 up, as in
+#: order_and_repeats: the edge depths 1..3 are matches_best_block_length's.
+_OTHER_ITERABLES: tuple[Any, ...] = (
+    (1000, 16, 64, 1000),
+    np.array([16, 1000, 4096], dtype=np.int64),
+    np.array([64, GRADED_MAX_DEPTH], dtype=np.int32),
+    (4096,),
+    (),
+    np.array([], dtype=np.int64),
+    np.array([17, 17, 5000, 16], dtype=np.int64),
+)
+
+
+def _iterable_fetch(student: Student, depths: Any) -> tuple[Any, Any]:
+    return roundtrip(ref.block_table(depths)), student.call("block_table", depths)
+
+
+accepts_iterables = _listed_property(
+    "accepts_iterables",
+    "tuples and numpy integer arrays work like lists: a list back, the same records, Python int counts.",
+    fetch=_iterable_fetch,
+    argument="depths",
+    inputs=_OTHER_ITERABLES,
+    note="depths may be any iterable of depths; the result is a list of BlockChoice records whatever it is.",
+    misconceptions=TABLE_MISCONCEPTIONS,
+    holds=lambda expected, got: isinstance(got, list) and same_output(expected, got),
+)
+
+
+# Each list is asked for four times, with a neighbour before each depth in two of them, so the
+# lists stay short (3 depths, 6 per call) and their depths below 5000.
+_table_sequences = st.lists(
+    st.lists(st.one_of(st.sampled_from((10, 17, 26, 65, 1000)), st.integers(16, 5000)), min_size=1, max_size=3),
+    min_size=1,
+    max_size=2,
+)
+
+
+def _records_by_depth(tables: Sequence[Any]) -> dict[Any, list[Any]]:
+    """Each record of ``tables`` under its own ``depth`` field (order and row count are not judged here)."""
+    found: dict[Any, list[Any]] = {}
+    for table in tables:
+        for entry in table if isinstance(table, list) else ():
+            if isinstance(entry, Record) and "depth" in entry.fields:
+                found.setdefault(entry["depth"], []).append(entry)
+    return found
+
+
+@hypothesis_property(
+    "repeated_calls",
+    "the records do not depend on earlier calls: every table gives a depth the same record.",
+    given={"tables": _table_sequences},
+    max_examples=6,
+    examples=[{"tables": [[1000, 64, 10], [17]]}, {"tables": [[26, 80, 1023]]}],
+    matches=same_output,
+)
+def table_repeated_calls(student: Student, tables: list[list[int]]) -> None:
+    # Each list, reversed, then with a deeper and with a shallower neighbour before each depth:
+    # a depth's record (found by its depth field, so a wrong order is not charged here) must be
+    # the same in every table it appears in.
+    calls: list[list[int]] = [*tables, *(t[::-1] for t in tables)]
+    for offset in (1, -1):
+        calls += [[n for d in t for n in (d + offset, d)] for t in tables]
+    got_tables: list[Any] = []
+    for depths in calls:
+        got_tables.append(student.call("block_table", depths))
+        for depth, records in _records_by_depth(got_tables).items():
+            if any(not same_output(records[0], other) for other in records[1:]):
+                note = (
+                    f"after block_table(depths) for depths in {calls[: len(got_tables)]}, in this order, "
+                    f"depth {depth} has two different records: each must depend on its depth alone."
+                )
+                changed = next(other for other in records[1:] if not same_output(records[0], other))
+                raise Mismatch({"depths": depths}, records[0], changed, note)
+
 
 TABLE_SUITE = register(
     CellSuite(
         TABLE_TESTS,
         points=POINTS[TABLE_TESTS],
-        properties=[table_visible_examples, order_and_repeats, matches_best_block_length, table_rejects_bad_depths],
+        properties=[
+            table_visible_examples,
+            order_and_repeats,
+            matches_best_block_length,
+            table_rejects_bad_depths,
+            accepts_iterables,
+            table_repeated_calls,
+        ],
     )
 )
+

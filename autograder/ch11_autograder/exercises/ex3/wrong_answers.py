@@ -26,13 +26,31 @@ What each entry gets wrong, and where the suite catches it:
 * ``scan_skips_one_block`` / ``scan_skips_store_all``: ``range(1, L)`` or
   ``range(2, L + 1)``; wrong only at the edges (``L = 1`` fails for both,
   ``L = 2, 3`` for the second, where ``k = 1`` is the smallest minimizer).
+* ``deny_list_validation``: rejects ``bool``, ``float``, ``str`` and ``None``
+  by name and converts the rest with ``int()``: ``np.float32(16.0)`` and
+  ``np.True_`` (depth 1) get records instead of ``TypeError``.
+* ``numpy_depth_kept``: validates numpy depths but computes with them, so a
+  numpy depth leaks into the counts (``np.int64`` fields).
+* ``warm_start_scan``: starts each scan at the previous call's ``k`` (kept in
+  a mutable default) when the depth grew; the smallest minimizer is not
+  monotone in ``L`` (``L = 9``: 3, ``L = 10``: 2), so results depend on the
+  calls made before. Never named: see ``suites.ex3.STATEFUL``.
 * ``table_sorted_unique``: ``block_table`` over ``sorted(set(depths))``.
 * ``table_skips_bad_depths``: drops invalid depths instead of raising.
+* ``table_empty_check_by_truth``: ``if not depths: return []``, which raises
+  ``ValueError`` for a numpy array of more than one depth (and an empty one).
+* ``table_checks_types_first``: checks every depth's type before any value,
+  so ``[0, 17.0]`` raises ``TypeError`` where the first bad depth asks
+  ``ValueError``.
+* ``table_wraps_a_lone_depth``: ``block_table(16)`` answers for ``[16]``
+  instead of raising ``TypeError`` (an int is not iterable).
 
 Not catalogued: a default of ``range(16, 4096)`` (missing 4096). The hidden
 suite cannot check ``block_table()``'s default within one call's time limit
-when ``best_block_length`` is a plain scan (about 8 million harness calls), so
-such an entry could not be shown to lose points.
+when ``best_block_length`` is a plain scan (about 8.4 million harness calls),
+and the worker cannot read a default without calling, so such an entry could
+not be shown to lose points. Nor an answer that empties or reorders the list
+it is given: the worker does not yet report arguments as the call left them.
 """
 
 from __future__ import annotations
@@ -302,6 +320,93 @@ def scan_skips_store_all(depth: int) -> BlockChoice:
 
 @wrong_answer(
     exercise="ex3",
+    name="deny_list_validation",
+    title="Validation by a list of forbidden Python types",
+    advice=(
+        "Rejecting bool, float, str and None by name lets every other non-integer through int(): "
+        "numpy floats and bools are not integers either. Accept what operator.index accepts (Python and "
+        "numpy integers, never bool) and raise TypeError for everything else."
+    ),
+    answer_cell=BEST_CELL,
+    replaces="best_block_length",
+    loses=_BOTH,
+)
+def deny_list_validation(depth: int) -> BlockChoice:
+    if isinstance(depth, (bool, float, str)) or depth is None:
+        raise TypeError(f"depth must be an integer, got {depth!r}")
+    depth = int(depth)
+    if depth < 1:
+        raise ValueError(f"depth must be >= 1, got {depth}")
+    best = None
+    for k in range(1, depth + 1):
+        cost = uniform_checkpoint_cost(depth, k)
+        if best is None or cost.peak_state_units < best.peak_state_units:
+            best = cost
+    return BlockChoice(
+        depth, best.block_size, best.peak_state_units, best.recomputed_forward_evaluations, math.sqrt(depth)
+    )
+
+
+@wrong_answer(
+    exercise="ex3",
+    name="numpy_depth_kept",
+    title="numpy depth kept as it came",
+    advice=(
+        "A numpy integer is a valid depth, but arithmetic on it gives numpy integers: convert it with "
+        "int(depth) (or operator.index) first, so the record holds Python ints whatever the input type."
+    ),
+    answer_cell=BEST_CELL,
+    replaces="best_block_length",
+    loses=_BOTH,
+)
+def numpy_depth_kept(depth: int) -> BlockChoice:
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)):
+        raise TypeError(f"depth must be an integer, got {depth!r}")
+    if depth < 1:
+        raise ValueError(f"depth must be >= 1, got {depth}")
+    best_k, best_peak = 1, depth + 1
+    for k in range(1, depth + 1):
+        peak = -(-depth // k) + k
+        if peak < best_peak:
+            best_k, best_peak = k, peak
+    return BlockChoice(depth, best_k, best_peak, depth - -(-depth // best_k), math.sqrt(depth))
+
+
+@wrong_answer(
+    exercise="ex3",
+    name="warm_start_scan",
+    title="Scan warm-started from the previous call",
+    advice=(
+        "The answer for a depth must not depend on what was asked before. The smallest minimizing k does "
+        "not grow steadily with L (L = 9: k = 3, L = 10: k = 2), so a scan that starts where the last "
+        "call ended misses it: scan every k from 1 each time, or keep no state."
+    ),
+    answer_cell=BEST_CELL,
+    replaces="best_block_length",
+    loses=_BOTH,
+)
+def warm_start_scan(depth: int, _last: dict = {"depth": 0, "k": 1}) -> BlockChoice:  # noqa: B006 (the mistake)
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)):
+        raise TypeError(f"depth must be an integer, got {depth!r}")
+    if depth < 1:
+        raise ValueError(f"depth must be >= 1, got {depth}")
+    depth = int(depth)
+    # Deeper chains need longer blocks, so start where the previous, shallower depth ended.
+    start = _last["k"] if depth >= _last["depth"] else 1
+    best = None
+    for k in range(start, depth + 1):
+        cost = uniform_checkpoint_cost(depth, k)
+        if best is None or cost.peak_state_units < best.peak_state_units:
+            best = cost
+    _last["depth"], _last["k"] = depth, best.block_size
+    return BlockChoice(
+        depth, best.block_size, best.peak_state_units, best.recomputed_forward_evaluations, math.sqrt(depth)
+    )
+
+
+
+@wrong_answer(
+    exercise="ex3",
     name="table_sorted_unique",
     title="Table over sorted, de-duplicated depths",
     advice=(
@@ -331,3 +436,60 @@ def table_sorted_unique(depths: Iterable[int] = range(16, 4097)) -> list[BlockCh
 )
 def table_skips_bad_depths(depths: Iterable[int] = range(16, 4097)) -> list[BlockChoice]:
     return [best_block_length(depth) for depth in depths if isinstance(depth, int) and depth >= 1]
+
+
+@wrong_answer(
+    exercise="ex3",
+    name="table_empty_check_by_truth",
+    title="Empty input tested by its truth value",
+    advice=(
+        "`if not depths` works for lists and tuples, but a numpy array has no single truth value and "
+        "raises ValueError. depths is any iterable: loop over it, and an empty one gives an empty list."
+    ),
+    answer_cell=TABLE_CELL,
+    replaces="block_table",
+    loses=(TABLE_TESTS,),
+)
+def table_empty_check_by_truth(depths: Iterable[int] = range(16, 4097)) -> list[BlockChoice]:
+    if not depths:
+        return []
+    return [best_block_length(depth) for depth in depths]
+
+
+@wrong_answer(
+    exercise="ex3",
+    name="table_checks_types_first",
+    title="Every depth's type checked before any value",
+    advice=(
+        "The contract raises for the first bad depth in the order given: with [0, 17.0] that is the 0, a "
+        "ValueError. Checking all the types first reports the 17.0 instead. Check each depth in turn, as "
+        "best_block_length does."
+    ),
+    answer_cell=TABLE_CELL,
+    replaces="block_table",
+    loses=(TABLE_TESTS,),
+)
+def table_checks_types_first(depths: Iterable[int] = range(16, 4097)) -> list[BlockChoice]:
+    depths = list(depths)
+    for depth in depths:
+        if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)):
+            raise TypeError(f"every depth must be an integer, got {depth!r}")
+    return [best_block_length(depth) for depth in depths]
+
+
+@wrong_answer(
+    exercise="ex3",
+    name="table_wraps_a_lone_depth",
+    title="A lone depth accepted as a one-row table",
+    advice=(
+        "block_table takes an iterable of depths; an int is not one, and iterating it raises TypeError. "
+        "Quietly treating 16 as [16] hides a caller's mistake (call best_block_length for one depth)."
+    ),
+    answer_cell=TABLE_CELL,
+    replaces="block_table",
+    loses=(TABLE_TESTS,),
+)
+def table_wraps_a_lone_depth(depths: Iterable[int] = range(16, 4097)) -> list[BlockChoice]:
+    if isinstance(depths, (int, np.integer)):
+        depths = [depths]
+    return [best_block_length(depth) for depth in depths]

@@ -5,8 +5,9 @@ feedback makes (round(sqrt L) and isqrt(L) always reach the minimum peak below t
 maximum) and the suite's own type-aware matcher, each beside a variant the same check rejects.
 Worker tests (marked slow) build submissions from the generated source notebook and grade
 both cells in one unsandboxed, quiet worker, as the grader does: reference -> full marks;
-released stub -> zero; a plain scan written differently -> full marks; each catalogue entry
--> loses points in exactly the cells it names and is named in their feedback.
+released stub -> zero; a plain scan written differently -> full marks, and its slowest call
+the suite makes stays under a fifth of the course's per-call limit; each catalogue entry -> loses
+points in exactly the cells it names and is named in their feedback.
 
 Submissions built from catalogue entries leave out the figure cell: it only draws, and with
 a scan-based entry it would call best_block_length for all 4081 depths at every worker start
@@ -18,16 +19,20 @@ from __future__ import annotations
 import math
 import time
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 import pytest
 from ch11_autograder.authoring.build import build_notebook
 from ch11_autograder.exercises.catalogue import catalogue
+from ch11_autograder.exercises.ex3 import suite as suite_module
 from ch11_autograder.exercises.ex3.contract import GRADED_MAX_DEPTH
 from ch11_autograder.exercises.ex3.notebook import cells as notebook_cells
 from ch11_autograder.exercises.ex3.suite import (
     BEST_MISCONCEPTIONS,
     BEST_SUITE,
+    STATEFUL,
+    TABLE_MAX_DEPTHS,
     TABLE_MISCONCEPTIONS,
     TABLE_SUITE,
     same_output,
@@ -46,9 +51,13 @@ NOTEBOOK = "ex3_block_length"
 SUITES = (BEST_SUITE, TABLE_SUITE)
 POINTS = {"ex3_best_block_length_tests": 4.0, "ex3_block_table_tests": 2.0}
 ENTRIES = catalogue("ex3")
-#: Entries whose mistake shows only as an exception (a scan over an empty range at L = 1): no
-#: output to compare, so no name; the feedback shows the call and the error instead.
-UNNAMEABLE = {"scan_skips_one_block"}
+#: Entries that cannot be named, with a text their feedback must show instead: a mistake that
+#: shows only as an exception (a scan over an empty range at L = 1) has no output to compare, and
+#: a stateful one (suites.ex3.STATEFUL) is never offered as a misconception.
+UNNAMEABLE = {
+    "scan_skips_one_block": ("(1)", "1, 2, 3"),
+    "warm_start_scan": ("depend on the depth alone", "depend on its depth alone"),
+}
 
 
 @cache
@@ -73,7 +82,7 @@ def test_suites_match_the_notebooks_autograded_cells():
     for suite in SUITES:
         assert get_suite(suite.grade_id) is suite
         assert suite.points == POINTS[suite.grade_id]
-    assert [len(s.properties) for s in SUITES] == [7, 4]
+    assert [len(s.properties) for s in SUITES] == [9, 6]
 
 
 def test_catalogue_entries_target_cells_of_the_notebook():
@@ -87,8 +96,10 @@ def test_catalogue_entries_target_cells_of_the_notebook():
 
 
 def test_every_best_block_length_entry_is_a_misconception_of_both_cells():
-    best = [e.title for e in ENTRIES if e.replaces == "best_block_length"]
-    table = [e.title for e in ENTRIES if e.replaces == "block_table"]
+    # Stateful entries excepted: run in the trusted process they answer from leftover state.
+    assert STATEFUL <= {e.name for e in ENTRIES}
+    best = [e.title for e in ENTRIES if e.replaces == "best_block_length" and e.name not in STATEFUL]
+    table = [e.title for e in ENTRIES if e.replaces == "block_table" and e.name not in STATEFUL]
     assert sorted(m.name for m in BEST_MISCONCEPTIONS) == sorted(best)
     assert sorted(m.name for m in TABLE_MISCONCEPTIONS) == sorted(best + table)
 
@@ -105,6 +116,80 @@ def test_graded_depths_stay_small_enough_for_a_scan():
     assert k == ref.best_block_length(GRADED_MAX_DEPTH).block_size
     assert elapsed < 1.0, f"a scan at depth {GRADED_MAX_DEPTH} took {elapsed:.2f} s"
     assert GRADED_MAX_DEPTH <= 20_000
+
+
+def _course_call_timeout() -> float:
+    from traitlets.config.loader import PyFileConfigLoader
+
+    root = Path(__file__).resolve().parents[4]
+    return float(PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config().TrustedVerdicts.call_timeout)
+
+
+def _plain_scan(depth):
+    # The notebook's sanctioned answer: every k from 1 to L through the harness.
+    best = None
+    for k in range(1, int(depth) + 1):
+        cost = ref.uniform_checkpoint_cost(int(depth), k)
+        if best is None or cost.peak_state_units < best.peak_state_units:
+            best = cost
+    return best
+
+
+def test_the_slowest_call_of_a_plain_scan_is_a_fifth_of_the_call_limit():
+    # The suite's costliest calls: best_block_length at the graded maximum, and a block_table of
+    # TABLE_MAX_DEPTHS depths all at that maximum. Both must leave the limit a factor of 5.
+    limit = _course_call_timeout()
+    start = time.perf_counter()
+    _plain_scan(GRADED_MAX_DEPTH)
+    one = time.perf_counter() - start
+    start = time.perf_counter()
+    for _ in range(TABLE_MAX_DEPTHS):
+        _plain_scan(GRADED_MAX_DEPTH)
+    table = time.perf_counter() - start
+    assert max(one, table) * 5 <= limit, f"plain scan: {one:.2f} s per depth, {table:.2f} s per table; limit {limit} s"
+
+
+def test_the_suites_bad_inputs_are_bad_for_the_reference():
+    # Each (value, exception) the suites send is what the reference raises: the tables state the contract.
+    for depth, wanted in suite_module._BAD_DEPTHS:
+        with pytest.raises(Exception) as caught:
+            ref.best_block_length(depth)
+        assert type(caught.value).__name__ == wanted, depth
+    for depths, wanted in suite_module._BAD_TABLES:
+        with pytest.raises(Exception) as caught:
+            ref.block_table(depths)
+        assert type(caught.value).__name__ == wanted, depths
+    for depths in suite_module._OTHER_ITERABLES:
+        table = ref.block_table(depths)
+        assert isinstance(table, list) and all(type(c.peak_states) is int for c in table)
+        assert len(table) <= TABLE_MAX_DEPTHS
+
+
+def test_no_two_entries_agree_on_every_small_depth():
+    # small_depths gives all its outcomes as evidence, so an entry named there is the only one
+    # that reproduces the student's whole list, whatever _BEST_ORDER says.
+    def outputs(function):
+        out = []
+        for depth in suite_module._SMALL_DEPTHS:
+            try:
+                out.append(roundtrip(function(depth)))
+            except Exception as error:
+                out.append(type(error).__name__)
+        return out
+
+    seen = {repr(outputs(ref.best_block_length)): "the reference"}  # entries right here never fail small_depths
+    for m in BEST_MISCONCEPTIONS:
+        key = repr(outputs(m.implementation))
+        if seen.get(key) == "the reference":
+            continue
+        assert key not in seen, (m.name, seen.get(key))
+        seen[key] = m.name
+
+
+def test_raise_checking_misconceptions_report_the_exception_like_the_suite():
+    (deny,) = [m for m in suite_module._raising(BEST_MISCONCEPTIONS) if m.name.startswith("Validation by")]
+    assert deny.implementation(depth=16.0) == "raised TypeError"
+    assert same_output(roundtrip(deny.implementation(depth=np.float32(16.0))), roundtrip(ref.best_block_length(16)))
 
 
 # --------------------------------------------------------------------------- claims the feedback makes
@@ -232,7 +317,7 @@ def test_hard_coding_the_visible_answers_earns_only_the_visible_properties():
     verdicts = grade(_cells(replace=hard_coded, figure=False))
     best = verdicts["ex3_best_block_length_tests"]
     assert best.passed == ("visible_examples",), best.message()
-    assert best.score == pytest.approx(4 / 7, abs=0.01)
+    assert best.score == pytest.approx(4 / len(BEST_SUITE.properties), abs=0.01)
     # Every table property needs a depth other than 64 and 1000 (16 is in each explicit example)
     # or the contract's exception for an invalid depth; the lookup raises KeyError for all of them.
     assert verdicts["ex3_block_table_tests"].score == 0.0
@@ -250,7 +335,7 @@ def test_catalogue_entry_loses_its_cells_and_is_named(entry):
                 assert named and set(named) == {entry.title}, (entry.name, verdict.message())
                 assert entry.title in verdict.message()
             else:
-                assert "(1)" in verdict.message() or "1, 2, 3" in verdict.message(), verdict.message()
+                assert any(text in verdict.message() for text in UNNAMEABLE[entry.name]), verdict.message()
         else:
             assert verdict.score == POINTS[grade_id], (entry.name, verdict.message())
 
