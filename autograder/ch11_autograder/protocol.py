@@ -28,6 +28,7 @@ Values (``encode_value`` / ``decode_value``)
     list                        array (<= MAX_CONTAINER_ITEMS entries)
     tuple                       ``{"t":"tuple","v":[...]}``
     dict with str keys          ``{"t":"dict","v":{key: value}}``
+    range                       ``{"t":"range","start":a,"stop":b,"step":c}``
     numpy scalar                ``{"t":"scalar","dtype":d,"v":...}``
     numpy ndarray               ``{"t":"ndarray","dtype":d,"shape":[...],"data":b64}``
                                 (C order, little endian, <= MAX_ARRAY_ELEMENTS)
@@ -38,7 +39,9 @@ Values (``encode_value`` / ``decode_value``)
     ``d`` is one of :data:`DTYPES`. Decoding a record always gives a
     :class:`Record`, never an instance of a class the sender named.
 
-    Only in *requests* (grader -> worker) two constructor tags exist:
+    Only in *requests* (grader -> worker) three constructor tags exist:
+    ``{"t":"once","v":[...]}`` (from :class:`Once`) becomes a generator over the
+    items, which can be read once, as a student's caller might pass;
     ``{"t":"rng","seed":n}`` (from :class:`RngSeed`) becomes
     ``numpy.random.default_rng(n)`` in the worker, and ``{"t":"chain",...}``
     (from a ``trainable_harness.StochasticChain``) becomes a fresh
@@ -49,11 +52,13 @@ Messages
     request   ``{"id":n,"op":"call","fn":name,"args":[...],"kwargs":{name: value}}``,
               optionally with ``"watch":true`` (reply with the arguments as the call left them)
               ``{"id":n,"op":"hello"}``
+              ``{"id":n,"op":"defaults","fn":name}``: the default values the function declares,
+              as ``{parameter: watch_form(default)}`` (in declaration order)
               ``{"id":n,"op":"keep","name":h,"value":value}``: the worker decodes ``value`` once
               and keeps it under ``h``; a top-level argument ``{"t":"kept","name":h}`` of a
               later call is that same object (so a suite can pass one chain to several calls)
     reply     ``{"id":n,"ok":true,"value":value}``, plus ``"args":[...],"kwargs":{...}`` for a
-              watched call (each in :func:`watch_form`; ``null`` where it has no wire form)
+              watched call (each in :func:`watch_form`)
               ``{"id":n,"ok":false,"error":{"kind":k,"type":t,"message":m,"where":w}}``
     hello     ``{"id":n,"ok":true,"cells":[{"index":i,"status":s,"type":t,"message":m,"where":w}]}``
 
@@ -88,11 +93,13 @@ __all__ = [
     "MAX_STR_CHARS",
     "CallRequest",
     "CellOutcome",
+    "DefaultsRequest",
     "ErrorInfo",
     "HelloReply",
     "HelloRequest",
     "KeepRequest",
     "Kept",
+    "Once",
     "ProtocolError",
     "Record",
     "Reply",
@@ -104,6 +111,8 @@ __all__ = [
     "encode_value",
     "loads_message",
     "make_call",
+    "make_defaults",
+    "make_defaults_reply",
     "make_error",
     "make_hello",
     "make_hello_reply",
@@ -218,6 +227,20 @@ class RngSeed:
     """
 
     seed: int
+
+
+@dataclass(frozen=True)
+class Once:
+    """Request-only: the worker receives a generator over ``items``, which can be iterated once.
+
+    A contract that accepts any iterable must work with one; a list hides code that
+    iterates its argument twice.
+    """
+
+    items: tuple[Any, ...]
+
+    def __repr__(self) -> str:
+        return f"iter({list(self.items)!r})"
 
 
 @dataclass(frozen=True)
@@ -338,6 +361,17 @@ def encode_value(value: Any, *, request: bool = False, path: str = "value", _dep
         return str(value)
     if isinstance(value, np.ndarray):
         return _encode_array(value, path)
+    if isinstance(value, range):
+        return {
+            "t": "range",
+            "start": _encode_int(value.start, f"{path}.start"),
+            "stop": _encode_int(value.stop, f"{path}.stop"),
+            "step": _encode_int(value.step, f"{path}.step"),
+        }
+    if isinstance(value, Once):
+        if not request:
+            raise UnencodableValue(path, "a one-shot iterable can only be sent to the worker, not returned")
+        return {"t": "once", "v": _encode_sequence(list(value.items), request=request, path=path, depth=_depth)}
     if isinstance(value, list | tuple):
         return _encode_sequence(value, request=request, path=path, depth=_depth)
     if isinstance(value, dict):
@@ -611,6 +645,26 @@ def _decode_tuple(obj: dict[str, Any], request: bool, path: str, depth: int) -> 
     )
 
 
+def _decode_range(obj: dict[str, Any], request: bool, path: str, depth: int) -> range:
+    _expect_keys(obj, {"t", "start", "stop", "step"}, path)
+    start, stop, step = (_decode_int(obj[key], f"{path}.{key}") for key in ("start", "stop", "step"))
+    if step == 0:
+        raise ProtocolError(f"{path}.step", "a range's step cannot be 0")
+    return range(start, stop, step)
+
+
+def _decode_once(obj: dict[str, Any], request: bool, path: str, depth: int) -> Any:
+    _expect_keys(obj, {"t", "v"}, path)
+    items = obj["v"]
+    if not isinstance(items, list):
+        raise ProtocolError(f"{path}.v", f"expected an array, got {_json_kind(items)}")
+    _check_count(len(items), path, ProtocolError)
+    values = [
+        decode_value(item, request=request, path=f"{path}[{i}]", _depth=depth + 1) for i, item in enumerate(items)
+    ]
+    return (value for value in values)
+
+
 def _decode_dict(obj: dict[str, Any], request: bool, path: str, depth: int) -> dict[str, Any]:
     _expect_keys(obj, {"t", "v"}, path)
     items = obj["v"]
@@ -780,8 +834,10 @@ _DECODERS = {
     "record": _decode_record,
     "rng": _decode_rng,
     "chain": _decode_chain,
+    "range": _decode_range,
+    "once": _decode_once,
 }
-_REQUEST_ONLY = frozenset({"rng", "chain"})
+_REQUEST_ONLY = frozenset({"rng", "chain", "once"})
 
 
 def roundtrip(value: Any) -> Any:
@@ -871,6 +927,14 @@ class CallRequest:
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     watch: bool = False
+
+
+@dataclass(frozen=True)
+class DefaultsRequest:
+    """Asks for the default values the student's function ``fn`` declares."""
+
+    id: int
+    fn: str
 
 
 @dataclass(frozen=True)
@@ -975,6 +1039,13 @@ def make_call(
     return dumps_message(message)
 
 
+def make_defaults(call_id: int, fn: str) -> bytes:
+    """Frame a defaults request (grader side): the reply's value is ``{parameter: default}``."""
+    if not _NAME.match(fn):
+        raise ProtocolError("fn", f"{fn!r} is not a Python identifier")
+    return dumps_message({"id": call_id, "op": "defaults", "fn": fn})
+
+
 def make_keep(call_id: int, name: str, value: Any) -> bytes:
     """Frame a keep request (grader side): the worker keeps the decoded ``value`` under ``name``."""
     if not _NAME.match(name):
@@ -983,19 +1054,27 @@ def make_keep(call_id: int, name: str, value: Any) -> bytes:
 
 
 def watch_form(value: Any) -> Any:
-    """The wire form of an argument after a watched call (worker side), or ``None``.
+    """The wire form of a value the grader asks to see but that no function returned (worker side).
 
-    Values that travel in replies are encoded as such; a numpy ``Generator``
-    becomes a ``Generator`` record of its bit generator's state (so a suite can
-    tell how far the call advanced it); anything else without a wire form is
-    ``None``.
+    Used for arguments after a watched call and for declared defaults. Values that
+    travel in replies are encoded as such; a numpy ``Generator`` becomes a
+    ``Generator`` record of its bit generator's state (so a suite can tell how far a
+    call advanced it); anything else becomes an ``Unencodable`` record naming its type.
     """
     if isinstance(value, np.random.Generator):
         value = Record("Generator", {"state": value.bit_generator.state})
     try:
         return encode_value(value, request=False, path="argument")
     except ProtocolError:
-        return None
+        return encode_value(Record("Unencodable", {"type": describe_type(value)}), request=False)
+
+
+def make_defaults_reply(call_id: int, defaults: Mapping[str, Any]) -> bytes:
+    """Frame the reply to a defaults request (worker side): ``{parameter: watch_form(default)}``."""
+    _check_count(len(defaults), "value", UnencodableValue)
+    return dumps_message(
+        {"id": call_id, "ok": True, "value": {"t": "dict", "v": {k: watch_form(v) for k, v in defaults.items()}}}
+    )
 
 
 def make_hello(call_id: int) -> bytes:
@@ -1074,7 +1153,7 @@ def _decode_argument(obj: Any, path: str) -> Any:
     return decode_value(obj, request=True, path=path)
 
 
-def parse_request(message: Mapping[str, Any]) -> CallRequest | HelloRequest | KeepRequest:
+def parse_request(message: Mapping[str, Any]) -> CallRequest | HelloRequest | KeepRequest | DefaultsRequest:
     """Decode a request (worker side), building rng and chain arguments.
 
     Top-level ``kept`` arguments decode to :class:`Kept` markers, which the
@@ -1088,6 +1167,12 @@ def parse_request(message: Mapping[str, Any]) -> CallRequest | HelloRequest | Ke
     if op == "hello":
         _expect_keys(dict(message), {"id", "op"}, "message")
         return HelloRequest(call_id)
+    if op == "defaults":
+        _expect_keys(dict(message), {"id", "op", "fn"}, "message")
+        fn = message["fn"]
+        if not isinstance(fn, str) or len(fn) > MAX_NAME_CHARS or not _NAME.match(fn):
+            raise ProtocolError("message.fn", "expected a Python identifier")
+        return DefaultsRequest(call_id, fn)
     if op == "keep":
         _expect_keys(dict(message), {"id", "op", "name", "value"}, "message")
         name = message["name"]

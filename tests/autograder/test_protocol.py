@@ -353,6 +353,11 @@ def test_message_size_cap_both_ways(monkeypatch):
         ({"id": 1, "op": "call", "fn": "f", "args": [[{"t": "kept", "name": "a"}]], "kwargs": {}}, "args[0][0]"),
         ({"id": 1, "op": "keep", "name": "__import__('os')", "value": 1}, "message.name"),
         ({"id": 1, "op": "keep", "name": "a"}, "message"),
+        ({"id": 1, "op": "defaults", "fn": "a.b"}, "message.fn"),
+        ({"id": 1, "op": "defaults", "fn": "f", "x": 1}, "message"),
+        ({"id": 1, "op": "call", "fn": "f", "args": [{"t": "range", "start": 0, "stop": 3, "step": 0}], "kwargs": {}},
+         "args[0].step"),
+        ({"id": 1, "op": "call", "fn": "f", "args": [{"t": "once", "v": {}}], "kwargs": {}}, "args[0].v"),
         ({"id": 1, "op": "keep", "name": "a", "value": {"t": "nope"}}, "value"),
     ],
 )
@@ -384,10 +389,30 @@ def test_watched_calls_and_kept_objects_round_trip():
     rng = np.random.default_rng(3)
     reply = parse_reply(loads_message(protocol.make_ok(8, 1.5, args=[[1, 2], rng, object()], kwargs={"k": 2})))
     assert reply.value == 1.5 and reply.kwargs == {"k": 2}
-    assert reply.args[0] == [1, 2] and reply.args[2] is None
+    assert reply.args[0] == [1, 2] and reply.args[2] == Record("Unencodable", {"type": "object"})
     assert reply.args[1].type == "Generator" and reply.args[1]["state"] == rng.bit_generator.state
     plain = parse_reply(loads_message(protocol.make_ok(9, 1)))
     assert plain.args is None and plain.kwargs is None
+
+
+def test_ranges_travel_both_ways_and_one_shot_iterables_only_to_the_worker():
+    assert roundtrip(range(16, 4097)) == range(16, 4097) and type(roundtrip(range(3))) is range
+    assert wire_equal(roundtrip(range(0, 10, 3)), range(0, 10, 3)) and not wire_equal(range(3), [0, 1, 2])
+    call = parse_request(loads_message(protocol.make_call(1, "f", [protocol.Once((16, 64, np.int64(3)))], {})))
+    (generator,) = call.args
+    assert list(generator) == [16, 64, np.int64(3)] and list(generator) == []  # read once, like a generator
+    with pytest.raises(protocol.UnencodableValue):
+        protocol.encode_value(protocol.Once((1,)))  # replies carry no one-shot values
+    assert repr(protocol.Once((1, 2))) == "iter([1, 2])"
+
+
+def test_defaults_requests_and_replies():
+    request = parse_request(loads_message(protocol.make_defaults(4, "block_table")))
+    assert isinstance(request, protocol.DefaultsRequest) and request.fn == "block_table"
+    reply = parse_reply(loads_message(protocol.make_defaults_reply(4, {"depths": range(16, 4097), "k": None,
+                                                                       "cache": {}, "marker": object()})))
+    assert reply.value == {"depths": range(16, 4097), "k": None, "cache": {},
+                           "marker": Record("Unencodable", {"type": "object"})}
 
 
 def test_long_error_messages_are_truncated_not_refused():
@@ -423,6 +448,7 @@ def test_long_error_messages_are_truncated_not_refused():
         ({"id": 1, "ok": True, "value": 1, "args": [], "kwargs": {"a b": 1}}, "message.kwargs"),
         ({"id": 1, "ok": True, "value": 1, "args": [{"t": "rng", "seed": 1}], "kwargs": {}}, "message.args[0]"),
         ({"id": 1, "ok": True, "value": 1, "args": []}, "message"),
+        ({"id": 1, "ok": True, "value": {"t": "once", "v": [1]}}, "value"),
     ],
 )
 def test_parse_reply_refusals(message, path):

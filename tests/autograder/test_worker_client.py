@@ -240,7 +240,10 @@ STATEFUL_CELLS = [
     "def draws(rng):\n    return float(rng.standard_normal())\n"
     "def counts(chain):\n    chain.forward_evaluations += 1\n    return chain.forward_evaluations\n"
     "def opaque(x):\n    return 1\n"
-    "def die():\n    import os\n    os._exit(3)\n",
+    "def die():\n    import os\n    os._exit(3)\n"
+    "def table(depths=range(16, 4097), *, scale=2.0, marker=object()):\n    return [d * scale for d in depths]\n"
+    "def twice(values):\n    return sum(values) + sum(values)\n"
+    "total = 3\n",
 ]
 
 
@@ -273,8 +276,8 @@ def test_a_watched_generator_comes_back_as_its_state(stateful):
     advanced = np.random.default_rng(7)
     advanced.standard_normal()
     assert after["state"] == advanced.bit_generator.state != before
-    # An argument with no wire form comes back as None; the call itself still succeeds.
-    assert protocol.watch_form(object()) is None
+    # An argument with no wire form comes back as a record naming its type; the call itself still succeeds.
+    assert protocol.decode_value(protocol.watch_form(object())) == protocol.Record("Unencodable", {"type": "object"})
 
 
 def test_kept_objects_are_shared_across_calls_and_survive_a_restart(stateful):
@@ -295,3 +298,21 @@ def test_a_call_naming_nothing_kept_is_the_workers_fault_and_kills_it(stateful):
     with pytest.raises(ProtocolError):
         stateful.call("opaque", protocol.Kept("never_kept"))
     assert stateful.call("opaque", 1) == 1  # a fresh worker answers again
+
+
+def test_declared_defaults_are_read_without_calling(stateful):
+    defaults = stateful.defaults("table")
+    assert list(defaults) == ["depths", "scale", "marker"]
+    assert defaults["depths"] == range(16, 4097) and defaults["scale"] == 2.0
+    assert defaults["marker"] == protocol.Record("Unencodable", {"type": "object"})
+    assert stateful.defaults("pure") == {}
+    with pytest.raises(NotDefined):
+        stateful.defaults("missing")
+    with pytest.raises(NotDefined):
+        stateful.defaults("total")  # a value, not a function
+
+
+def test_a_one_shot_iterable_shows_code_that_reads_its_argument_twice(stateful):
+    assert stateful.call("twice", [1, 2]) == 6
+    assert stateful.call("twice", protocol.Once((1, 2))) == 3  # the second sum sees an exhausted generator
+    assert stateful.call("table", range(1, 3), scale=1.0) == [1.0, 2.0]

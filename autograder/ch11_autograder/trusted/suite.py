@@ -147,6 +147,8 @@ class Session(Protocol):
 
     def keep(self, value: Any, label: str = "") -> Kept: ...
 
+    def defaults(self, fn: str) -> dict[str, Any]: ...
+
 
 @dataclass(frozen=True)
 class Watched:
@@ -290,6 +292,15 @@ class Student:
         """As :meth:`call`, also returning the arguments as the call left them (purity checks)."""
         reply = self._guarded(format_call(fn, args, kwargs), lambda: self._session.call_watch(fn, *args, **kwargs))
         return Watched(reply.value, tuple(reply.args or ()), dict(reply.kwargs or {}))
+
+    def defaults(self, fn: str) -> dict[str, Any]:
+        """The default values the student's ``fn`` declares (parameter -> value); nothing is called.
+
+        For default clauses whose default is too costly to call through the worker
+        (``block_table()`` over 4081 depths with a plain scan): the declared value is
+        what a call without the argument uses.
+        """
+        return self._guarded(f"(reading the defaults of {fn})", lambda: self._session.defaults(fn))
 
     def keep(self, value: Any, label: str = "") -> Kept:
         """Keep ``value`` in the worker; every call given the result receives that same object.

@@ -386,6 +386,26 @@ class WorkerSession:
         """
         return self._call(fn, args, kwargs, watch=True)
 
+    def defaults(self, fn: str) -> dict[str, Any]:
+        """The default values the student's function ``fn`` declares, by parameter, in order.
+
+        Read from the function's signature in the worker; nothing is called. A default
+        without a wire form comes back as an ``Unencodable`` record naming its type.
+        Raises as :meth:`call` (``StudentError`` if the signature cannot be read).
+        """
+        call_id = self._take_id()
+        try:
+            request = protocol.make_defaults(call_id, fn)
+        except ProtocolError as exc:
+            raise TypeError(f"grader bug: {exc}") from None
+        if not self.alive:
+            self.start()
+        value = self._exchange(call_id, request, fn).value
+        if not isinstance(value, dict):
+            self._kill()
+            raise ProtocolError("message.value", "expected the function's defaults as a dict")
+        return value
+
     def keep(self, value: Any, label: str = "") -> protocol.Kept:
         """Store ``value`` (decoded once) in the worker; pass the result to several calls.
 

@@ -19,7 +19,8 @@ nothing else of ch11_autograder.
    run. An exception, including the per-cell time limit, is recorded and
    execution continues with the next cell.
 3. Serves newline-delimited requests (``protocol.py``) until stdin closes:
-   ``hello`` returns the per-cell report; ``keep`` stores a decoded value
+   ``hello`` returns the per-cell report; ``defaults`` the default values a
+   function declares (read from its signature, nothing is called); ``keep`` stores a decoded value
    under a name, outside the student's namespace, so that several calls can
    be given the same object; ``call`` looks the name up among the namespace's
    top-level names, calls it (kept objects substituted) and returns the
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import builtins
 import importlib.util
+import inspect
 import io
 import json
 import os
@@ -191,11 +193,45 @@ class Worker:
             if isinstance(request, proto.HelloRequest):
                 self.send(proto.make_hello_reply(request.id, self.outcomes))
                 continue
+            if isinstance(request, proto.DefaultsRequest):
+                self.send(self.defaults(request))
+                continue
             if isinstance(request, proto.KeepRequest):
                 self.kept[request.name] = request.value
                 self.send(proto.make_ok(request.id, None))
                 continue
             self.send(self.answer(request))
+
+    def _function(self, request: Any) -> tuple[Any, bytes | None]:
+        """The student's top-level function ``request.fn``, or the error reply saying why there is none."""
+        proto = self.protocol
+        fn_name = request.fn
+        if fn_name not in self.namespace:
+            return None, proto.make_error(
+                request.id, "not_defined", "NameError", f"{fn_name} is not defined in your notebook"
+            )
+        fn = self.namespace[fn_name]
+        if not callable(fn):
+            return None, proto.make_error(
+                request.id,
+                "not_callable",
+                "TypeError",
+                f"{fn_name} is not a function (it is a value of type {proto.describe_type(fn)})",
+            )
+        return fn, None
+
+    def defaults(self, request: Any) -> bytes:
+        """The framed reply to a defaults request: each parameter's declared default, in order."""
+        fn, error = self._function(request)
+        if error is not None:
+            return error
+        try:
+            parameters = inspect.signature(fn).parameters.values()
+            found = {p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty}
+            return self.protocol.make_defaults_reply(request.id, found)
+        except BaseException as exc:  # a builtin without a signature, or student code run by reading it
+            type_name, message = _describe(exc)
+            return self.protocol.make_error(request.id, "exception", type_name, message)
 
     def _substitute(self, value: Any) -> Any:
         if isinstance(value, self.protocol.Kept):
@@ -208,18 +244,9 @@ class Worker:
         """The framed reply to one call request."""
         proto = self.protocol
         fn_name = request.fn
-        if fn_name not in self.namespace:
-            return proto.make_error(
-                request.id, "not_defined", "NameError", f"{fn_name} is not defined in your notebook"
-            )
-        fn = self.namespace[fn_name]
-        if not callable(fn):
-            return proto.make_error(
-                request.id,
-                "not_callable",
-                "TypeError",
-                f"{fn_name} is not a function (it is a value of type {proto.describe_type(fn)})",
-            )
+        fn, error = self._function(request)
+        if error is not None:
+            return error
         try:
             args = [self._substitute(a) for a in request.args]
             kwargs = {k: self._substitute(v) for k, v in request.kwargs.items()}
