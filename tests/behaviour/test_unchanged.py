@@ -62,3 +62,48 @@ def test_demo_class_scores_and_feedback_are_unchanged(tmp_path_factory):
     got = capture.demo_outcome(course)
     assert got["scores"] == expected["scores"]
     assert got["feedback_sha256"] == expected["feedback_sha256"]
+
+
+def _score(grade_id: str, outputs: list[dict]) -> tuple[float, float]:
+    """What nbgrader records for a test cell with these outputs (its own ``determine_grade``)."""
+    import importlib
+
+    import nbformat
+    from ch11_autograder.exercises import exercise
+    from nbgrader.utils import determine_grade
+
+    contract = importlib.import_module(f"{exercise(grade_id.split('_', 1)[0]).package}.contract")
+    points = contract.POINTS[grade_id]
+    cell = nbformat.v4.new_code_cell("", metadata={"nbgrader": {"grade": True, "solution": False,
+                                                                "grade_id": grade_id, "points": points}})
+    cell.outputs = [nbformat.from_dict(o) for o in outputs]
+    score, _max = determine_grade(cell)
+    return float(score), float(points)
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_the_fixture_shows_each_entry_losing_exactly_its_cells(exercise):
+    # Read off the committed verdicts, which grading through TrustedVerdicts (visible checks included)
+    # produced: the reference keeps every point, the stubs get none, each catalogue entry loses points
+    # in exactly the test cells it declares.
+    from ch11_autograder.exercises.catalogue import catalogue
+
+    entries = {entry.name: entry for entry in catalogue(exercise)}
+    fixture = capture.read_catalogue_fixture(exercise)
+    wrong = []
+    for label, cells in fixture.items():
+        name = label.split("/", 1)[1]
+        for grade_id, outputs in cells.items():
+            score, points = _score(grade_id, outputs)
+            if name == "reference":
+                should_lose = False
+            elif name == "stubs":
+                should_lose = score != 0.0
+                if should_lose:
+                    wrong.append(f"{label}: {grade_id} scores {score:g}, the stubs must score 0")
+                continue
+            else:
+                should_lose = grade_id in entries[name].loses
+            if (score < points) != should_lose:
+                wrong.append(f"{label}: {grade_id} scores {score:g} of {points:g}")
+    assert not wrong, "\n".join(wrong)
