@@ -13,6 +13,15 @@ grade_id                           points  properties (each worth points / count
 ``ex1_input_gradient_tests``       2       visible values and type; values; bad inputs
 =================================  ======  ==========================================
 
+Each function also has three contract properties (``<fn>_bad_inputs``,
+``<fn>_number_types``, ``<fn>_repeated_calls``), one per clause of the
+docstring other than the value, so a single mistake costs only the properties
+it breaks. The last two compare the student with the student: an answer for a
+number of another type must have the contract's return type and equal the
+student's own answer for float(x), float(y); each repeated call must get the
+answer that call got first. A function wrong alike for every type and every
+call passes both, and loses only the value properties.
+
 Inputs. Generated coordinates are finite floats in [-1000, 1000] (zeros,
 subnormals and round numbers included: a correct answer is right everywhere).
 Several named wrong answers are invisible on special sets (last writer wins
@@ -52,6 +61,7 @@ import numbers
 import random
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -59,7 +69,7 @@ from ch11_solutions import ex1_fanout as ref
 from hypothesis import strategies as st
 from trainable_harness import TapeNode, reverse_accumulate
 
-from ...protocol import roundtrip
+from ...protocol import roundtrip, wire_equal
 from ...trusted.registry import register
 from ...trusted.suite import CellSuite, Misconception, Mismatch, Property, Student, hypothesis_property
 from ...trusted.worker_client import NotDefined, StudentError, Unencodable
@@ -111,7 +121,8 @@ VISIBLE_POINTS: tuple[tuple[float, float], ...] = ((2.0, 3.0), (1.0, 2.0))
 NOT_REAL: tuple[Any, ...] = (True, False, np.True_, "3", "abc", None, [2.0])
 NOT_FINITE: tuple[Any, ...] = (math.nan, math.inf, -math.inf, np.float64(math.nan), np.float32(math.inf))
 #: The good coordinate beside a bad one: a value no other property sends (a cache keyed by value
-#: must not answer a bad call from an earlier good one here; :func:`_repeated_calls_property` tests that).
+#: must not answer a bad call from an earlier good one here; the repeated-calls properties test
+#: that, at values of their own).
 _PARTNER = {"x": 2.7, "y": -3.25}
 
 #: (x, y, argument the error must name or None, exception type) for the contract's Raises:
@@ -343,8 +354,11 @@ def _misconceptions(replaces: str) -> tuple[Misconception, ...]:
 
 # ---- contract checks shared by the three functions -----------------------------------------
 
-#: What a checker returns for ``(x, y, got)`` (x, y as float64): why ``got`` breaks the contract, or "".
-Verify = Callable[[float, float, Any], str]
+#: Why a return value is not of the contract's return type (``""`` if it is); judges types only.
+TypeCheck = Callable[[Any], str]
+#: What a comparer returns for ``(x, y, got, own)``: why ``got`` is not ``own`` up to float64 rounding, or "".
+#: ``own`` is the student's own answer at the float64 point (x, y); the reference only scales the tolerance.
+Compare = Callable[[float, float, Any, Any], str]
 
 
 def _expected_error(x: Any, y: Any) -> tuple[str, str | None] | None:
@@ -360,70 +374,100 @@ def _expected_error(x: Any, y: Any) -> tuple[str, str | None] | None:
     return None
 
 
-def _tape_problem_at(x: float, y: float, got: Any) -> str:
-    """Why ``got`` is not the contract's tape at (x, y): layout, value types, values, local derivatives."""
-    expected = ref.extended_tape(x, y)
+def _tape_type(got: Any) -> str:
+    """Why ``got`` is not a list of TapeNode with Python float values and well-formed edges, or ``""``.
+
+    The number of nodes and their parents are the layout property's clause, not this one.
+    """
+    return tape_problem(got, len(got)) if isinstance(got, list) else tape_problem(got)
+
+
+def _within(got: float, own: float, magnitude: float) -> bool:
+    # The tolerance scales with the larger of the contract's magnitude polynomial and the student's own
+    # value, so a student whose formula is wrong is still judged on rounding alone.
+    return _close(got, own, max(abs(magnitude), abs(own)))
+
+
+def _same_tape(x: float, y: float, got: Any, own: Any) -> str:
+    """Why the tape ``got`` is not the tape ``own`` to float64 rounding (values and per-parent local derivatives)."""
+    if _tape_type(own) or len(own) != len(got):
+        return "it differs from what extended_tape returns for float(x), float(y)"
     scale = ref.extended_tape(abs(x), abs(y))
-    return (
-        tape_problem(got)
-        or _parents_problem(got, expected)
-        or _first_difference(got, expected, scale, "values")
-        or _first_difference(got, expected, scale, "edges")
-    )
+    for index, (mine, theirs) in enumerate(zip(got, own, strict=True)):
+        size = scale[index] if index < len(scale) else TapeNode(0.0)
+        where = f"node {index} ({_NAMES[index]})" if index < len(_NAMES) else f"node {index}"
+        if not _within(float(mine.value), float(theirs.value), size.value):
+            return f"{where} has value {mine.value!r}, but {theirs.value!r} for float(x), float(y)"
+        mine_sums, their_sums, size_sums = _edge_sums(mine), _edge_sums(theirs), _edge_sums(size)
+        if mine_sums.keys() != their_sums.keys():
+            return f"{where} lists other parents than for float(x), float(y)"
+        for parent, local in their_sums.items():
+            if not _within(mine_sums[parent], local, size_sums.get(parent, 0.0)):
+                return (
+                    f"{where}: the local derivative for parent {parent} is {mine_sums[parent]!r}, "
+                    f"but {local!r} for float(x), float(y)"
+                )
+    return ""
 
 
-def _vector_problem_at(reference: Callable[[float, float], np.ndarray], labels: tuple[str, ...]) -> Verify:
-    """A checker: a float64 array of shape ``(len(labels),)`` equal to the reference to float64 rounding."""
+def _same_vector(reference: Callable[[float, float], np.ndarray], labels: tuple[str, ...]) -> Compare:
+    """A comparer of two answers of a vector function, entry by entry, to float64 rounding."""
 
-    def problem(x: float, y: float, got: Any) -> str:
-        shape = _exact_vector(got, len(labels))
-        if shape:
-            return shape
-        expected, scale = reference(x, y), reference(abs(x), abs(y))
+    def differs(x: float, y: float, got: Any, own: Any) -> str:
+        mine, theirs = _vector(got, len(labels)), _vector(own, len(labels))
+        if mine is None or theirs is None:
+            return "it differs from what the function returns for float(x), float(y)"
+        scale = reference(abs(x), abs(y))
         for slot, label in enumerate(labels):
-            if not _close(float(got[slot]), float(expected[slot]), float(scale[slot])):
-                return f"{label} differs by more than float64 rounding can explain"
+            if not _within(float(mine[slot]), float(theirs[slot]), float(scale[slot])):
+                return f"{label} is {float(mine[slot])!r}, but {float(theirs[slot])!r} for float(x), float(y)"
         return ""
 
-    return problem
+    return differs
 
 
-def _check_call(
-    student: Student,
-    function: str,
-    reference: Callable[[float, float], Any],
-    verify: Verify,
-    x: Any,
-    y: Any,
-    inputs: Mapping[str, Any],
-) -> None:
-    """Call ``function(x, y)`` and hold the outcome to the contract; ``inputs`` is what feedback shows.
+def _ask(student: Student, function: str, x: Any, y: Any) -> Any:
+    """``function(x, y)``'s return value, or its exception as ``"Type: message"`` (how feedback shows a raise).
 
-    A bad input must raise exactly the contract's exception (a ValueError naming the argument);
-    a good one must return the contract's value, of the contract's type, for its float64 value.
+    A missing function and an unreadable return value are not outcomes: they fail the property as they are.
     """
-    error = _expected_error(x, y)
-    if error is None:
-        expected = roundtrip(reference(float(x), float(y)))
-    else:
-        error_type, argument = error
-        expected = error_type + (f" whose message names {argument}" if argument else "")
     try:
-        got = student.call(function, x, y)
+        return student.call(function, x, y)
     except (NotDefined, Unencodable):
         raise
     except StudentError as exc:
-        raised = f"{exc.type}: {exc.message}"
-        if error is None:
-            raise Mismatch(inputs, expected, raised, "the contract accepts this input") from None
-        if exc.type != error_type or (argument and not re.search(rf"\b{argument}\b", exc.message)):
-            raise Mismatch(inputs, expected, raised) from None
-        return
-    if error is not None:
+        return _Raised(exc.type, exc.message)
+
+
+@dataclass(frozen=True)
+class _Raised:
+    """A call's exception as an outcome; ``str()`` is how feedback shows it, ``"Type: message"``."""
+
+    type: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.type}: {self.message}"
+
+
+def _shown(outcome: Any) -> Any:
+    """An outcome as a Mismatch carries it: a raise as its text (what catalogue replays return), else as is."""
+    return str(outcome) if isinstance(outcome, _Raised) else outcome
+
+
+def _check_raises(student: Student, function: str, x: Any, y: Any) -> None:
+    """``function(x, y)``, (x, y) bad, must raise exactly the contract's exception (a ValueError names the argument)."""
+    error = _expected_error(x, y)
+    if error is None:
+        raise AssertionError(f"({x!r}, {y!r}) is not a bad input")  # a suite bug, reported as one
+    error_type, argument = error
+    expected = error_type + (f" whose message names {argument}" if argument else "")
+    inputs = {"x": x, "y": y}
+    got = _ask(student, function, x, y)
+    if not isinstance(got, _Raised):
         raise Mismatch(inputs, expected, got, "the function returned instead of raising")
-    problem = verify(float(x), float(y), got)
-    if problem:
-        raise Mismatch(inputs, expected, got, problem)
+    if got.type != error_type or (argument and not re.search(rf"\b{argument}\b", got.message)):
+        raise Mismatch(inputs, expected, str(got))
 
 
 def _outcome(implementation: Callable[..., Any]) -> Callable[..., Any]:
@@ -467,51 +511,92 @@ def _outcome_matches(base: Callable[[Any, Any], bool]) -> Callable[[Any, Any], b
     return matches
 
 
-def _call_rounds() -> tuple[tuple[tuple[Any, Any], ...], ...]:
-    """Sequences of calls for the repeated-calls properties: equal numbers of other types, bools, repeats.
+def _same_outcome(base: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+    """Whether two outcomes of the same call are the same answer: for the repeated-calls clause only.
+
+    Two raises agree when the exception type does (the message is the Raises clause's business); two
+    return values when they are equal on the wire (so a malformed answer repeated exactly agrees with
+    itself) or equal to rounding with the same dtype.
+    """
+    rounding = _outcome_matches(base)
+
+    def same(first: Any, later: Any) -> bool:
+        if isinstance(first, _Raised) or isinstance(later, _Raised):
+            return isinstance(first, _Raised) and isinstance(later, _Raised) and first.type == later.type
+        return wire_equal(first, later) or rounding(first, later)
+
+    return same
+
+
+def _call_key(x: Any, y: Any) -> tuple[str, ...]:
+    # Calls are the same when their arguments are of the same type and spelling: 1.0, 1 and True are
+    # three different calls (equal values of other types are the number-types property's clause).
+    return (type(x).__name__, repr(x), type(y).__name__, repr(y))
+
+
+def _call_rounds(values: tuple[float, ...]) -> tuple[tuple[tuple[Any, Any], ...], ...]:
+    """Sequences of calls for one repeated-calls property, one per value ``v``: bools, equal numbers, repeats.
 
     ``1.0``, ``1``, ``True``, ``np.True_``, ``np.float32(1)`` and ``np.int64(1)`` are all equal and hash
-    alike, as are the zeros and ``False``: a cache keyed by value answers the bool from the number.
-    The first round calls each number right before its bool twin (the shortest story in feedback);
-    the others are shuffled with a fixed seed, so every submission meets the same orders.
+    alike, as are the zeros and ``False``: a cache keyed by value answers the bool from the number. Each
+    round first asks every bool at ``v`` before any number equal to it, so that its first answer is a
+    fresh one; then every call, each number right before its bool twin, then all of them again. The
+    first round is in that order (the shortest story in feedback); the others are shuffled after the
+    bools with a fixed seed, so every submission meets the same orders.
     """
     shuffle = random.Random(1111).shuffle
     rounds = []
-    for v in (0.75, -1.25, 3.5):
+    for v in values:
+        bools = [(True, v), (np.True_, v), (v, False), (v, np.False_)]
         calls = [
             (1.0, v), (True, v), (v, 0.0), (v, False), (1, v), (np.True_, v), (v, -0.0), (v, np.False_),
             (np.float32(1.0), v), (np.int64(1), v), (v, 0), (1.5 * v, v), (1.5 * v, v), (v, 1.5 * v),
         ]  # fmt: skip
+        again = list(calls)
+        shuffle(again)
         if rounds:
             shuffle(calls)
-        rounds.append(tuple(calls))
+        rounds.append((*bools, *calls, *again))
     return tuple(rounds)
 
 
-#: The call sequences of every repeated-calls property; see :func:`_call_rounds`.
-CALL_ROUNDS = _call_rounds()
+#: The call sequences of each function's repeated-calls property; see :func:`_call_rounds`. The values
+#: differ between functions and appear in no other property: contributions_into_a and input_gradient
+#: read the student's extended_tape, which the earlier cells' calls may have cached, and the first
+#: answer to a call is only fresh if no equal call came before it in the worker.
+CALL_ROUNDS: Mapping[str, tuple[tuple[tuple[Any, Any], ...], ...]] = {
+    "extended_tape": _call_rounds((0.75, -1.25, 3.5)),
+    "contributions_into_a": _call_rounds((0.625, -1.75, 2.5)),
+    "input_gradient": _call_rounds((0.875, -2.25, 4.5)),
+}
 
 
 def _contract_properties(
     function: str,
-    reference: Callable[[float, float], Any],
-    verify: Verify,
+    exact_type: TypeCheck,
+    same_answer: Compare,
     returns: str,
     misconceptions: tuple[Misconception, ...],
     matches: Callable[[Any, Any], bool],
 ) -> list[Property]:
     """The Raises, accepted-types and purity properties of ``function(x, y)``.
 
+    Each judges its own clause and compares the student with the student, never with the reference, so a
+    wrong value costs the value properties only: ``number_types`` holds the answer for a number of another
+    type to the student's own answer for float(x), float(y) (and its return type to the contract's),
+    ``repeated_calls`` holds each answer to the student's own first answer to the same call.
+
     ``returns`` describes the contract's return value for students; ``misconceptions`` and
     ``matches`` are those of the function's value properties (outputs are compared the same way).
     """
     outcomes = tuple(Misconception(m.name, m.advice, _outcome(m.implementation)) for m in misconceptions)
     replays = tuple(Misconception(m.name, m.advice, _replayed(m.implementation)) for m in misconceptions)
+    same = _same_outcome(matches)
     matches = _outcome_matches(matches)
 
     def bad_inputs(student: Student) -> None:
         for x, y, _, _ in BAD_INPUTS:
-            _check_call(student, function, reference, verify, x, y, {"x": x, "y": y})
+            _check_raises(student, function, x, y)
 
     bad = Property(
         f"{function}_bad_inputs",
@@ -525,7 +610,7 @@ def _contract_properties(
     @hypothesis_property(
         f"{function}_number_types",
         f"{function} accepts x and y as int, float, numpy integer or floating scalars (float32 included), "
-        f"computes with their float64 values and returns {returns}.",
+        f"returns {returns} for each, and the same answer as for float(x), float(y).",
         given={"x": _COORDINATE, "y": _COORDINATE, "x_type": _NUMBER_TYPE, "y_type": _NUMBER_TYPE},
         examples=NUMBER_TYPE_EXAMPLES,
         max_examples=MAX_EXAMPLES,
@@ -534,18 +619,46 @@ def _contract_properties(
     )
     def number_types(student: Student, x: float, y: float, x_type: str, y_type: str) -> None:
         x_typed, y_typed = NUMBER_TYPES[x_type](x), NUMBER_TYPES[y_type](y)
-        _check_call(student, function, reference, verify, x_typed, y_typed, {"x": x_typed, "y": y_typed})
+        fx, fy = float(x_typed), float(y_typed)
+        inputs = {"x": x_typed, "y": y_typed}
+        got = _ask(student, function, x_typed, y_typed)
+        own = _ask(student, function, fx, fy)
+        # The expected answer is the student's own for the float64 point: a wrong value there is the value
+        # properties' business, and this clause is only that the type of a number does not matter.
+        expected = "a return value" if isinstance(own, _Raised) else own
+        if isinstance(got, _Raised):
+            raise Mismatch(inputs, expected, str(got), "the contract accepts this input")
+        problem = exact_type(got)
+        if problem:
+            raise Mismatch(inputs, expected, got, problem)
+        if isinstance(own, _Raised):
+            raise Mismatch({"x": fx, "y": fy}, "a return value", str(own), "the contract accepts this input")
+        problem = same_answer(fx, fy, got, own)
+        if problem:
+            raise Mismatch(inputs, own, got, f"{problem}; the contract computes with float(x) and float(y)")
 
     def repeated_calls(student: Student) -> None:
-        for calls in CALL_ROUNDS:
-            for count in range(1, len(calls) + 1):
-                x, y = calls[count - 1]
-                _check_call(student, function, reference, verify, x, y, {"calls": list(calls[:count])})
+        for calls in CALL_ROUNDS[function]:
+            first: dict[tuple[str, ...], tuple[int, Any]] = {}
+            for count, (x, y) in enumerate(calls, start=1):
+                # At a point of two Python floats a raise fails the property as in every other one (a stub
+                # must not pass for raising alike each time); at other types it is compared like an answer,
+                # since whether they are accepted is the number-types property's clause.
+                plain = type(x) is float and type(y) is float
+                got = student.call(function, x, y) if plain else _ask(student, function, x, y)
+                earlier = first.setdefault(_call_key(x, y), (count, got))
+                if earlier[0] != count and not same(earlier[1], got):
+                    raise Mismatch(
+                        {"calls": list(calls[:count])},
+                        _shown(earlier[1]),
+                        _shown(got),
+                        f"call {earlier[0]} with the same x and y answered this; the last call got another answer",
+                    )
 
     repeated = Property(
         f"{function}_repeated_calls",
-        f"Each call of {function} gets the contract's answer whatever was called before (the same point "
-        "again, equal numbers of other types, a bool right after the equal number).",
+        f"Each call of {function} gets the answer that call got first, whatever was called in between "
+        "(the same point again, equal numbers of other types, a bool right after the equal number).",
         repeated_calls,
         misconceptions=replays,
         matches=matches,
@@ -685,8 +798,8 @@ def _tape_properties() -> list[Property]:
         ),
         *_contract_properties(
             "extended_tape",
-            ref.extended_tape,
-            _tape_problem_at,
+            _tape_type,
+            _same_tape,
             "the contract's tape of Python floats",
             misconceptions,
             tapes_match,
@@ -729,8 +842,8 @@ def _contribution_properties() -> list[Property]:
 
     contract = _contract_properties(
         "contributions_into_a",
-        ref.contributions_into_a,
-        _vector_problem_at(ref.contributions_into_a, _CONTRIBUTION_LABELS),
+        lambda got: _exact_vector(got, len(_CONTRIBUTION_LABELS)),
+        _same_vector(ref.contributions_into_a, _CONTRIBUTION_LABELS),
         "a float64 array of shape (3,)",
         _misconceptions("contributions_into_a"),
         vectors_match,
@@ -747,8 +860,8 @@ def _gradient_properties() -> list[Property]:
     )
     contract = _contract_properties(
         "input_gradient",
-        ref.input_gradient,
-        _vector_problem_at(ref.input_gradient, _GRADIENT_LABELS),
+        lambda got: _exact_vector(got, len(_GRADIENT_LABELS)),
+        _same_vector(ref.input_gradient, _GRADIENT_LABELS),
         "a float64 array of shape (2,)",
         _misconceptions("input_gradient"),
         vectors_match,

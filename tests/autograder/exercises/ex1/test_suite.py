@@ -31,6 +31,7 @@ from ch11_autograder.exercises.ex1.suite import (
     PROBE_POINTS,
     RELATIVE,
     SUITES,
+    _call_key,
     _close,
     _contributions_from_tape,
     _expected_error,
@@ -39,7 +40,11 @@ from ch11_autograder.exercises.ex1.suite import (
     _is_real,
     _outcome,
     _outcome_matches,
+    _Raised,
     _replayed,
+    _same_outcome,
+    _same_tape,
+    _same_vector,
     tape_problem,
     tapes_match,
     vectors_match,
@@ -68,6 +73,8 @@ CONTRACT_ONLY = (
     "gradient_dtype_follows_inputs",
 )
 VALUE_ENTRIES = tuple(e for e in ENTRIES if e.name not in CONTRACT_ONLY)
+#: Name endings of the properties of the clauses other than the value (Raises, accepted types, purity).
+CONTRACT_PROPERTIES = ("_bad_inputs", "_number_types", "_repeated_calls")
 TEST_CELLS = ("ex1_extended_tape_tests", "ex1_contributions_into_a_tests", "ex1_input_gradient_tests")
 ANSWER_CELLS = {
     "extended_tape": "ex1_extended_tape",
@@ -276,16 +283,52 @@ def test_number_types_are_the_accepted_ones_and_the_reference_agrees():
     assert _expected_error(2.0, np.float32(math.inf)) == ("ValueError", "y")
 
 
-def test_call_rounds_put_a_bool_after_its_equal_number():
-    # The first round shows a cache keyed by value in two calls: 1.0, then True.
-    first = CALL_ROUNDS[0]
-    assert first[0] == (1.0, first[0][1]) and first[1][0] is True
-    for calls in CALL_ROUNDS:
-        bools = [c for c in calls if any(isinstance(v, bool | np.bool_) for v in c)]
-        assert len(bools) == 4
-        repeated = [c for c in calls if calls.count(c) > 1 and not any(isinstance(v, bool | np.bool_) for v in c)]
-        assert repeated, "every round repeats a point"
-    assert len({tuple(map(repr, calls)) for calls in CALL_ROUNDS}) == len(CALL_ROUNDS)
+def test_call_rounds_ask_each_bool_fresh_then_after_its_equal_number():
+    # A cache keyed by value shows in the first round at call 6: True raised at call 1, then 1.0, then True.
+    bool_types = bool | np.bool_
+    for function, rounds in CALL_ROUNDS.items():
+        first = rounds[0]
+        assert all(any(isinstance(v, bool_types) for v in call) for call in first[:4]), function
+        assert first[4][0] == 1.0 and first[5] == first[0] and first[5][0] is True
+        for calls in rounds:
+            prefix = calls[:4]
+            assert all(any(isinstance(v, bool_types) for v in call) for call in prefix)
+            later = [_call_key(*call) for call in calls[4:]]
+            assert all(later.count(_call_key(*call)) >= 2 for call in prefix), "each bool is asked again"
+            assert all(later.count(key) >= 2 for key in later), "every call is asked at least twice"
+        assert len({tuple(map(repr, calls)) for calls in rounds}) == len(rounds)
+    # Values of their own: the contributions and gradient cells read the student's tape, which an earlier
+    # cell's calls may have cached, so no two functions share a point.
+    points = [{_call_key(*call) for calls in rounds for call in calls} for rounds in CALL_ROUNDS.values()]
+    assert all(not (a & b) for i, a in enumerate(points) for b in points[i + 1 :])
+
+
+def test_number_types_compare_with_the_students_own_answer():
+    x, y = PROBE_POINTS[1]["x"], PROBE_POINTS[1]["y"]
+    lww = next(e for e in ENTRIES if e.name == "last_writer_wins").function
+    differs = _same_vector(ref.input_gradient, ("dL/dx", "dL/dy"))
+    # A wrong gradient, the same for another type: not this clause's business.
+    assert differs(x, y, lww(x, y).copy(), lww(x, y)) == ""
+    # ... but an answer computed in float32 and cast back is not the answer for float(x), float(y).
+    in_float32 = next(e for e in ENTRIES if e.name == "gradient_dtype_follows_inputs").function
+    cast = in_float32(np.float32(x), np.float32(y)).astype(np.float64)
+    assert "dL/d" in differs(float(np.float32(x)), float(np.float32(y)), cast, ref.input_gradient(x, y))
+    wrong_d = next(e for e in ENTRIES if e.name == "d_local_derivative_a").function
+    assert _same_tape(x, y, wrong_d(x, y), wrong_d(x, y)) == ""
+    assert "node 5 (d)" in _same_tape(x, y, wrong_d(x, y), ref.extended_tape(x, y))
+    assert _same_tape(x, y, wrong_d(x, y)[:6], wrong_d(x, y))
+
+
+def test_repeated_calls_compare_a_call_with_its_own_first_answer():
+    same = _same_outcome(tapes_match)
+    tape = ref.extended_tape(1.0, 0.75)
+    assert same(_Raised("TypeError", "x must be a real number"), _Raised("TypeError", "x is a bool"))
+    assert not same(_Raised("TypeError", "x must be a real number"), tape)
+    malformed = [TapeNode(1), TapeNode(0.75)]
+    assert same(malformed, list(malformed)), "a malformed answer repeated exactly is the same answer"
+    assert not same(tape, ref.extended_tape(1.0, 0.5))
+    vectors = _same_outcome(vectors_match)
+    assert not vectors(np.array([180.0, 156.0]), np.array([180.0, 156.0], dtype=np.float32))
 
 
 def test_outcomes_match_raises_by_text_and_arrays_by_dtype():
@@ -368,6 +411,11 @@ def test_catalogue_entry_loses_exactly_where_it_says_and_is_named(entry):
             assert any(f.misconception.startswith(entry.title) for f in verdict.failures), verdict.message()
         else:
             assert verdict.score == verdict.points, verdict.message()
+        if entry.name not in CONTRACT_ONLY:
+            # One value mistake costs the value properties only: the contract properties compare the
+            # student with the student, and a function wrong alike for every type and call passes them.
+            contract = [f.property for f in verdict.failures if f.property.endswith(CONTRACT_PROPERTIES)]
+            assert not contract, verdict.message()
 
 
 @pytest.mark.slow
@@ -457,12 +505,11 @@ def test_contract_properties_fail_without_the_contracts_errors():
     }
     verdicts = grade(_cells(unchecked))
     tape_verdict = verdicts["ex1_extended_tape_tests"]
-    # Bad inputs are returned, int inputs leak into the node values, a bool after 1.0 gets a tape:
-    # the value properties (Python floats only) still hold.
+    # Bad inputs are returned and int inputs leak into the node values: the value properties (Python
+    # floats only) still hold, and so does repeated_calls, since a bool gets a tape on every call alike.
     assert [f.property for f in tape_verdict.failures] == [
         "extended_tape_bad_inputs",
         "extended_tape_number_types",
-        "extended_tape_repeated_calls",
     ], tape_verdict.message()
     assert str(BAD_INPUTS[0][0]) in tape_verdict.message()
 
