@@ -23,14 +23,10 @@ and, if it failed, build again in the foreground, where the error surfaces.
 from __future__ import annotations
 
 import contextlib
-import sys
 import threading
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "autograder" / "batch"))  # one shared batch_support
-import batch_support
+from support import batch_support
 
 DOCKER_TESTS = {
     "test_docker_grading.py": None,  # every test of the module

@@ -1,10 +1,10 @@
 """The hostile corpus graded next to the honest demo class: no attack gains anything.
 
 One session-scoped batch run per backend (``grade_class(..., workers=2)``) grades the
-honest class (``demo/class``) and the hostile corpus (``corpus.py``) together into a
+honest class (``demo/class``) and the hostile corpus (``support/hostile_corpus.py``) together into a
 fresh course, and feeds every per-case assertion:
 
-* each case meets its :class:`corpus.Expect` (points, graded or recorded error, checks);
+* each case meets its :class:`hostile_corpus.Expect` (points, graded or recorded error, checks);
 * each honest student's gradebook rows, recorded the moment they were merged (*before*
   the rest of the corpus was), are unchanged at the end (*after*), and each honest
   student scores what the demo class defines (no interference while graded side by side).
@@ -34,7 +34,6 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -46,26 +45,23 @@ from typing import Any
 
 import nbformat
 import pytest
-from corpus import (
+from nbgrader.api import Gradebook
+from support import batch_support
+from support.hostile_corpus import (
     ASSIGNMENT,
     CASES,
     CHECKS,
     GRADED,
     NOTEBOOK_POINTS,
-    REPO_ROOT,
     Case,
     Context,
     build_corpus,
     render_table,
 )
-from nbgrader.api import Gradebook
-
-sys.path.insert(0, str(REPO_ROOT / "tests" / "autograder" / "batch"))  # the shared session artefacts
-import batch_support
+from support.paths import DEMO_CLASS_DIR, DOCS_DIR, SOURCE_DIR
 
 HONEST = ("ada", "blank", "hal", "lin")
-CLASS_DIR = REPO_ROOT / "demo" / "class"
-DOCS = REPO_ROOT / "docs" / "hostile.md"
+DOCS = DOCS_DIR / "hostile.md"
 TOLERANCE = 1e-6
 
 #: Bounds the disk checks hold payloads to.
@@ -184,7 +180,7 @@ def honest_rows(course: Path) -> dict[str, dict]:
 
 def copy_class(dest: Path, students: tuple[str, ...] = HONEST) -> None:
     for student in students:
-        shutil.copytree(CLASS_DIR / student, dest / student)
+        shutil.copytree(DEMO_CLASS_DIR / student, dest / student)
 
 
 #: Seconds the batch may spend on one submission in these tests (the honest ones take about 80 s).
@@ -663,7 +659,7 @@ def plain(tmp_path_factory) -> Demo:
     root = tmp_path_factory.mktemp("hostile-plain")
     course = root / "course"
     (course / "source").mkdir(parents=True)
-    shutil.copytree(REPO_ROOT / "source" / ASSIGNMENT, course / "source" / ASSIGNMENT)
+    shutil.copytree(SOURCE_DIR, course / "source" / ASSIGNMENT)
     (course / "nbgrader_config.py").write_text(PLAIN_CONFIG)
     submitted = root / "submitted"
     copy_class(submitted, ("ada",))
@@ -767,7 +763,7 @@ def test_every_payload_is_valid_python(built, c):
 
 def test_payloads_differ_from_the_base_notebook(built):
     """Each case really changed its notebook (or its files): no attack is a no-op by mistake."""
-    from corpus import base_notebook
+    from support.hostile_corpus import base_notebook
 
     for c in CASES:
         folder = built / c.name / ASSIGNMENT

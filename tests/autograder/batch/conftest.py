@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-import batch_support
 import pytest
+from support import batch_support
 
 NOTEBOOKS = ("ex1_fanout.ipynb", "ex2_finite_difference.ipynb", "ex3_block_length.ipynb", "ex4_audit.ipynb",
              "ex5_replay.ipynb")

@@ -16,7 +16,6 @@ import warnings
 from datetime import datetime
 from pathlib import Path
 
-import batch_support
 import pytest
 from ch11_autograder.batch import runner
 from ch11_autograder.batch.intake import StudentSubmission
@@ -24,6 +23,7 @@ from ch11_autograder.batch.runner import grade_class
 from ch11_autograder.nbgrader_cli import run_nbgrader
 from nbgrader.api import Gradebook
 from sqlalchemy.exc import SAWarning
+from support import batch_support
 
 pytestmark = pytest.mark.slow
 

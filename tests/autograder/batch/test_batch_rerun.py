@@ -10,12 +10,12 @@ import csv
 import shutil
 from pathlib import Path
 
-import batch_support
 import pytest
 from ch11_autograder.batch import gradebook_snapshot
 from ch11_autograder.batch.ledger import Ledger
 from ch11_autograder.batch.report import summary_text
 from ch11_autograder.batch.runner import EarlierGrades, SubmissionRecord, grade_class
+from support import batch_support
 
 pytestmark = pytest.mark.slow
 
