@@ -17,7 +17,7 @@ from ch11_autograder.batch.docker import CONTAINER_ROOT, SCRATCH_ROOT, DockerErr
 from support import batch_support
 from support.paths import DEMO_CLASS_DIR
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.docker]
 
 
 def test_docker_run_command_isolates_the_container(tmp_path):

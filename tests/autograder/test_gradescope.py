@@ -276,6 +276,7 @@ def _docker_run(root: Path, image: str, command: str) -> subprocess.CompletedPro
 
 
 @pytest.mark.slow
+@pytest.mark.docker
 def test_run_autograder_in_the_grading_image(tmp_path, tmp_path_factory, inputs):
     image = batch_support.grading_image()
     course, _, _ = batch_support.graded_demo_class(tmp_path_factory.getbasetemp())
@@ -300,6 +301,7 @@ def test_run_autograder_in_the_grading_image(tmp_path, tmp_path_factory, inputs)
 
 
 @pytest.mark.slow
+@pytest.mark.docker
 def test_setup_sh_installs_without_network_then_grades(tmp_path, inputs):
     base = batch_support.base_image()
     zip_path = build_zip(tmp_path / "autograder.zip")  # the real wheelhouse

@@ -545,6 +545,7 @@ CHECK_FUNCTIONS = {
 
 
 @pytest.mark.slow
+@pytest.mark.hostile_batch
 def test_honest_students_keep_their_gradebook_rows(run):
     """Rows as merged (before the rest of the corpus was) equal the rows at the end."""
     assert set(run.before) == set(HONEST)
@@ -563,6 +564,7 @@ HONEST_EXPECTED = {
 
 
 @pytest.mark.slow
+@pytest.mark.hostile_batch
 def test_honest_students_get_what_their_work_earns(run):
     """Graded next to the corpus, each honest student scores what the demo class defines (no interference)."""
     for student, expected in HONEST_EXPECTED.items():
@@ -586,6 +588,7 @@ def _honest_feedback(run: Run) -> dict[str, str]:
 
 
 @pytest.mark.slow
+@pytest.mark.hostile_batch
 def test_the_demo_class_grades_identically_in_the_image_and_under_bwrap(bwrap_run, docker_run):
     """The honest students, graded inside the grading image beside the corpus: the same rows, CSV and feedback."""
     assert docker_run.after == bwrap_run.after
@@ -598,17 +601,20 @@ def test_the_demo_class_grades_identically_in_the_image_and_under_bwrap(bwrap_ru
 
 
 @pytest.mark.slow
+@pytest.mark.hostile_batch
 def test_no_planted_module_and_no_listener_were_reached(run):
     _no_host_import(run, CASES[0])
     assert not run.listener.received
 
 
 @pytest.mark.slow
+@pytest.mark.hostile_batch
 def test_gradebook_holds_no_payload_traces(run):
     _gradebook_untouched(run, CASES[0])
 
 
 @pytest.mark.slow
+@pytest.mark.hostile_batch
 @pytest.mark.parametrize("c", CASES, ids=[c.name for c in CASES])
 def test_case_gets_its_safe_outcome(run, c):
     check_case(run, c)
@@ -704,12 +710,14 @@ UNSAFE = {
 SAMPLE = [c for c in CASES if c.unsandboxed_demo]
 
 
+@pytest.mark.hostile_batch
 def test_every_sampled_case_has_an_unsafe_outcome():
     assert {c.name for c in SAMPLE} == set(UNSAFE)
     assert {c.unsandboxed_demo for c in SAMPLE} == {"none", "plain"}
 
 
 @pytest.mark.slow
+@pytest.mark.hostile_batch
 @pytest.mark.parametrize("c", SAMPLE, ids=[f"{c.unsandboxed_demo}-{c.name}" for c in SAMPLE])
 def test_attack_works_without_the_defence(c, request):
     demo = request.getfixturevalue("unsandboxed" if c.unsandboxed_demo == "none" else "plain")

@@ -23,7 +23,7 @@ from ch11_autograder.batch.ledger import Ledger
 from ch11_autograder.cli import main as cli_main
 from support import batch_support
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.class_batch]
 
 
 @pytest.fixture
