@@ -21,13 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from ch11_autograder.nbgrader_cli import run_nbgrader
+from ch11_autograder.paths import ASSIGNMENT, COURSE_CONFIG, REPO_ROOT, SOURCE_DIR
 
-REPO = Path(__file__).resolve().parents[1]
-BENCH = REPO / "bench"
+BENCH = REPO_ROOT / "bench"
 RESULTS = BENCH / "results"
-SOURCE = REPO / "source" / "ch11"
-DEMO_CLASS = REPO / "demo" / "class"
-ASSIGNMENT = "ch11"
 TIMINGS_ENV = "CH11_BENCH_TIMINGS"
 CPU_ENV = "CH11_BENCH_CPUACCT"
 
@@ -180,9 +177,9 @@ def machine() -> dict[str, Any]:
             break
     mem_kib = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
                    if line.startswith("MemTotal:"))
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True,
                             text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True,
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT, capture_output=True,
                            text=True).stdout.strip()
     return {
         "nproc": os.cpu_count(),
@@ -233,8 +230,8 @@ def make_course_template(root: Path, kind: str) -> Path:
     if course.exists():
         shutil.rmtree(course)
     (course / "source").mkdir(parents=True)
-    shutil.copytree(SOURCE, course / "source" / ASSIGNMENT)
-    config = PLAIN_CONFIG if kind == "plain" else (REPO / "nbgrader_config.py").read_text()
+    shutil.copytree(SOURCE_DIR, course / "source" / ASSIGNMENT)
+    config = PLAIN_CONFIG if kind == "plain" else COURSE_CONFIG.read_text()
     if kind == "pipeline-noexec":
         config += NOEXEC
     (course / "nbgrader_config.py").write_text(config + TIMING_FOOTER)

@@ -39,10 +39,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from breakdown import process_seconds, student_breakdowns
+from ch11_autograder.paths import BUILD_DIR, DEMO_CLASS_DIR
 from common import (
     ASSIGNMENT,
-    DEMO_CLASS,
-    REPO,
     RESULTS,
     TIMINGS_ENV,
     Measure,
@@ -61,7 +60,7 @@ from common import (
     write_json,
 )
 
-WORK = REPO / "build" / "bench"
+WORK = BUILD_DIR / "bench"
 #: Parts a-c grade these demo students by default: ada answered everything correctly (every suite
 #: passes, every cell runs), hal answered two of five exercises (the others' suites fail). Their
 #: batches take about as long each, so a 2-worker batch of the two is not dominated by one long
@@ -559,7 +558,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory-sandbox", default="none")
     parser.add_argument("--memory-execute", action="store_true",
                         help="part d: keep executing notebooks for their outputs (default: skipped, cheaper)")
-    parser.add_argument("--class-dir", type=Path, default=DEMO_CLASS)
+    parser.add_argument("--class-dir", type=Path, default=DEMO_CLASS_DIR)
     parser.add_argument("--students", default=",".join(DEFAULT_STUDENTS),
                         help="comma-separated students of the class graded in parts a-c, or 'all' "
                              f"(default: {','.join(DEFAULT_STUDENTS)})")

@@ -10,7 +10,12 @@ heavy ones:
 * ``class_batch``: the batch grader's end-to-end runs over the demo class (against
   ``make demo``, SIGKILL and resume, regrading, the CLI).
 
-The tiers are assigned here, in one place, rather than scattered as marks.
+Each test declares its tier where it is written: a module-level ``pytestmark``
+(``test_docker_grading.py``, ``test_batch.py``) or a mark on the test
+(``test_gradescope.py``, ``test_hostile.py``, ``test_unchanged.py``), so renaming or
+moving a test keeps its tier. ``tests/test_suite_layout.py`` fails if a test that
+grades in the image or batch-grades the demo class lacks its mark, or if a
+conftest assigns tiers by name again.
 
 When tests that need the grading image are selected and a Docker engine answers,
 the image (and the debootstrap base it needs) starts building in a background
@@ -23,38 +28,10 @@ and, if it failed, build again in the foreground, where the error surfaces.
 from __future__ import annotations
 
 import contextlib
-import sys
 import threading
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "autograder" / "batch"))  # one shared batch_support
-import batch_support
-
-DOCKER_TESTS = {
-    "test_docker_grading.py": None,  # every test of the module
-    "test_gradescope.py": {
-        "test_run_autograder_in_the_grading_image",
-        "test_setup_sh_installs_without_network_then_grades",
-    },
-}
-HOSTILE_BATCH_FIXTURES = {"run", "bwrap_run", "docker_run"}
-HOSTILE_BATCH_TESTS = {"test_attack_works_without_the_defence", "test_every_sampled_case_has_an_unsafe_outcome"}
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        module = item.path.name
-        name = getattr(item, "originalname", item.name)
-        if module in DOCKER_TESTS and (DOCKER_TESTS[module] is None or name in DOCKER_TESTS[module]):
-            item.add_marker(pytest.mark.docker)
-        if module == "test_batch.py":
-            item.add_marker(pytest.mark.class_batch)
-        if module == "test_hostile.py" and (
-            HOSTILE_BATCH_FIXTURES & set(getattr(item, "fixturenames", ())) or name in HOSTILE_BATCH_TESTS
-        ):
-            item.add_marker(pytest.mark.hostile_batch)
+from support import batch_support
 
 
 def _needs_image(item: pytest.Item) -> bool:

@@ -30,8 +30,8 @@ EXIT_REFUSED = 2  # nothing graded: bad arguments, unusable course, source or sa
 
 def _batch(args: argparse.Namespace) -> int:
     from .batch import BatchError, IntakeError, grade_class
-    from .batch.intake import ASSIGNMENT
     from .batch.report import format_duration, format_progress, grade_rows, render_table
+    from .paths import ASSIGNMENT
 
     if args.docker:
         from .batch.docker import DockerError, run_in_docker

@@ -36,13 +36,9 @@ from .batch.course import init_course
 from .exercises import NOTEBOOKS
 from .exercises.catalogue import catalogue
 from .nbgrader_cli import run_nbgrader
+from .paths import ASSIGNMENT, BUILD_DIR, COURSE_CONFIG, DEMO_CLASS_DIR, RELEASE_DIR, SOURCE_DIR
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-ASSIGNMENT = "ch11"
-CLASS_DIR = REPO_ROOT / "demo" / "class"
-RELEASE_DIR = REPO_ROOT / "assignments" / ASSIGNMENT
-SOURCE_DIR = REPO_ROOT / "source" / ASSIGNMENT
-DEFAULT_COURSE = REPO_ROOT / "build" / "demo-course"
+DEFAULT_COURSE = BUILD_DIR / "demo-course"
 
 
 @dataclass(frozen=True)
@@ -91,16 +87,16 @@ def _same(path: Path, text: str) -> bool:
 def build(check: bool = False) -> int:
     wanted = render_class()
     if check:
-        stale = [p for p, text in wanted.items() if not _same(CLASS_DIR / p, text)]
+        stale = [p for p, text in wanted.items() if not _same(DEMO_CLASS_DIR / p, text)]
         for path in stale:
-            print(f"{CLASS_DIR / path}: stale (run: python -m ch11_autograder.demo build)")
+            print(f"{DEMO_CLASS_DIR / path}: stale (run: python -m ch11_autograder.demo build)")
         return 1 if stale else 0
-    if CLASS_DIR.exists():
-        shutil.rmtree(CLASS_DIR)
+    if DEMO_CLASS_DIR.exists():
+        shutil.rmtree(DEMO_CLASS_DIR)
     for path, text in wanted.items():
-        (CLASS_DIR / path).parent.mkdir(parents=True, exist_ok=True)
-        (CLASS_DIR / path).write_text(text)
-    print(f"wrote {len(wanted)} notebooks under {CLASS_DIR}")
+        (DEMO_CLASS_DIR / path).parent.mkdir(parents=True, exist_ok=True)
+        (DEMO_CLASS_DIR / path).write_text(text)
+    print(f"wrote {len(wanted)} notebooks under {DEMO_CLASS_DIR}")
     return 0
 
 
@@ -113,11 +109,11 @@ def _nbgrader(course: Path, *args: str, log) -> None:
         raise SystemExit(f"nbgrader {args[0]} failed (exit {done.returncode}); see {log.name}")
 
 
-def prepare_course(course: Path, class_dir: Path = CLASS_DIR) -> None:
+def prepare_course(course: Path, class_dir: Path = DEMO_CLASS_DIR) -> None:
     """A fresh nbgrader course: the course config, source/, and the class's submissions."""
     if course.exists():
         shutil.rmtree(course)
-    init_course(course, config=REPO_ROOT / "nbgrader_config.py", source_dir=SOURCE_DIR, assignment=ASSIGNMENT)
+    init_course(course, config=COURSE_CONFIG, source_dir=SOURCE_DIR, assignment=ASSIGNMENT)
     for student_dir in sorted(p for p in class_dir.iterdir() if p.is_dir()):
         dest = course / "submitted" / student_dir.name / ASSIGNMENT
         shutil.copytree(student_dir / ASSIGNMENT, dest)
@@ -157,7 +153,7 @@ def print_table(rows: list[dict[str, str]]) -> None:
         print("  ".join(row[h].ljust(widths[h]) for h in headers))
 
 
-def run(course: Path = DEFAULT_COURSE, class_dir: Path = CLASS_DIR) -> list[dict[str, str]]:
+def run(course: Path = DEFAULT_COURSE, class_dir: Path = DEMO_CLASS_DIR) -> list[dict[str, str]]:
     """Grade ``class_dir`` in a fresh ``course`` and print the results."""
     prepare_course(course, class_dir)
     log_path = course / "nbgrader.log"

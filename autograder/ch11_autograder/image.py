@@ -25,11 +25,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-IMAGE_LOCK = REPO_ROOT / "requirements" / "image.txt"
-DEV_LOCK = REPO_ROOT / "requirements" / "lock.txt"
-DOCKERFILE = REPO_ROOT / "autograder" / "Dockerfile"
-BUILD_DIR = REPO_ROOT / "build"
+from .paths import BUILD_DIR, DEV_LOCK, DOCKERFILE, HARNESS_DIR, IMAGE_LOCK, REPO_ROOT
+
 DEFAULT_TAG = "ch11-grader:latest"
 LOCAL_BASE_TAG = "ch11-base:bookworm"
 
@@ -144,7 +141,7 @@ def stage(context: Path) -> Path:
     _run(_pip_download_argv("--require-hashes", "-r", str(IMAGE_LOCK), "-d", str(cache)))
     for wheel in cache.glob("*.whl"):
         shutil.copy2(wheel, house / wheel.name)
-    _run([sys.executable, str(REPO_ROOT / "harness" / "build_wheel.py"), "--out", str(house), "--check"])
+    _run([sys.executable, str(HARNESS_DIR / "build_wheel.py"), "--out", str(house), "--check"])
     _run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(house), str(REPO_ROOT)],
         stdout=subprocess.DEVNULL,

@@ -26,14 +26,13 @@ import inspect
 import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from ch11_autograder.exercises import EXERCISES
 from ch11_autograder.trusted.contract import Clause, missing_properties
 from ch11_autograder.trusted.registry import load_suite_modules, registered
+from support.paths import SOURCE_DIR
 
-REPO = Path(__file__).resolve().parents[2]
 BY_STEM = {exercise.notebook: exercise for exercise in EXERCISES}
 STEMS = tuple(BY_STEM)
 
@@ -56,7 +55,7 @@ class Graded:
 
 def graded_functions(stem: str) -> list[Graded]:
     """Public, documented top-level functions of the source notebook's solution cells."""
-    nb = json.loads((REPO / "source" / "ch11" / f"{stem}.ipynb").read_text())
+    nb = json.loads((SOURCE_DIR / f"{stem}.ipynb").read_text())
     found: list[Graded] = []
     for cell in nb["cells"]:
         meta = cell.get("metadata", {}).get("nbgrader", {})

@@ -11,29 +11,24 @@ hostile corpus beside it).
 from __future__ import annotations
 
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from ch11_autograder.batch.docker import CONTAINER_ROOT, SCRATCH_ROOT, DockerError, docker_argv, run_in_docker
+from support import batch_support
+from support.paths import DEMO_CLASS_DIR
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "batch"))  # the shared session artefacts
-import batch_support
-
-pytestmark = pytest.mark.slow
-
-DEMO = batch_support.DEMO_CLASS
+pytestmark = [pytest.mark.slow, pytest.mark.docker]
 
 
 def test_docker_run_command_isolates_the_container(tmp_path):
     course = tmp_path / "course"
-    argv = docker_argv(DEMO, course, image="img", name="n", workers=3, timeout=60, regrade=False, memory="5g",
+    argv = docker_argv(DEMO_CLASS_DIR, course, image="img", name="n", workers=3, timeout=60, regrade=False, memory="5g",
                        pids=999, scratch_bytes=1000, owner=(1234, 99))
     joined = " ".join(argv)
     for flag in ("--rm", "--init", "--network none", "--memory 5g", "--memory-swap 5g", "--pids-limit 999",
                  "CH11_SANDBOX=container-user", f"CH11_SCRATCH_ROOT={SCRATCH_ROOT}"):
         assert flag in joined
-    assert f"type=bind,source={DEMO},target={CONTAINER_ROOT}/source,readonly" in argv
+    assert f"type=bind,source={DEMO_CLASS_DIR},target={CONTAINER_ROOT}/source,readonly" in argv
     assert f"type=bind,source={course},target={CONTAINER_ROOT}/course" in argv
     # One size-capped tmpfs per worker slot: a submission filling its scratch fills only its slot.
     assert [a for a in argv if a.startswith("type=tmpfs")] == [
@@ -70,5 +65,5 @@ def test_slot_users_cannot_reach_the_mounted_course(tmp_path):
 def test_a_missing_image_is_refused_with_how_to_build_it(tmp_path):
     batch_support.require_docker()
     with pytest.raises(DockerError, match="not found; build it with"):
-        run_in_docker(DEMO, tmp_path / "course", image="ch11-grader:no-such-tag")
+        run_in_docker(DEMO_CLASS_DIR, tmp_path / "course", image="ch11-grader:no-such-tag")
     assert not (tmp_path / "course").exists()

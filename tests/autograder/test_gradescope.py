@@ -13,7 +13,6 @@ import math
 import re
 import stat
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -22,11 +21,8 @@ from ch11_autograder.batch.records import SubmissionRecord
 from ch11_autograder.gradescope import build_zip
 from ch11_autograder.gradescope.results import failure_results, results_for
 from nbgrader.api import Gradebook
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "batch"))  # the shared session artefacts
-import batch_support
-
-REPO = batch_support.REPO
+from support import batch_support
+from support.paths import SOURCE_DIR
 
 
 @pytest.fixture
@@ -238,7 +234,7 @@ def test_the_zip_has_the_scripts_at_its_root_and_bundles_the_course(tmp_path):
         setup = archive.read("setup.sh").decode()
     assert {"setup.sh", "run_autograder", "ch11/config.json", "ch11/course/nbgrader_config.py",
             "ch11/wheelhouse/fake-1.0-py3-none-any.whl", "ch11/wheelhouse/image-requirements.txt"} <= names
-    assert {f"ch11/course/source/ch11/{p.name}" for p in (REPO / "source" / "ch11").glob("*.ipynb")} <= names
+    assert {f"ch11/course/source/ch11/{p.name}" for p in SOURCE_DIR.glob("*.ipynb")} <= names
     assert modes["setup.sh"] == modes["run_autograder"] == 0o755
     assert all(not n.startswith(("/", "..")) and ".." not in n.split("/") for n in names)
     assert config == {"assignment": "ch11", "timeout": 1500.0, "visibility": "after_published"}
@@ -280,6 +276,7 @@ def _docker_run(root: Path, image: str, command: str) -> subprocess.CompletedPro
 
 
 @pytest.mark.slow
+@pytest.mark.docker
 def test_run_autograder_in_the_grading_image(tmp_path, tmp_path_factory, inputs):
     image = batch_support.grading_image()
     course, _, _ = batch_support.graded_demo_class(tmp_path_factory.getbasetemp())
@@ -299,11 +296,12 @@ def test_run_autograder_in_the_grading_image(tmp_path, tmp_path_factory, inputs)
                     for g in nb.grades if g.cell.cell_type == "code"}
     assert {t["name"]: t["score"] for t in data["tests"]} == expected
     assert data["score"] == 35.96 and "extra/scratch.txt: ignored (not a notebook)" in data["output"]
-    assert _leaks(data, _hidden_test_lines(REPO / "source" / "ch11")) == []
+    assert _leaks(data, _hidden_test_lines(SOURCE_DIR)) == []
     assert "status: graded" in done.stdout  # instructor-only stdout carries the grading log
 
 
 @pytest.mark.slow
+@pytest.mark.docker
 def test_setup_sh_installs_without_network_then_grades(tmp_path, inputs):
     base = batch_support.base_image()
     zip_path = build_zip(tmp_path / "autograder.zip")  # the real wheelhouse

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import nbformat
 from ch11_autograder.trusted.submission_cells import submission_code_cells, worker_cells
+from support.paths import REPO_ROOT, SOURCE_DIR
 from traitlets.config.loader import PyFileConfigLoader
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _cell(source, grade_id=None, *, grade=False, solution=False, cell_type="code"):
@@ -54,11 +51,11 @@ def test_visible_checks_run_where_they_stand_and_hidden_regions_never():
 
 
 def test_configured_skip_cells_are_ungraded_answer_cells_of_the_course():
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(REPO)).load_config()
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(REPO_ROOT)).load_config()
     skipped = set(config.TrustedVerdicts.worker_skip_cells)
     assert skipped, "the course skips its figure cells"
     kinds = {}
-    for path in (REPO / "source" / "ch11").glob("*.ipynb"):
+    for path in SOURCE_DIR.glob("*.ipynb"):
         for cell in nbformat.read(path, as_version=4).cells:
             meta = cell.metadata.get("nbgrader", {})
             kinds[meta.get("grade_id")] = (cell.cell_type, meta.get("solution"), meta.get("grade"))

@@ -18,10 +18,10 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell
 from nbgrader.api import Gradebook
+from support.paths import COURSE_CONFIG
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
 TOY = Path(__file__).parent / "fixtures" / "toy"
 BIN = Path(sys.executable).parent
 
@@ -108,7 +108,7 @@ def feedback(course: Path, student: str) -> str:
 def course(tmp_path_factory):
     config = (
         "c = get_config()  # noqa: F821\n"
-        f"load_subconfig({str(REPO / 'nbgrader_config.py')!r})  # noqa: F821\n"
+        f"load_subconfig({str(COURSE_CONFIG)!r})  # noqa: F821\n"
         f"c.TrustedVerdicts.suite_modules = [{str(TOY / 'toy_suite.py')!r}]\n"
         "c.TrustedVerdicts.call_timeout = 2.0\n"
     )

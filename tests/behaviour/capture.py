@@ -30,19 +30,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
+from ch11_autograder.paths import ASSIGNMENT, COURSE_CONFIG, RELEASE_DIR, SOURCE_DIR
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
 CATALOGUE_DIR = HERE / "catalogue"
 DEMO_FIXTURE = HERE / "demo.json"
-ASSIGNMENT = "ch11"
 
 
 def course_config() -> Config:
     """The course's own ``nbgrader_config.py``, loaded as nbgrader loads it."""
-    return PyFileConfigLoader("nbgrader_config.py", path=str(REPO)).load_config()
+    return PyFileConfigLoader(COURSE_CONFIG.name, path=str(COURSE_CONFIG.parent)).load_config()
 
 
 def _exercises() -> Iterator[tuple[str, str]]:
@@ -64,8 +63,8 @@ def submissions() -> Iterator[tuple[str, str, nbformat.NotebookNode]]:
     from ch11_autograder.authoring.submissions import answer_sources, fill, read
 
     for exercise, stem in _exercises():
-        released = read(REPO / "assignments" / ASSIGNMENT / f"{stem}.ipynb")
-        answers = answer_sources(read(REPO / "source" / ASSIGNMENT / f"{stem}.ipynb"))
+        released = read(RELEASE_DIR / f"{stem}.ipynb")
+        answers = answer_sources(read(SOURCE_DIR / f"{stem}.ipynb"))
         yield f"{exercise}/reference", stem, fill(released, answers)
         yield f"{exercise}/stubs", stem, fill(released, {})
         for entry in _entries(exercise):

@@ -14,16 +14,10 @@ commit and says why in its message.
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
-
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "autograder" / "batch"))
-import batch_support  # noqa: E402
-import capture  # noqa: E402
+from behaviour import capture
+from support import batch_support
 
 EXERCISES = sorted(path.stem for path in capture.CATALOGUE_DIR.glob("*.json"))
 CATALOGUE = {label: v for exercise in EXERCISES for label, v in capture.read_catalogue_fixture(exercise).items()}

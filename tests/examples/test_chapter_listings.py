@@ -14,10 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
+from support.paths import CHAPTER_LISTINGS, HARNESS_MANIFEST, REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "examples" / "chapter_listings.py"
-MANIFEST = REPO / "harness" / "manifest.json"
+SCRIPT = CHAPTER_LISTINGS
 
 # sha256 of the two listings as printed in the chapter text (sections 11.1 and 11.5),
 # from the first code line through the last, each line ending in "\n".
@@ -120,14 +119,14 @@ def test_script_runs_quietly(run):
 @pytest.mark.slow
 def test_every_printed_number_is_the_chapters(run):
     result, _ = run
-    pinned = json.loads(MANIFEST.read_text(encoding="utf-8"))["wheel_sha256"]
+    pinned = json.loads(HARNESS_MANIFEST.read_text(encoding="utf-8"))["wheel_sha256"]
     check_output(result.stdout, pinned)
     assert result.stdout.splitlines()[0] == f"harness=ch-11 wheel={pinned[:12]}"
     assert result.stdout.splitlines()[1:] == CHAPTER_LINES
 
 
 def test_the_output_check_rejects_wrong_numbers_and_the_wrong_wheel():
-    pinned = json.loads(MANIFEST.read_text(encoding="utf-8"))["wheel_sha256"]
+    pinned = json.loads(HARNESS_MANIFEST.read_text(encoding="utf-8"))["wheel_sha256"]
     good = "\n".join([f"harness=ch-11 wheel={pinned[:12]}", *CHAPTER_LINES]) + "\n"
     check_output(good, pinned)
     variants = {
@@ -149,7 +148,7 @@ def test_the_output_check_rejects_wrong_numbers_and_the_wrong_wheel():
 
 @pytest.mark.slow
 def test_manifest_option_names_the_wheel_printed(tmp_path):
-    other = {**json.loads(MANIFEST.read_text(encoding="utf-8")), "wheel_sha256": "abcdef012345" + "0" * 52}
+    other = {**json.loads(HARNESS_MANIFEST.read_text(encoding="utf-8")), "wheel_sha256": "abcdef012345" + "0" * 52}
     path = tmp_path / "other.json"
     path.write_text(json.dumps(other), encoding="utf-8")
     result = _run("--out", str(tmp_path / "figs"), "--manifest", str(path))
@@ -160,7 +159,7 @@ def test_manifest_option_names_the_wheel_printed(tmp_path):
 @pytest.mark.slow
 def test_a_manifest_of_another_harness_stops_the_script(tmp_path):
     path = tmp_path / "ch12.json"
-    path.write_text(json.dumps({**json.loads(MANIFEST.read_text(encoding="utf-8")), "harness_ref": "ch-12"}))
+    path.write_text(json.dumps({**json.loads(HARNESS_MANIFEST.read_text(encoding="utf-8")), "harness_ref": "ch-12"}))
     result = _run("--out", str(tmp_path / "figs"), "--manifest", str(path))
     assert result.returncode != 0
     assert "harness_ref is 'ch-12'" in result.stderr
@@ -258,7 +257,7 @@ def test_the_verbatim_check_notices_an_edit():
 def _chapter_file() -> Path | None:
     # The course's shared folder sits beside the repository (as in CI); the variable overrides it.
     named = os.environ.get(CHAPTER_TEXT_ENV)
-    beside = REPO.parent / "shared" / "seed" / "chapter-11-the-gradient-has-a-memory.txt"
+    beside = REPO_ROOT.parent / "shared" / "seed" / "chapter-11-the-gradient-has-a-memory.txt"
     candidate = Path(named) if named else beside
     return candidate if candidate.is_file() else None
 

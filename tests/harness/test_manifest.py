@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from support.paths import HARNESS_MANIFEST
 from trainable_harness import HARNESS_REF, load_manifest
 from trainable_harness.manifest import MANIFEST_ENV
 
-REPO_MANIFEST = Path(__file__).resolve().parents[2] / "harness" / "manifest.json"
 GOOD = {
     "harness_ref": "ch-11",
     "version": "11.0.0",
@@ -37,7 +37,7 @@ def test_good_file_is_returned_as_is(tmp_path):
 
 
 def test_the_repositorys_manifest_loads():
-    data = load_manifest(REPO_MANIFEST)
+    data = load_manifest(HARNESS_MANIFEST)
     assert data["harness_ref"] == "ch-11"
     assert data["wheel_filename"].startswith("trainable_harness-")
 

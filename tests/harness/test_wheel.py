@@ -19,11 +19,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import trainable_harness
+from support.paths import HARNESS_DIR, HARNESS_MANIFEST
 
-REPO = Path(__file__).resolve().parents[2]
-HARNESS = REPO / "harness"
-SCRIPT = HARNESS / "build_wheel.py"
-MANIFEST = HARNESS / "manifest.json"
+SCRIPT = HARNESS_DIR / "build_wheel.py"
 
 
 def _load_build_tool():
@@ -47,8 +45,8 @@ def _run_tool(*args: str, env: dict[str, str] | None = None) -> subprocess.Compl
 def _copy_harness_source(destination: Path) -> Path:
     """Copy the files a build reads (pyproject + package), without caches."""
     destination.mkdir(parents=True)
-    shutil.copyfile(HARNESS / "pyproject.toml", destination / "pyproject.toml")
-    shutil.copytree(HARNESS / "src", destination / "src", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copyfile(HARNESS_DIR / "pyproject.toml", destination / "pyproject.toml")
+    shutil.copytree(HARNESS_DIR / "src", destination / "src", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     return destination
 
 
@@ -65,7 +63,7 @@ def test_build_tool_names_the_same_harness_ref_as_the_package():
 
 
 def test_committed_manifest_is_in_the_tools_canonical_form():
-    text = MANIFEST.read_text(encoding="utf-8")
+    text = HARNESS_MANIFEST.read_text(encoding="utf-8")
     data = json.loads(text)
     assert sorted(data) == ["harness_ref", "version", "wheel_filename", "wheel_sha256"]
     assert text.endswith("}\n") and not text.endswith("\n\n")
@@ -77,21 +75,21 @@ def test_committed_manifest_is_in_the_tools_canonical_form():
         seconds=0.0,
     )
     assert build_tool.render_manifest(fake) == text
-    assert trainable_harness.load_manifest(MANIFEST) == data
+    assert trainable_harness.load_manifest(HARNESS_MANIFEST) == data
 
 
 def test_manifest_version_is_the_projects_version():
     import tomllib
 
-    project = tomllib.loads((HARNESS / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    data = json.loads(MANIFEST.read_text(encoding="utf-8"))
+    project = tomllib.loads((HARNESS_DIR / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    data = json.loads(HARNESS_MANIFEST.read_text(encoding="utf-8"))
     assert data["version"] == project["version"]
     assert data["wheel_filename"] == f"trainable_harness-{project['version']}-py3-none-any.whl"
 
 
 def test_readme_shows_the_committed_manifest():
-    readme = (HARNESS / "README.md").read_text(encoding="utf-8")
-    assert "```json\n" + MANIFEST.read_text(encoding="utf-8") + "```" in readme, (
+    readme = (HARNESS_DIR / "README.md").read_text(encoding="utf-8")
+    assert "```json\n" + HARNESS_MANIFEST.read_text(encoding="utf-8") + "```" in readme, (
         "harness/README.md quotes an old manifest; paste the current harness/manifest.json"
     )
 
@@ -135,7 +133,7 @@ def test_two_builds_give_identical_bytes(baseline, tmp_path):
 
 @pytest.mark.slow
 def test_rebuilt_wheel_matches_the_committed_manifest(baseline):
-    pinned = json.loads(MANIFEST.read_text(encoding="utf-8"))
+    pinned = json.loads(HARNESS_MANIFEST.read_text(encoding="utf-8"))
     assert baseline.sha256 == pinned["wheel_sha256"], (
         "harness source changed without a new manifest: run `python harness/build_wheel.py --write-manifest`"
     )
@@ -147,14 +145,14 @@ def test_rebuilt_wheel_matches_the_committed_manifest(baseline):
 def test_cli_check_passes_and_prints_the_sha(tmp_path):
     result = _run_tool("--check", "--out", str(tmp_path))
     assert result.returncode == 0, result.stderr
-    pinned = json.loads(MANIFEST.read_text(encoding="utf-8"))
+    pinned = json.loads(HARNESS_MANIFEST.read_text(encoding="utf-8"))
     assert result.stdout == f"{pinned['wheel_sha256']}  {tmp_path / pinned['wheel_filename']}\n"
     assert "matches" in result.stderr
 
 
 @pytest.mark.slow
 def test_cli_check_fails_clearly_against_a_stale_manifest(tmp_path):
-    stale = json.loads(MANIFEST.read_text(encoding="utf-8"))
+    stale = json.loads(HARNESS_MANIFEST.read_text(encoding="utf-8"))
     stale["wheel_sha256"] = "0" * 64
     stale_path = tmp_path / "manifest.json"
     stale_path.write_text(json.dumps(stale), encoding="utf-8")
@@ -170,7 +168,7 @@ def test_write_manifest_writes_the_canonical_file(tmp_path):
     target = tmp_path / "manifest.json"
     result = _run_tool("--write-manifest", "--manifest", str(target))
     assert result.returncode == 0, result.stderr
-    assert target.read_text(encoding="utf-8") == MANIFEST.read_text(encoding="utf-8")
+    assert target.read_text(encoding="utf-8") == HARNESS_MANIFEST.read_text(encoding="utf-8")
 
 
 @pytest.mark.slow
@@ -205,7 +203,7 @@ def test_a_one_byte_source_change_changes_the_sha(baseline, tmp_path):
     edited = build_tool.build_wheel(tmp_path / "out", source_dir=source)
     assert edited.filename == baseline.filename
     assert edited.sha256 != baseline.sha256
-    assert build_tool.manifest_mismatches(edited, MANIFEST) != []
+    assert build_tool.manifest_mismatches(edited, HARNESS_MANIFEST) != []
 
 
 @pytest.mark.slow
@@ -213,7 +211,7 @@ def test_wheel_holds_only_the_package_and_its_metadata(baseline):
     with zipfile.ZipFile(baseline.path) as archive:
         names = archive.namelist()
         infos = archive.infolist()
-    package = sorted(p.name for p in (HARNESS / "src" / "trainable_harness").glob("*.py"))
+    package = sorted(p.name for p in (HARNESS_DIR / "src" / "trainable_harness").glob("*.py"))
     assert sorted(n for n in names if n.startswith("trainable_harness/")) == [f"trainable_harness/{p}" for p in package]
     dist_info = f"trainable_harness-{baseline.version}.dist-info/"
     assert sorted(n for n in names if not n.startswith("trainable_harness/")) == [

@@ -1,10 +1,10 @@
 """The hostile corpus graded next to the honest demo class: no attack gains anything.
 
 One session-scoped batch run per backend (``grade_class(..., workers=2)``) grades the
-honest class (``demo/class``) and the hostile corpus (``corpus.py``) together into a
+honest class (``demo/class``) and the hostile corpus (``support/hostile_corpus.py``) together into a
 fresh course, and feeds every per-case assertion:
 
-* each case meets its :class:`corpus.Expect` (points, graded or recorded error, checks);
+* each case meets its :class:`hostile_corpus.Expect` (points, graded or recorded error, checks);
 * each honest student's gradebook rows, recorded the moment they were merged (*before*
   the rest of the corpus was), are unchanged at the end (*after*), and each honest
   student scores what the demo class defines (no interference while graded side by side).
@@ -34,7 +34,6 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -46,26 +45,23 @@ from typing import Any
 
 import nbformat
 import pytest
-from corpus import (
+from nbgrader.api import Gradebook
+from support import batch_support
+from support.hostile_corpus import (
     ASSIGNMENT,
     CASES,
     CHECKS,
     GRADED,
     NOTEBOOK_POINTS,
-    REPO_ROOT,
     Case,
     Context,
     build_corpus,
     render_table,
 )
-from nbgrader.api import Gradebook
-
-sys.path.insert(0, str(REPO_ROOT / "tests" / "autograder" / "batch"))  # the shared session artefacts
-import batch_support
+from support.paths import DEMO_CLASS_DIR, DOCS_DIR, SOURCE_DIR
 
 HONEST = ("ada", "blank", "hal", "lin")
-CLASS_DIR = REPO_ROOT / "demo" / "class"
-DOCS = REPO_ROOT / "docs" / "hostile.md"
+DOCS = DOCS_DIR / "hostile.md"
 TOLERANCE = 1e-6
 
 #: Bounds the disk checks hold payloads to.
@@ -184,7 +180,7 @@ def honest_rows(course: Path) -> dict[str, dict]:
 
 def copy_class(dest: Path, students: tuple[str, ...] = HONEST) -> None:
     for student in students:
-        shutil.copytree(CLASS_DIR / student, dest / student)
+        shutil.copytree(DEMO_CLASS_DIR / student, dest / student)
 
 
 #: Seconds the batch may spend on one submission in these tests (the honest ones take about 80 s).
@@ -549,6 +545,7 @@ CHECK_FUNCTIONS = {
 
 
 @pytest.mark.slow
+@pytest.mark.hostile_batch
 def test_honest_students_keep_their_gradebook_rows(run):
     """Rows as merged (before the rest of the corpus was) equal the rows at the end."""
     assert set(run.before) == set(HONEST)
@@ -567,6 +564,7 @@ HONEST_EXPECTED = {
 
 
 @pytest.mark.slow
+@pytest.mark.hostile_batch
 def test_honest_students_get_what_their_work_earns(run):
     """Graded next to the corpus, each honest student scores what the demo class defines (no interference)."""
     for student, expected in HONEST_EXPECTED.items():
@@ -590,6 +588,7 @@ def _honest_feedback(run: Run) -> dict[str, str]:
 
 
 @pytest.mark.slow
+@pytest.mark.hostile_batch
 def test_the_demo_class_grades_identically_in_the_image_and_under_bwrap(bwrap_run, docker_run):
     """The honest students, graded inside the grading image beside the corpus: the same rows, CSV and feedback."""
     assert docker_run.after == bwrap_run.after
@@ -602,17 +601,20 @@ def test_the_demo_class_grades_identically_in_the_image_and_under_bwrap(bwrap_ru
 
 
 @pytest.mark.slow
+@pytest.mark.hostile_batch
 def test_no_planted_module_and_no_listener_were_reached(run):
     _no_host_import(run, CASES[0])
     assert not run.listener.received
 
 
 @pytest.mark.slow
+@pytest.mark.hostile_batch
 def test_gradebook_holds_no_payload_traces(run):
     _gradebook_untouched(run, CASES[0])
 
 
 @pytest.mark.slow
+@pytest.mark.hostile_batch
 @pytest.mark.parametrize("c", CASES, ids=[c.name for c in CASES])
 def test_case_gets_its_safe_outcome(run, c):
     check_case(run, c)
@@ -663,7 +665,7 @@ def plain(tmp_path_factory) -> Demo:
     root = tmp_path_factory.mktemp("hostile-plain")
     course = root / "course"
     (course / "source").mkdir(parents=True)
-    shutil.copytree(REPO_ROOT / "source" / ASSIGNMENT, course / "source" / ASSIGNMENT)
+    shutil.copytree(SOURCE_DIR, course / "source" / ASSIGNMENT)
     (course / "nbgrader_config.py").write_text(PLAIN_CONFIG)
     submitted = root / "submitted"
     copy_class(submitted, ("ada",))
@@ -708,12 +710,14 @@ UNSAFE = {
 SAMPLE = [c for c in CASES if c.unsandboxed_demo]
 
 
+@pytest.mark.hostile_batch
 def test_every_sampled_case_has_an_unsafe_outcome():
     assert {c.name for c in SAMPLE} == set(UNSAFE)
     assert {c.unsandboxed_demo for c in SAMPLE} == {"none", "plain"}
 
 
 @pytest.mark.slow
+@pytest.mark.hostile_batch
 @pytest.mark.parametrize("c", SAMPLE, ids=[f"{c.unsandboxed_demo}-{c.name}" for c in SAMPLE])
 def test_attack_works_without_the_defence(c, request):
     demo = request.getfixturevalue("unsandboxed" if c.unsandboxed_demo == "none" else "plain")
@@ -767,7 +771,7 @@ def test_every_payload_is_valid_python(built, c):
 
 def test_payloads_differ_from_the_base_notebook(built):
     """Each case really changed its notebook (or its files): no attack is a no-op by mistake."""
-    from corpus import base_notebook
+    from support.hostile_corpus import base_notebook
 
     for c in CASES:
         folder = built / c.name / ASSIGNMENT

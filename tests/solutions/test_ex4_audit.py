@@ -11,7 +11,6 @@ import itertools
 import math
 import re
 from collections.abc import Callable, Mapping
-from pathlib import Path
 
 import pytest
 from ch11_solutions.ex4_audit import (
@@ -35,6 +34,7 @@ from ch11_solutions.ex4_audit import (
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.paths import DOCS_DIR
 
 ENUMS = {
     "graph_class": GraphClass,
@@ -43,7 +43,7 @@ ENUMS = {
     "count_vs_wallclock": CountVsWallclock,
 }
 PAPERS = sorted(ANSWER_KEYS)
-DOC = Path(__file__).resolve().parents[2] / "docs" / "audit-keys.md"
+DOC = DOCS_DIR / "audit-keys.md"
 
 Scorer = Callable[[AuditMarks], AuditScore]
 

@@ -16,10 +16,7 @@ import nbformat
 from nbformat.notebooknode import NotebookNode
 
 from ..exercises import notebook_builders
-
-ASSIGNMENT = "ch11"
-REPO_ROOT = Path(__file__).resolve().parents[3]
-SOURCE_DIR = REPO_ROOT / "source" / ASSIGNMENT
+from ..paths import SOURCE_DIR
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 

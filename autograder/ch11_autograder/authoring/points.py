@@ -18,9 +18,8 @@ from pathlib import Path
 
 import nbformat
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
-SOURCE_DIR = REPO_ROOT / "source" / "ch11"
-README = REPO_ROOT / "README.md"
+from ..paths import README, SOURCE_DIR
+
 START, END = "<!-- points:start -->", "<!-- points:end -->"
 
 

@@ -17,19 +17,15 @@ import tempfile
 from pathlib import Path
 
 from ..nbgrader_cli import run_nbgrader
-
-ASSIGNMENT = "ch11"
-REPO_ROOT = Path(__file__).resolve().parents[3]
-SOURCE = REPO_ROOT / "source" / ASSIGNMENT
-RELEASE = REPO_ROOT / "assignments" / ASSIGNMENT
+from ..paths import ASSIGNMENT, COURSE_CONFIG, RELEASE_DIR, SOURCE_DIR
 
 
 def generate(dest: Path) -> Path:
     """Run the real ``nbgrader generate_assignment`` on a copy of source/; returns the release dir."""
     course = dest / "course"
     (course / "source").mkdir(parents=True)
-    shutil.copy2(REPO_ROOT / "nbgrader_config.py", course / "nbgrader_config.py")
-    shutil.copytree(SOURCE, course / "source" / ASSIGNMENT)
+    shutil.copy2(COURSE_CONFIG, course / "nbgrader_config.py")
+    shutil.copytree(SOURCE_DIR, course / "source" / ASSIGNMENT)
     done = run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force", capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"nbgrader generate_assignment failed:\n{done.stdout}\n{done.stderr}")
@@ -56,14 +52,14 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         generated = generate(Path(tmp))
         if args.check:
-            problems = differences(generated, RELEASE)
+            problems = differences(generated, RELEASE_DIR)
             for line in problems:
                 print(f"assignments/{ASSIGNMENT}: {line} (run: make release)")
             return 1 if problems else 0
-        if RELEASE.exists():
-            shutil.rmtree(RELEASE)
-        shutil.copytree(generated, RELEASE)
-        print(f"wrote {RELEASE}: {', '.join(sorted(p.name for p in RELEASE.iterdir()))}")
+        if RELEASE_DIR.exists():
+            shutil.rmtree(RELEASE_DIR)
+        shutil.copytree(generated, RELEASE_DIR)
+        print(f"wrote {RELEASE_DIR}: {', '.join(sorted(p.name for p in RELEASE_DIR.iterdir()))}")
     return 0
 
 

@@ -20,13 +20,12 @@ from pathlib import Path
 from nbgrader.api import Gradebook, MissingEntry
 
 from ..nbgrader_cli import run_nbgrader
-from .intake import ASSIGNMENT
+from ..paths import ASSIGNMENT, COURSE_CONFIG, REPO_ROOT
 from .nbgrader_log import nbgrader_error_line
 from .records import BatchError
 
 __all__ = ["REPORTS_DIR", "STATE_DIR", "course_step", "ensure_assignment", "init_course", "make_template"]
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
 #: Where a course keeps the batch's own files: ledger, logs, staging, work dirs.
 STATE_DIR = ".ch11-batch"
 #: Where a course keeps the batch's reports: CSV, summary, records, nbgrader's export.
@@ -53,7 +52,7 @@ def init_course(
             course has no source notebooks, or the defaults are not available
             (an installed package without the repository).
     """
-    config = config or REPO_ROOT / "nbgrader_config.py"
+    config = config or COURSE_CONFIG
     source_dir = source_dir or REPO_ROOT / "source" / assignment
     if (course / "nbgrader_config.py").is_file():
         if not (course / "source" / assignment).is_dir():

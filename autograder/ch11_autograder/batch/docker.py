@@ -34,8 +34,8 @@ import tempfile
 import uuid
 from pathlib import Path
 
+from ..paths import ASSIGNMENT
 from .course import init_course
-from .intake import ASSIGNMENT
 from .records import BatchError
 
 __all__ = ["CONTAINER_COURSE", "CONTAINER_ROOT", "DockerError", "docker_argv", "run_in_docker"]

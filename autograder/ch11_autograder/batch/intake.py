@@ -75,6 +75,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from ..paths import ASSIGNMENT
+
 __all__ = [
     "Intake",
     "IntakeError",
@@ -86,7 +88,6 @@ __all__ = [
     "sanitize_student_id",
 ]
 
-ASSIGNMENT = "ch11"
 TIMESTAMP_FILE = "timestamp.txt"
 MAX_ID_CHARS = 64
 _ID_BAD = re.compile(r"[^A-Za-z0-9_.-]+")

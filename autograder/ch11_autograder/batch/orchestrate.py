@@ -51,12 +51,13 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
+from ..paths import ASSIGNMENT
 from ..untrusted.choose import resolve_backend
 from . import report
 from .cellcheck import check_submission, load_released
 from .course import REPORTS_DIR, STATE_DIR, course_step, ensure_assignment, init_course, make_template
 from .guards import BatchLock, check_private, check_sandbox
-from .intake import ASSIGNMENT, IntakeError, IntakeLimits, StudentSubmission, read_source
+from .intake import IntakeError, IntakeLimits, StudentSubmission, read_source
 from .isolated import Outcome, RunningGraders, grade_isolated, kill_slot
 from .ledger import Ledger, LedgerEntry
 from .merge import autograded_cells, install_files, merge_result, read_prior

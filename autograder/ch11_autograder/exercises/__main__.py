@@ -16,11 +16,11 @@ import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import nbformat
 
+from ..paths import ASSIGNMENT, DEMO_CLASS_DIR
 from ..trusted.registry import load_suite_modules, registered
 from ..trusted.submission_cells import submission_code_cells
 from ..trusted.suite import run_suite
@@ -29,8 +29,6 @@ from ..untrusted.choose import choose_launcher
 from ..untrusted.launch import Limits
 from . import EXERCISES, SUITE_MODULES, WORKER_SKIP_CELLS
 from .catalogue import catalogue
-
-REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 class CountingSession:
@@ -65,7 +63,7 @@ def time_reference(sandbox: str | None, student: str = "ada") -> list[dict[str, 
     launcher = choose_launcher(sandbox)
     out = []
     for ex, stem in ((e.key, e.notebook) for e in EXERCISES):
-        nb = nbformat.read(REPO_ROOT / "demo" / "class" / student / "ch11" / f"{stem}.ipynb", as_version=4)
+        nb = nbformat.read(DEMO_CLASS_DIR / student / ASSIGNMENT / f"{stem}.ipynb", as_version=4)
         suites = [s for g, s in sorted(registered().items()) if g.startswith(ex + "_")]
         started = time.monotonic()
         with WorkerSession(submission_code_cells(nb, skip=set(WORKER_SKIP_CELLS)), launcher, Limits(), 10.0) as session:

@@ -31,15 +31,16 @@ import tempfile
 import time
 import traceback
 import zipfile
+from importlib import resources
 from pathlib import Path
 
-from ..batch.intake import ASSIGNMENT
+from ..paths import ASSIGNMENT, COURSE_CONFIG, SOURCE_DIR
 from .results import VISIBILITIES, failure_results, results_for, write_results
 
 __all__ = ["GRADESCOPE_STUDENT", "build_zip", "prepare", "run"]
 
-HERE = Path(__file__).resolve().parent
-REPO_ROOT = HERE.parents[2]
+#: setup.sh and run_autograder ship inside this package (as package data, in every kind of install).
+SCRIPTS = resources.files(__name__)
 GRADESCOPE_STUDENT = "student"
 WORK_DIR = "ch11-work"
 DEFAULT_TIMEOUT = 1500.0
@@ -70,9 +71,7 @@ def build_zip(
     """
     if visibility not in VISIBILITIES:
         raise ValueError(f"visibility must be one of {', '.join(VISIBILITIES)}")
-    config = REPO_ROOT / "nbgrader_config.py"
-    source = REPO_ROOT / "source" / ASSIGNMENT
-    if not config.is_file() or not source.is_dir():
+    if not COURSE_CONFIG.is_file() or not SOURCE_DIR.is_dir():
         raise FileNotFoundError("build the Gradescope zip from a repository checkout (needs nbgrader_config.py and "
                                 f"source/{ASSIGNMENT}/)")
     out = Path(out)
@@ -84,12 +83,12 @@ def build_zip(
             wheelhouse = stage(Path(tmp) / "context") / "wheelhouse"
         partial = out.with_name(f".{out.name}.partial")
         with zipfile.ZipFile(partial, "w") as archive:
-            _add(archive, "setup.sh", (HERE / "setup.sh").read_bytes(), 0o755)
-            _add(archive, "run_autograder", (HERE / "run_autograder").read_bytes(), 0o755)
+            _add(archive, "setup.sh", (SCRIPTS / "setup.sh").read_bytes(), 0o755)
+            _add(archive, "run_autograder", (SCRIPTS / "run_autograder").read_bytes(), 0o755)
             settings = {"assignment": ASSIGNMENT, "visibility": visibility, "timeout": timeout}
             _add(archive, "ch11/config.json", (json.dumps(settings, indent=1, sort_keys=True) + "\n").encode())
-            _add(archive, "ch11/course/nbgrader_config.py", config.read_bytes())
-            for notebook in sorted(source.glob("*.ipynb")):
+            _add(archive, "ch11/course/nbgrader_config.py", COURSE_CONFIG.read_bytes())
+            for notebook in sorted(SOURCE_DIR.glob("*.ipynb")):
                 _add(archive, f"ch11/course/source/{ASSIGNMENT}/{notebook.name}", notebook.read_bytes())
             for path in sorted(wheelhouse.iterdir()):
                 if path.is_file() and (path.suffix == ".whl" or path.name.endswith("requirements.txt")):

@@ -10,7 +10,6 @@ import ast
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -19,14 +18,14 @@ from ch11_autograder.authoring.cells import HIDDEN_MARKER
 from ch11_autograder.authoring.submissions import strip_solution_markers
 from ch11_autograder.nbgrader_cli import run_nbgrader
 from ch11_solutions import ex4_audit
+from support.paths import ASSIGNMENT, DEMO_CLASS_DIR, README, RELEASE_DIR, REPO_ROOT, SOURCE_DIR
 
-REPO = Path(__file__).resolve().parents[3]
-RELEASED = sorted((REPO / "assignments" / "ch11").glob("*.ipynb"))
-SOURCES = sorted((REPO / "source" / "ch11").glob("*.ipynb"))
+RELEASED = sorted(RELEASE_DIR.glob("*.ipynb"))
+SOURCES = sorted(SOURCE_DIR.glob("*.ipynb"))
 
 
 def _run_module(module: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, cwd=REPO)
+    return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, cwd=REPO_ROOT)
 
 
 def test_source_notebooks_match_their_generator():
@@ -52,7 +51,7 @@ def test_release_is_exactly_what_nbgrader_generates():
 @pytest.mark.slow
 def test_release_check_catches_a_hand_edit(tmp_path):
     generated = release.generate(tmp_path)
-    assert release.differences(generated, REPO / "assignments" / "ch11") == []
+    assert release.differences(generated, RELEASE_DIR) == []
     edited = tmp_path / "edited"
     edited.mkdir()
     for nb in RELEASED:
@@ -72,7 +71,7 @@ def test_demo_class_matches_its_generator():
 def test_readme_points_table_matches_the_notebooks():
     assert points.main(["--check"]) == 0
     table = points.render(points.graded_cells())
-    assert table in (REPO / "README.md").read_text()
+    assert table in README.read_text()
 
 
 def test_points_add_up():
@@ -126,7 +125,7 @@ def _leaks(released_text: str, source_nb: nbformat.NotebookNode) -> list[str]:
 
 @pytest.mark.parametrize("released", RELEASED, ids=lambda p: p.stem)
 def test_release_contains_no_solution_hidden_test_rubric_or_key(released):
-    source = nbformat.read(REPO / "source" / "ch11" / released.name, as_version=4)
+    source = nbformat.read(SOURCE_DIR / released.name, as_version=4)
     text = "\n".join(cell.source for cell in nbformat.read(released, as_version=4).cells)
     assert _leaks(text, source) == []
 
@@ -164,8 +163,8 @@ def test_released_notebooks_need_only_the_harness_numpy_and_matplotlib(released)
 @pytest.mark.slow
 @pytest.mark.parametrize(("student", "passes"), [("ada", True), ("blank", False)])
 def test_nbgrader_validate_reports_clearly(student, passes):
-    notebook = REPO / "demo" / "class" / student / "ch11" / "ex3_block_length.ipynb"
-    done = run_nbgrader(REPO, "validate", str(notebook), capture_output=True, text=True, timeout=300)
+    notebook = DEMO_CLASS_DIR / student / ASSIGNMENT / "ex3_block_length.ipynb"
+    done = run_nbgrader(REPO_ROOT, "validate", str(notebook), capture_output=True, text=True, timeout=300)
     report = done.stdout + done.stderr
     if passes:
         assert "Success! Your notebook passes all the tests." in report, report

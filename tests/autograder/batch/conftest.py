@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-import batch_support
 import pytest
+from support import batch_support
 
 NOTEBOOKS = ("ex1_fanout.ipynb", "ex2_finite_difference.ipynb", "ex3_block_length.ipynb", "ex4_audit.ipynb",
              "ex5_replay.ipynb")
@@ -44,6 +44,6 @@ def make_demo_course(tmp_path_factory, demo_inputs):
         shutil.copytree(demo_inputs / "class" / student, root / "class" / student)
     course = root / "course"
     with mock.patch.object(demo, "SOURCE_DIR", demo_inputs / "source" / "ch11"), \
-            mock.patch.object(demo, "REPO_ROOT", demo_inputs):
+            mock.patch.object(demo, "COURSE_CONFIG", demo_inputs / "nbgrader_config.py"):
         demo.run(course=course, class_dir=root / "class")
     return course

@@ -17,13 +17,13 @@ import sys
 import time
 from pathlib import Path
 
-import batch_support
 import pytest
 from ch11_autograder.batch import grade_class, gradebook_snapshot
 from ch11_autograder.batch.ledger import Ledger
 from ch11_autograder.cli import main as cli_main
+from support import batch_support
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.class_batch]
 
 
 @pytest.fixture

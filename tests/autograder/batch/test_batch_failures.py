@@ -11,11 +11,11 @@ import shutil
 import time
 from pathlib import Path
 
-import batch_support
 import nbformat
 import pytest
 from ch11_autograder.batch import BatchError, grade_class, gradebook_snapshot
 from nbgrader.api import Gradebook
+from support import batch_support
 
 pytestmark = pytest.mark.slow
 

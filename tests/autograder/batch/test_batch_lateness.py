@@ -16,12 +16,12 @@ import warnings
 from datetime import datetime
 from pathlib import Path
 
-import batch_support
 import pytest
 from ch11_autograder.batch import grade_class, isolated
 from ch11_autograder.nbgrader_cli import run_nbgrader
 from nbgrader.api import Gradebook
 from sqlalchemy.exc import SAWarning
+from support import batch_support
 
 pytestmark = pytest.mark.slow
 

@@ -15,10 +15,10 @@ import csv
 import zipfile
 from pathlib import Path
 
-import batch_support
 import pytest
 from ch11_autograder.batch import grade_class
 from conftest import tiny_notebook
+from support import batch_support
 
 pytestmark = pytest.mark.slow
 

@@ -10,12 +10,12 @@ import csv
 import shutil
 from pathlib import Path
 
-import batch_support
 import pytest
 from ch11_autograder.batch import grade_class, gradebook_snapshot
 from ch11_autograder.batch.ledger import Ledger
 from ch11_autograder.batch.records import EarlierGrades, SubmissionRecord
 from ch11_autograder.batch.report import summary_text
+from support import batch_support
 
 pytestmark = pytest.mark.slow
 

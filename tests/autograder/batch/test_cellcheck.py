@@ -12,30 +12,26 @@ from __future__ import annotations
 import copy
 import json
 import logging
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import batch_support
 import nbformat
 import pytest
 from ch11_autograder.batch import grade_class, gradebook_snapshot
 from ch11_autograder.batch.cellcheck import check_cells, check_submission, load_released
+from support import batch_support, hostile_corpus
+from support.paths import DEMO_CLASS_DIR, RELEASE_DIR, SOURCE_DIR
 
-REPO = batch_support.REPO
 NOTEBOOKS = ("ex1_fanout.ipynb", "ex2_finite_difference.ipynb", "ex3_block_length.ipynb", "ex4_audit.ipynb",
              "ex5_replay.ipynb")
 TEST = "ex4_audit_marks_tests"
 ANSWER = "ex4_audit_marks"
 
-sys.path.insert(0, str(REPO / "tests" / "hostile"))
-import corpus  # noqa: E402 - the hostile corpus's own builders
-
 
 @pytest.fixture(scope="module")
 def released():
-    return load_released(REPO / "source" / "ch11", NOTEBOOKS)
+    return load_released(SOURCE_DIR, NOTEBOOKS)
 
 
 def _index(nb: Any, grade_id: str) -> int:
@@ -54,7 +50,7 @@ def _problems(nb: Any, released, name: str = "ex4_audit.ipynb") -> list[str]:
     return [p.text for p in check_cells(json.loads(nbformat.writes(nb)), released[name])]
 
 
-def _released_nb(name: str = "ex4_audit.ipynb", root: Path = REPO / "assignments" / "ch11") -> Any:
+def _released_nb(name: str = "ex4_audit.ipynb", root: Path = RELEASE_DIR) -> Any:
     return nbformat.read(str(root / name), as_version=4)
 
 
@@ -63,7 +59,7 @@ def _released_nb(name: str = "ex4_audit.ipynb", root: Path = REPO / "assignments
 
 def test_the_source_notebooks_have_the_released_cells_and_flags(released, tmp_path):
     # The check reads source/ch11; what students got is assignments/ch11: the same tracked cells.
-    assert load_released(REPO / "assignments" / "ch11", NOTEBOOKS) == released
+    assert load_released(RELEASE_DIR, NOTEBOOKS) == released
     assert [c.grade_id for c in released["ex4_audit.ipynb"].cells if c.grade] == [
         "ex4_mathematical_object", "ex4_evidence_culture_interface", "ex4_numerical_hardware_contract",
         "ex4_discriminating_control", "ex4_transfer_verdict", TEST]
@@ -75,10 +71,10 @@ def test_the_source_notebooks_have_the_released_cells_and_flags(released, tmp_pa
 
 
 def test_honest_submissions_pass(released):
-    for student in sorted((REPO / "demo" / "class").iterdir()):
+    for student in sorted(DEMO_CLASS_DIR.iterdir()):
         files = {p.name: p for p in (student / "ch11").glob("*.ipynb")}
         assert len(files) == 5 and check_submission(files, released) is None, student.name
-    blank = {name: REPO / "assignments" / "ch11" / name for name in NOTEBOOKS}
+    blank = {name: RELEASE_DIR / name for name in NOTEBOOKS}
     assert check_submission(blank, released) is None
 
 
@@ -87,8 +83,8 @@ def hostile(tmp_path_factory) -> Path:
     """The corpus's cell metadata cases, written by its own builders."""
     dest = tmp_path_factory.mktemp("metadata-corpus")
     names = ["test_cell_renamed", "test_cell_duplicated", "metadata_tampered", "test_cell_deleted", "test_cell_edited"]
-    ctx = corpus.Context(course=dest / "course", class_dir=dest, allowed_root=dest)
-    corpus.build_corpus(dest, ctx, [corpus.case(n) for n in names])
+    ctx = hostile_corpus.Context(course=dest / "course", class_dir=dest, allowed_root=dest)
+    hostile_corpus.build_corpus(dest, ctx, [hostile_corpus.case(n) for n in names])
     return dest
 
 

@@ -19,6 +19,7 @@ from ch11_autograder.batch.intake import (
     sanitize_student_id,
 )
 from conftest import NOTEBOOKS, tiny_notebook
+from support.paths import ASSIGNMENT, DEMO_CLASS_DIR
 
 
 def _zip(path: Path, members: dict[str, bytes], *, modes: dict[str, int] | None = None) -> Path:
@@ -275,7 +276,7 @@ def test_malformed_json_wrong_nbformat_and_non_notebooks_are_named_errors(tmp_pa
         error = subs[who].error
         assert error is not None and cause in error and "ex2_finite_difference.ipynb" in error, (who, error)
     # Control: the check accepts a real notebook from the demo class.
-    real = (Path(__file__).resolve().parents[3] / "demo/class/ada/ch11/ex1_fanout.ipynb").read_bytes()
+    real = (DEMO_CLASS_DIR / "ada" / ASSIGNMENT / "ex1_fanout.ipynb").read_bytes()
     assert check_notebook(real, "ex1_fanout.ipynb") is None
 
 

@@ -10,11 +10,11 @@ import sqlite3
 from datetime import datetime
 from pathlib import Path
 
-import batch_support
 import pytest
 from ch11_autograder.batch import gradebook_snapshot, merge
 from ch11_autograder.batch.merge import GradeValue, SubmissionResult, install_files, merge_result, read_result
 from nbgrader.api import Gradebook, MissingEntry
+from support import batch_support
 
 
 @pytest.fixture

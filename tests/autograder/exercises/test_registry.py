@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from ch11_autograder import exercises
@@ -19,17 +18,16 @@ from ch11_autograder.authoring.build import build_notebook
 from ch11_autograder.demo import ALL
 from ch11_autograder.exercises import EXERCISES, NOTEBOOKS, SUITE_MODULES, WORKER_SKIP_CELLS, exercise
 from ch11_autograder.exercises.catalogue import WrongAnswer, catalogue, in_order, misconception, seen_through
+from support.paths import PACKAGE_DIR, REPO_ROOT
 from traitlets.config.loader import PyFileConfigLoader
 
-REPO = Path(__file__).resolve().parents[3]
-PACKAGE = REPO / "autograder" / "ch11_autograder"
 KEYS = [e.key for e in EXERCISES]
 
 
 def _imported_after(statement: str) -> set[str]:
     """The modules a fresh interpreter has loaded after running ``statement``."""
     code = f"import sys\n{statement}\nprint('\\n'.join(sorted(sys.modules)))"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO_ROOT)
     return set(result.stdout.split())
 
 
@@ -41,7 +39,7 @@ def _heavy(modules: set[str]) -> set[str]:
 
 
 def test_nbgrader_config_lists_are_the_registrys():
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(REPO)).load_config()
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(REPO_ROOT)).load_config()
     assert config.TrustedVerdicts.suite_modules == list(SUITE_MODULES)
     assert config.TrustedVerdicts.worker_skip_cells == list(WORKER_SKIP_CELLS)
 
@@ -55,10 +53,10 @@ def test_every_list_derives_from_the_registry():
 
 
 def test_every_exercise_package_is_registered_and_complete():
-    on_disk = sorted(p.parent.name for p in (PACKAGE / "exercises").glob("*/contract.py"))
+    on_disk = sorted(p.parent.name for p in (PACKAGE_DIR / "exercises").glob("*/contract.py"))
     assert on_disk == sorted(KEYS)
     for key in KEYS:
-        files = {p.name for p in (PACKAGE / "exercises" / key).glob("*.py")}
+        files = {p.name for p in (PACKAGE_DIR / "exercises" / key).glob("*.py")}
         assert {"contract.py", "notebook.py", "suite.py", "wrong_answers.py"} <= files, key
 
 
@@ -101,7 +99,7 @@ def test_importing_a_suite_loads_no_notebook_builder_or_nbformat(module):
 
 def test_trusted_never_imports_exercises():
     offenders = []
-    for path in sorted((PACKAGE / "trusted").glob("*.py")):
+    for path in sorted((PACKAGE_DIR / "trusted").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom):
                 names = [("." * node.level) + (node.module or "")]

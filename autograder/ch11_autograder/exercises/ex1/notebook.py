@@ -10,6 +10,7 @@ from pathlib import Path
 from ch11_solutions import ex1_fanout as ref
 
 from ...authoring.cells import answer, manual_answer, prose, readonly_code, solution_from, tests
+from ...paths import CHAPTER_LISTINGS
 from .contract import (
     CONTRIBUTIONS_CELL,
     CONTRIBUTIONS_TESTS,
@@ -26,10 +27,9 @@ from .contract import (
 # layout every answer and every check refers to.
 _LAYOUT_NAMES = ("EXTENDED_NODE_NAMES", "_X", "_CHILDREN_OF_A")
 
-#: The chapter's runnable listings. They carry listing [4] of section 11.1, the defective
-#: sweep the figure runs on the extended tape, verbatim (tests/examples checks them by sha256),
-#: so the notebook takes the sweep's text from there. Nothing graded depends on it.
-CHAPTER_LISTINGS = Path(__file__).resolve().parents[4] / "examples" / "chapter_listings.py"
+# The chapter's runnable listings (paths.CHAPTER_LISTINGS) carry listing [4] of section 11.1,
+# the defective sweep the figure runs on the extended tape, verbatim (tests/examples checks them
+# by sha256), so the notebook takes the sweep's text from there. Nothing graded depends on it.
 _SWEEP_NAME = "overwrite_shared_node"
 #: The one line the notebook adds to the chapter's sweep: what it is, for a student reading it.
 _SWEEP_DOCSTRING = '"""The chapter\'s named wrong answer: assignment instead of addition at one node."""'

@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 import time
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -46,6 +45,7 @@ from ch11_autograder.trusted.worker_client import WorkerSession
 from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
 from ch11_solutions import ex3_block_length as ref
 from nbgrader.preprocessors import ClearSolutions
+from support.paths import COURSE_CONFIG
 
 NOTEBOOK = "ex3_block_length"
 SUITES = (BEST_SUITE, TABLE_SUITE)
@@ -121,8 +121,8 @@ def test_graded_depths_stay_small_enough_for_a_scan():
 def _course_call_timeout() -> float:
     from traitlets.config.loader import PyFileConfigLoader
 
-    root = Path(__file__).resolve().parents[4]
-    return float(PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config().TrustedVerdicts.call_timeout)
+    return float(PyFileConfigLoader(COURSE_CONFIG.name, path=str(COURSE_CONFIG.parent)).load_config()
+                 .TrustedVerdicts.call_timeout)
 
 
 def _plain_scan(depth):

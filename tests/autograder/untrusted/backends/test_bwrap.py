@@ -21,15 +21,13 @@ import time
 import uuid
 from pathlib import Path
 
-import ch11_autograder
 import pytest
 from ch11_autograder.untrusted.backends.bwrap import BwrapLauncher
 from ch11_autograder.untrusted.backends.bwrap_plan import PROTOCOL_MOUNT, RUNTIME_MOUNT, SANDBOX_UID
 from ch11_autograder.untrusted.backends.cgroups import discover_cgroups
 from ch11_autograder.untrusted.capped_run import RunResult, read_untrusted_file, run_limited
 from ch11_autograder.untrusted.launch import Limits, SandboxUnavailable
-
-REPO = Path(ch11_autograder.__file__).resolve().parents[2]
+from support.paths import REPO_ROOT
 
 FAST = Limits(
     cpu_seconds=20,
@@ -152,10 +150,10 @@ def test_repository_course_and_sibling_submissions_do_not_exist_inside(launcher,
     sibling.mkdir()
     (sibling / "answers.ipynb").write_text("{}")
     probes = {
-        "repo": str(REPO),
+        "repo": str(REPO_ROOT),
         "repo_main_dir": "/work/main",
-        "solutions": str(REPO / "solutions"),
-        "autograder": str(REPO / "autograder"),
+        "solutions": str(REPO_ROOT / "solutions"),
+        "autograder": str(REPO_ROOT / "autograder"),
         "sibling_abs": str(sibling / "answers.ipynb"),
         "sibling_rel": "../other-submission/answers.ipynb",
         "scratch_host_path": str(scratch),

@@ -27,7 +27,7 @@ attacks bound themselves (a fork bomb stops after a few seconds, a disk filler a
 external network address is a connect attempt to TEST-NET-1 (192.0.2.1, RFC 5737,
 never routed) with a 1 s timeout.
 
-The module has no test-framework dependency: ``python tests/hostile/corpus.py DEST``
+The module has no test-framework dependency: ``python tests/support/hostile_corpus.py DEST``
 writes the corpus for inspection (with placeholder context values).
 """
 
@@ -45,6 +45,7 @@ from typing import Any
 
 import nbformat
 from ch11_autograder.authoring.submissions import answer_sources, fill, read
+from ch11_autograder.paths import ASSIGNMENT, RELEASE_DIR, REPO_ROOT, SOURCE_DIR
 
 __all__ = [
     "ASSIGNMENT",
@@ -62,10 +63,6 @@ __all__ = [
     "render_table",
 ]
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-ASSIGNMENT = "ch11"
-RELEASE_DIR = REPO_ROOT / "assignments" / ASSIGNMENT
-SOURCE_DIR = REPO_ROOT / "source" / ASSIGNMENT
 
 #: Autograded points of each notebook (the reference earns all of them).
 NOTEBOOK_POINTS: dict[str, float] = {
@@ -1390,8 +1387,8 @@ def main(argv: list[str]) -> int:
                                      "observed (Docker)": observed_column(Path(argv[2]))}), end="")
         return 0
     if len(argv) != 1:
-        print("usage: python tests/hostile/corpus.py DEST\n"
-              "       python tests/hostile/corpus.py --table OBSERVED_BWRAP.json OBSERVED_DOCKER.json",
+        print("usage: python tests/support/hostile_corpus.py DEST\n"
+              "       python tests/support/hostile_corpus.py --table OBSERVED_BWRAP.json OBSERVED_DOCKER.json",
               file=sys.stderr)
         return 2
     dest = Path(argv[0]).resolve()

@@ -2,8 +2,8 @@
 
 Grading the demo class takes minutes, so one graded course is made per test
 session and reused (read-only: tests that change a course copy it first).
-Test modules outside this folder put this folder on ``sys.path`` and import
-it by the same name, so everyone shares one module, and with it one cache.
+Every test module imports it as ``support.batch_support`` (``tests/`` is on
+``sys.path``), so everyone shares one module, and with it one cache.
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[3]
-DEMO_CLASS = REPO / "demo" / "class"
-ASSIGNMENT = "ch11"
+from support.paths import ASSIGNMENT, COURSE_CONFIG, DEMO_CLASS_DIR, SOURCE_DIR
+
 BASE_TAG = "ch11-base:bookworm"
 #: The students ``make_demo_course`` grades with plain ``nbgrader autograde``: the two with
 #: partial scores (named wrong answers, unanswered exercises). ada (full) and blank (zero) are
@@ -43,9 +42,9 @@ def inputs(base: Path) -> Path:
     with _lock:
         if "inputs" not in _cache:
             root = base / "inputs"
-            shutil.copytree(DEMO_CLASS, root / "class")
-            shutil.copytree(REPO / "source" / ASSIGNMENT, root / "source" / ASSIGNMENT)
-            shutil.copy2(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
+            shutil.copytree(DEMO_CLASS_DIR, root / "class")
+            shutil.copytree(SOURCE_DIR, root / "source" / ASSIGNMENT)
+            shutil.copy2(COURSE_CONFIG, root / "nbgrader_config.py")
             _cache["inputs"] = root
         return _cache["inputs"]
 
