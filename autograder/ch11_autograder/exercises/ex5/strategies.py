@@ -61,7 +61,8 @@ def array_pairs(draw: st.DrawFn) -> dict[str, Any]:
     """
     rows = draw(st.integers(1, 10))
     cols = draw(st.sampled_from([None, 1, 2, 3]))
-    dtype = draw(st.sampled_from([np.float64, np.float64, np.float32]))
+    dtypes: list[type[np.floating]] = [np.float64, np.float64, np.float32]
+    dtype = draw(st.sampled_from(dtypes))
     shape = (rows,) if cols is None else (rows, cols)
     saved = np.random.default_rng(draw(st.integers(0, 2**32 - 1))).normal(size=shape).astype(dtype)
     replayed = saved.copy()
