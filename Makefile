@@ -16,8 +16,11 @@ $(STAMP): requirements/lock.txt pyproject.toml harness/pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e harness -e .
 	touch $@
 
+# Style (ruff) and the package's layering (import-linter: the contracts in pyproject.toml's
+# [tool.importlinter]; it caches its graph in .import_linter_cache and .grimp_cache).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-logo
 
 # Every tier (see tests/conftest.py), with a Docker engine: installed and started
 # first when missing and this runs as root (.ci/docker-engine.sh).
@@ -50,7 +53,7 @@ release: $(STAMP)
 	$(PY) -m ch11_autograder.authoring.points --write
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .hypothesis
+	rm -rf $(VENV) build dist .pytest_cache .hypothesis .import_linter_cache .grimp_cache
 
 # Cost benchmarks (not part of `test` or CI): parts a-c 6 minutes on an idle 2-core machine, part d 16.
 # Method and results: bench/README.md; numbers land in bench/results/.
