@@ -16,8 +16,13 @@ $(STAMP): requirements/lock.txt pyproject.toml harness/pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e harness -e .
 	touch $@
 
+# Style (ruff), the package's layering (import-linter: the contracts in pyproject.toml's
+# [tool.importlinter]) and types (mypy: [tool.mypy]). Both checkers keep caches in the
+# work tree (.import_linter_cache, .grimp_cache, .mypy_cache), so reruns take seconds.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-logo
+	$(VENV)/bin/mypy
 
 # Every tier (see tests/conftest.py), with a Docker engine: installed and started
 # first when missing and this runs as root (.ci/docker-engine.sh).
@@ -50,7 +55,7 @@ release: $(STAMP)
 	$(PY) -m ch11_autograder.authoring.points --write
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .hypothesis
+	rm -rf $(VENV) build dist .pytest_cache .hypothesis .mypy_cache .import_linter_cache .grimp_cache
 
 # Cost benchmarks (not part of `test` or CI): parts a-c 6 minutes on an idle 2-core machine, part d 16.
 # Method and results: bench/README.md; numbers land in bench/results/.

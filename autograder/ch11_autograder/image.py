@@ -45,6 +45,17 @@ DEV_ONLY = {
     "sympy",
     "mpmath",
     "trove-classifiers",
+    # `make lint`'s checkers and what they pull in
+    "import-linter",
+    "grimp",
+    "click",
+    "rich",
+    "markdown-it-py",
+    "mdurl",
+    "mypy",
+    "mypy_extensions",
+    "librt",
+    "ast-serialize",
 }
 
 
@@ -148,7 +159,7 @@ def stage(context: Path) -> Path:
     )
     ours = sorted(house.glob("trainable_harness-*.whl")) + sorted(house.glob("ch11_grading-*.whl"))
     lines = IMAGE_LOCK.read_text().splitlines()
-    trusted = []
+    trusted: list[str] = []
     for wheel in ours:
         dist, version = wheel.name.split("-")[:2]
         pin = f"{dist.replace('_', '-')}=={version} --hash=sha256:{sha256_file(wheel)}"

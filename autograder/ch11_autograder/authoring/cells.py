@@ -109,8 +109,9 @@ def _split_function(func: Callable) -> tuple[str, str]:
     if not isinstance(node, ast.FunctionDef):
         raise TypeError(f"{func.__qualname__} is not a plain function")
     first = node.body[0]
-    docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
-    has_doc = docstring and isinstance(first.value.value, str)
+    has_doc = (
+        isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+    )
     if not has_doc or len(node.body) < 2:
         raise ValueError(f"{func.__qualname__} needs a docstring (the student's contract) and a body")
     lines = source.splitlines()

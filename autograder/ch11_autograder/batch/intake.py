@@ -361,10 +361,10 @@ def _zip_entries(
         return _member_reader(archive, info)
 
     flat = [(parts, info) for parts, info in files if len(parts) == 1]
-    canvas = [(parts, info, _CANVAS.match(parts[0])) for parts, info in flat]
-    if flat and len(flat) == len(files) and all(m for *_, m in canvas):
+    canvas = [(info, match) for parts, info in flat if (match := _CANVAS.match(parts[0]))]
+    if flat and len(flat) == len(files) and len(canvas) == len(flat):
         entries = []
-        for _, info, match in canvas:
+        for info, match in canvas:
             raw = f"{match['name']}_{match['uid']}"
             entries.append(
                 _Entry(raw, f"Canvas {match['name']} (user {match['uid']})", match["file"], info.filename,
@@ -557,6 +557,7 @@ def _stage(
             if budget.bytes_read + min(entry.size_hint, limits.max_notebook_bytes) > limits.max_total_bytes:
                 sub.error = f"{entry.shown}: the source exceeds the {limits.max_total_bytes}-byte intake cap"
                 break
+            assert entry.read is not None  # entries without a reader were set aside above
             try:
                 data = entry.read(limits.max_notebook_bytes)
             except _TooBig:

@@ -19,7 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    # Only for the annotation: exercises' contracts import this module, and must not load
+    # the suite API (hypothesis) with it.
+    from .suite import CellSuite
 
 __all__ = ["KINDS", "Clause", "ClauseKind", "missing_properties", "property_names"]
 
@@ -73,12 +78,12 @@ class Clause:
             raise ValueError(f"clause {self.function}: only and every raises clause names its exception")
 
 
-def property_names(suites: Iterable[object]) -> set[str]:
-    """``"<grade_id>/<property name>"`` of every property of ``suites`` (``CellSuite`` objects)."""
-    return {f"{suite.grade_id}/{prop.name}" for suite in suites for prop in suite.properties}  # type: ignore[attr-defined]
+def property_names(suites: Iterable[CellSuite]) -> set[str]:
+    """``"<grade_id>/<property name>"`` of every property of ``suites``."""
+    return {f"{suite.grade_id}/{prop.name}" for suite in suites for prop in suite.properties}
 
 
-def missing_properties(clauses: Sequence[Clause], suites: Iterable[object]) -> list[str]:
+def missing_properties(clauses: Sequence[Clause], suites: Iterable[CellSuite]) -> list[str]:
     """Every ``checked_by`` name of ``clauses`` that no property of ``suites`` has, as ``"function: name"``."""
     known = property_names(suites)
     return [f"{c.function}: {name}" for c in clauses for name in c.checked_by if name not in known]

@@ -184,9 +184,9 @@ class SandboxedExecute(NbGraderPreprocessor):
         scratch = Path(tempfile.mkdtemp(prefix="ch11-execute-"))
         try:
             for name, data in support.items():
-                target = scratch / name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(data)
+                support_file = scratch / name
+                support_file.parent.mkdir(parents=True, exist_ok=True)
+                support_file.write_bytes(data)
             nbformat.write(sandbox_nb, str(scratch / "submission.ipynb"))
             job = {
                 "version": 1,

@@ -210,12 +210,13 @@ class CellSuite:
     Attributes:
         grade_id: nbgrader ``grade_id`` of the test cell.
         points: the cell's points; must equal the gradebook's value.
-        properties: at least one, with unique names; order is feedback order.
+        properties: at least one, with unique names; order is feedback order. Any
+            sequence is accepted; it is stored as a tuple.
     """
 
     grade_id: str
     points: float
-    properties: tuple[Property, ...] = field(default_factory=tuple)
+    properties: Sequence[Property] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "properties", tuple(self.properties))
@@ -371,7 +372,7 @@ def _without_local_constants() -> Iterator[None]:
     providers = getattr(hypothesis.internal.conjecture, "providers", None)
     original = getattr(providers, "_get_local_constants", None)
     empty = getattr(providers, "Constants", None)
-    if original is None or empty is None:
+    if providers is None or original is None or empty is None:
         yield
         return
     nothing = empty()

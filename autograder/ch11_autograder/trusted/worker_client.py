@@ -136,7 +136,7 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-_SIGNAL_HINTS = {
+_SIGNAL_HINTS: dict[int, str] = {
     signal.SIGXCPU: "the CPU time limit was reached",
     signal.SIGXFSZ: "a file grew beyond the size limit",
     signal.SIGSEGV: "a segmentation fault",

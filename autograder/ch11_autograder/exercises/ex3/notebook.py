@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import textwrap
+from collections.abc import Callable
 
 from ch11_solutions import ex3_block_length as ref
 
@@ -27,7 +28,7 @@ def _best_block_length_answer() -> str:
     body, while the source notebook still runs the reference code verbatim.
     """
     source = solution_from([ref.best_block_length])
-    helpers = [ref._depth, ref._min_peak, ref._tie_interval, ref._choice]
+    helpers: list[Callable[..., object]] = [ref._depth, ref._min_peak, ref._tie_interval, ref._choice]
     nested = "\n\n".join(textwrap.dedent(inspect.getsource(h)).strip() for h in helpers)
     marker = f"    {_BEGIN}\n"
     if source.count(marker) != 1:

@@ -60,8 +60,9 @@ def array_pairs(draw: st.DrawFn) -> dict[str, Any]:
     A differing row changes one entry, by one ulp or by a large step.
     """
     rows = draw(st.integers(1, 10))
-    cols = draw(st.sampled_from([None, 1, 2, 3, (2, 2)]))
-    dtype = draw(st.sampled_from([np.float64, np.float64, np.float32]))
+    cols: int | tuple[int, int] | None = draw(st.sampled_from([None, 1, 2, 3, (2, 2)]))
+    dtypes: list[type[np.floating]] = [np.float64, np.float64, np.float32]
+    dtype = draw(st.sampled_from(dtypes))
     shape = (rows,) if cols is None else (rows, *cols) if isinstance(cols, tuple) else (rows, cols)
     saved = np.random.default_rng(draw(st.integers(0, 2**32 - 1))).normal(size=shape).astype(dtype)
     replayed = saved.copy()

@@ -103,11 +103,11 @@ def bwrap_argv(
         "--dir", HOME,
         "--size", str(scratch_bytes), "--tmpfs", SCRATCH_MOUNT,
     ]  # fmt: skip
-    for rel, fd in seed:
-        if fd is None:
+    for rel, content_fd in seed:
+        if content_fd is None:
             argv += ["--dir", posixpath.join(SCRATCH_MOUNT, rel)]
         else:
-            argv += ["--file", str(fd), posixpath.join(SCRATCH_MOUNT, rel)]
+            argv += ["--file", str(content_fd), posixpath.join(SCRATCH_MOUNT, rel)]
     for rel in writeback:
         argv += ["--bind", str(scratch / rel), posixpath.join(SCRATCH_MOUNT, rel)]
     argv += [

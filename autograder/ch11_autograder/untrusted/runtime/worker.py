@@ -45,7 +45,7 @@ import sys
 import traceback
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, BinaryIO
 
 CELLS_FILE_MAX_BYTES = 64 * 1024 * 1024
 _PYTHON_BODY_CELL_MAGICS = ("time", "timeit", "capture")
@@ -135,7 +135,7 @@ def _describe(exc: BaseException) -> tuple[str, str]:
 class Worker:
     """One student namespace plus the request loop that serves it."""
 
-    def __init__(self, protocol: Any, reader: io.BufferedReader, writer: io.BufferedWriter) -> None:
+    def __init__(self, protocol: Any, reader: BinaryIO, writer: BinaryIO) -> None:
         self.protocol = protocol
         self.reader = reader
         self.writer = writer
