@@ -545,7 +545,7 @@ def _call_rounds(values: tuple[float, ...]) -> tuple[tuple[tuple[Any, Any], ...]
     bools with a fixed seed, so every submission meets the same orders.
     """
     shuffle = random.Random(1111).shuffle
-    rounds = []
+    rounds: list[tuple[tuple[Any, Any], ...]] = []
     for v in values:
         bools = [(True, v), (np.True_, v), (v, False), (v, np.False_)]
         calls = [
