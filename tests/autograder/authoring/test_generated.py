@@ -14,8 +14,8 @@ import sys
 import nbformat
 import pytest
 from ch11_autograder.authoring import build, points, release
-from ch11_autograder.authoring.cells import HIDDEN_MARKER
 from ch11_autograder.authoring.submissions import strip_solution_markers
+from ch11_autograder.exercises.cells import HIDDEN_MARKER
 from ch11_autograder.nbgrader_cli import run_nbgrader
 from ch11_solutions import ex4_audit
 from support.paths import ASSIGNMENT, DEMO_CLASS_DIR, README, RELEASE_DIR, REPO_ROOT, SOURCE_DIR

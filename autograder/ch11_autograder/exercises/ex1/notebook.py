@@ -9,8 +9,8 @@ from pathlib import Path
 
 from ch11_solutions import ex1_fanout as ref
 
-from ...authoring.cells import answer, manual_answer, prose, readonly_code, solution_from, tests
 from ...paths import CHAPTER_LISTINGS
+from ..cells import answer, manual_answer, prose, readonly_code, solution_from, tests
 from .contract import (
     CONTRIBUTIONS_CELL,
     CONTRIBUTIONS_TESTS,

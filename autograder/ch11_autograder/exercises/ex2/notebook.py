@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from ch11_solutions import ex2_finite_difference as ref
 
-from ...authoring.cells import answer, manual_answer, prose, readonly_code, solution_from, tests
+from ..cells import answer, manual_answer, prose, readonly_code, solution_from, tests
 from .contract import (
     ESTIMATE_CELL,
     ESTIMATE_TESTS,

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from ch11_solutions import ex3_block_length as ref
 
-from ...authoring.cells import answer, manual_answer, prose, readonly_code, solution_from, tests
+from ..cells import answer, manual_answer, prose, readonly_code, solution_from, tests
 from .contract import BEST_CELL, BEST_TESTS, FIGURE, GRADED_MAX_DEPTH, POINTS, REPORT, TABLE_CELL, TABLE_TESTS
 
 # Digits grouped by a thin space, as the chapter prints large numbers.

@@ -18,7 +18,7 @@ import textwrap
 
 from ch11_solutions import ex4_audit as ref
 
-from ...authoring.cells import answer, manual_answer, prose, readonly_code, tests
+from ..cells import answer, manual_answer, prose, readonly_code, tests
 from .contract import MARKS_CELL, MARKS_TESTS, POINTS, prose_cell
 
 # The chapter's field note (section 11.6), quoted in the statement and in every rubric.

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from ch11_solutions import ex5_replay as ref
 
-from ...authoring.cells import answer, manual_answer, prose, readonly_code, solution_from, tests
+from ..cells import answer, manual_answer, prose, readonly_code, solution_from, tests
 from .contract import (
     BOUNDARY,
     CHECKPOINTED_CELL,
