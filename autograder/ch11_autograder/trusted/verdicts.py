@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..protocol import Kept, Record
+from ..protocol import Kept, Once, Record
 
 __all__ = [
     "NOTHING",
@@ -296,6 +296,8 @@ def _format(value: Any, depth: int) -> str:
         if len(value) > MAX_SHOWN_ITEMS:
             items.append(f"... ({len(value)} entries)")
         return "{" + ", ".join(items) + "}"
+    if isinstance(value, range | Once):
+        return repr(value)  # range(16, 4097), iter([16, 64]): as the student's code received it
     if isinstance(value, Kept):
         return repr(value)  # its label: the grader's name for a shared object, e.g. "chain"
     return f"<{type(value).__name__}>"

@@ -59,12 +59,13 @@ CONTRACT: tuple[Clause, ...] = (
            (_T + "visible_examples", _T + "accepts_iterables")),
     Clause("block_table", "purity", "depends on depths alone, not on earlier calls",
            (_T + "repeated_calls",)),
-    # Not called: a plain scan needs longer than one call may take for it, and the worker cannot read
-    # a default without calling. Stated in the docstring; its 16..4096 content, passed explicitly, is
-    # checked at both ends (16 and 4096 in every table property's explicit examples).
-    Clause("block_table", "default", "range(16, 4097) (stated, not called: see the docstring)",
-           (_T + "visible_examples", _T + "accepts_iterables"), argument="depths"),
-    Clause("block_table", "accepts", "lists, tuples, numpy integer arrays (generators and ranges cannot be sent)",
+    Clause("block_table", "purity", "depths left unchanged (a list not emptied, sorted or reordered)",
+           (_T + "leaves_depths_unchanged",), argument="depths"),
+    # Read from the signature (Student.defaults), not called: block_table() with a plain scan in
+    # best_block_length takes longer than one call may. The docstring says so.
+    Clause("block_table", "default", "range(16, 4097), declared in the signature: depths 16 through 4096",
+           (_T + "default_depths",), argument="depths"),
+    Clause("block_table", "accepts", "any iterable, read once, in order: list, tuple, range, generator, numpy ints",
            (_T + "accepts_iterables", _T + "order_and_repeats"), argument="depths"),
     Clause("block_table", "raises", "depths is not iterable (a lone depth)",
            (_T + "rejects_bad_depths",), argument="depths", raises="TypeError"),

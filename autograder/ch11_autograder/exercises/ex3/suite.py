@@ -9,12 +9,16 @@ wrong ``k`` is not charged twice), the record's types, every small depth
 bad kind of depth, Python and numpy, with the exact exception), numpy depths
 giving the same record as Python ints, and independence from earlier calls.
 
-``ex3_block_table_tests`` (2 points, 6 properties) grades ``block_table``:
+``ex3_block_table_tests`` (2 points, 8 properties) grades ``block_table``:
 the visible examples, order and repeats (depths only, so a wrong
-``best_block_length`` does not fail it), agreement with the reference, the
-iterables it accepts (tuples, numpy integer arrays: a list back, Python int
-counts), invalid depths and a non-iterable raising (the first bad depth
-decides), and independence from earlier calls.
+``best_block_length`` does not fail it), agreement with the reference, invalid
+depths and a non-iterable raising (the first bad depth decides), the iterables
+it accepts (tuples, ranges, generators, numpy integer arrays), its declared
+default, the list it is given left unchanged, and independence from earlier
+calls. The clauses about consistency judge the student's table against the
+student's own answers (the iterables against the table for the same depths as
+a list, repeated calls against the first call), so a wrong record costs
+``visible_examples`` and ``matches_best_block_length`` and nothing else.
 
 ``CONTRACT`` lists every clause of both docstrings with the properties that
 check it (``tests/autograder/test_contract_coverage.py`` derives the clauses
@@ -27,14 +31,8 @@ to ``block_table``, so the slowest call of a plain scan stays well under a
 fifth of the worker's 10 s per-call limit (``tests/autograder/suites/test_ex3.py``
 times it). For the same reason the suite never calls ``block_table()`` with
 its default range: with a scan that is about 8.4 million harness calls (12 to
-20 s measured, above the limit), and the worker cannot read a signature's
-default without calling, so the default is stated in the docstring (which
-says the grader does not call it) and left to the figure, which uses it.
-
-Values the worker cannot receive are not sent: a generator or a ``range`` has
-no wire form (``protocol.py``), so ``accepts_iterables`` covers lists, tuples
-and numpy arrays only, and an argument left unchanged by the call cannot be
-observed yet.
+20 s measured, above the limit). ``default_depths`` reads the default from the
+signature instead (``Student.defaults``), and the docstring tells the student so.
 
 Expected values come from ``ch11_solutions.ex3_block_length``. Every mismatch
 carries the whole expected and obtained records and the input ``depth`` (or
@@ -44,15 +42,18 @@ input, can be recognised by exact equality of their output.
 
 from __future__ import annotations
 
+import copy
+import inspect
 import math
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
 from ch11_solutions import ex3_block_length as ref
 from hypothesis import strategies as st
 
-from ...protocol import Record, roundtrip, wire_equal
+from ...protocol import Once, Record, roundtrip, wire_equal
 from ...trusted.registry import register
 from ...trusted.suite import (
     MAX_EVIDENCE,
@@ -139,9 +140,26 @@ def _lift(function: Callable[[int], Any]) -> Callable[..., list[Any]]:
     return table
 
 
-TABLE_MISCONCEPTIONS = tuple(
+def _on_copies(wrong: Misconception) -> Misconception:
+    """``wrong`` run on copies of its arguments.
+
+    The engine calls an entry with the mismatch's own inputs, and an entry that changes its
+    argument (``table_uses_up_the_callers_list`` empties the list) would otherwise change the
+    inputs the feedback shows and the next candidate is run on.
+    """
+
+    def run(**kwargs: Any) -> Any:
+        return wrong.implementation(**copy.deepcopy(kwargs))
+
+    run.__signature__ = inspect.signature(wrong.implementation)  # type: ignore[attr-defined]  # for probing
+    return Misconception(wrong.name, wrong.advice, run, function=wrong.function)
+
+
+#: As the entries are: the properties that judge what a call leaves of its arguments wrap them first.
+_TABLE_AS_WRITTEN = tuple(
     misconception(entry) for entry in _TABLE_ENTRIES.values() if entry.name not in STATEFUL
 ) + tuple(seen_through(entry, _lift, function="block_table") for entry in _BEST_IN_ORDER if entry.name not in STATEFUL)
+TABLE_MISCONCEPTIONS = tuple(_on_copies(m) for m in _TABLE_AS_WRITTEN)
 
 
 def _outcome(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -645,34 +663,174 @@ table_rejects_bad_depths = Property(
     matches=same_output,
 )
 
-#: Iterables other than lists, each with its records from the reference: tuples and numpy integer
-#: arrays (int64 and int32, whose elements reach best_block_length as numpy scalars), empty ones
-#: too, repeats; GRADED_MAX_DEPTH once, so a scan stays cheap. Depths from 16 up, as in
-#: order_and_repeats: the edge depths 1..3 are matches_best_block_length's.
+#: Iterables other than lists, each judged against the student's own table for the same depths as a
+#: list of Python ints: tuples, ranges (the default's kind; the top of the default range, and a
+#: descending one), generators (``Once``: readable once, so a second pass over depths sees nothing)
+#: and numpy integer arrays (int64 and int32, whose elements reach best_block_length as numpy
+#: scalars), empty ones too, repeats; GRADED_MAX_DEPTH once, so a scan stays cheap. Depths from 16
+#: up, as in order_and_repeats: the edge depths 1..3 are matches_best_block_length's.
 _OTHER_ITERABLES: tuple[Any, ...] = (
     (1000, 16, 64, 1000),
+    Once((1000, 16, 64, 1000)),
+    range(4091, 4097),
     np.array([16, 1000, 4096], dtype=np.int64),
     np.array([64, GRADED_MAX_DEPTH], dtype=np.int32),
+    range(4096, 15, -1360),
+    Once((4096,)),
     (4096,),
     (),
+    range(16, 16),
+    Once(()),
     np.array([], dtype=np.int64),
     np.array([17, 17, 5000, 16], dtype=np.int64),
 )
 
 
+def _items(depths: Any) -> list[int]:
+    """The depths an iterable of :data:`_OTHER_ITERABLES` holds, as a list of Python ints."""
+    return [int(depth) for depth in (depths.items if isinstance(depths, Once) else depths)]
+
+
 def _iterable_fetch(student: Student, depths: Any) -> tuple[Any, Any]:
-    return roundtrip(ref.block_table(depths)), student.call("block_table", depths)
+    # Compared with the student's own table for the same depths as a list: whether the records are
+    # right is the other properties' business, this one is about the kind of iterable alone.
+    as_list = student.call("block_table", _items(depths))
+    got = student.call("block_table", depths)
+    if not _same_table(as_list, got):
+        # Asked again right after, the list meets whatever state the iterable's call met: an
+        # answer that depends on earlier calls is repeated_calls' business, not this property's.
+        as_list = student.call("block_table", _items(depths))
+    return as_list, got
+
+
+def _same_table(as_list: Any, got: Any) -> bool:
+    return isinstance(as_list, list) and isinstance(got, list) and same_output(as_list, got)
+
+
+def _live(misconceptions: Sequence[Misconception]) -> tuple[Misconception, ...]:
+    """``misconceptions`` run on what the worker passes: a fresh generator where a ``Once`` was sent."""
+
+    def live(implementation: Callable[..., Any]) -> Callable[..., Any]:
+        def run(depths: Any) -> Any:
+            return implementation(depths=iter(depths.items) if isinstance(depths, Once) else depths)
+
+        return run
+
+    return tuple(Misconception(m.name, m.advice, live(m.implementation), function=m.function) for m in misconceptions)
 
 
 accepts_iterables = _listed_property(
     "accepts_iterables",
-    "tuples and numpy integer arrays work like lists: a list back, the same records, Python int counts.",
+    "tuples, ranges, generators (read once) and numpy integer arrays give the table the list of the same depths "
+    "gives: a list, the same records, Python int counts.",
     fetch=_iterable_fetch,
     argument="depths",
     inputs=_OTHER_ITERABLES,
-    note="depths may be any iterable of depths; the result is a list of BlockChoice records whatever it is.",
-    misconceptions=TABLE_MISCONCEPTIONS,
-    holds=lambda expected, got: isinstance(got, list) and same_output(expected, got),
+    note=(
+        "expected is your own table for the same depths as a list. depths may be any iterable, a generator "
+        "included, which can be read only once; the result is a list of BlockChoice records whatever it is."
+    ),
+    misconceptions=tuple(_on_copies(m) for m in _live(_TABLE_AS_WRITTEN)),
+    holds=_same_table,
+)
+
+
+#: The default the docstring and the signature state: the exercise's depths, 16 through 4096.
+DEFAULT_DEPTHS = range(16, 4097)
+
+#: What a signature without a default for depths reports in place of one.
+_NO_DEFAULT = "no default declared"
+
+
+def _declared_default(function: Callable[..., Any]) -> Any:
+    parameters = [p for p in inspect.signature(function).parameters.values() if p.default is not p.empty]
+    return parameters[0].default if parameters else _NO_DEFAULT
+
+
+def _is_default_depths(value: Any) -> bool:
+    # The depths 16..4096 in order, however declared (a range as given, or a list, tuple or numpy
+    # integer array of the same depths): a call without the argument then builds the same table.
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "iu" and value.ndim == 1 and value.tolist() == list(DEFAULT_DEPTHS)
+    if isinstance(value, range | list | tuple):
+        return all(type(d) is int for d in value) and list(value) == list(DEFAULT_DEPTHS)
+    return False
+
+
+def _check_default(student: Student) -> None:
+    # Read from the signature, not called: block_table() with a plain scan is about 8.4 million
+    # harness calls, above the per-call limit. A renamed parameter is no concern of this clause,
+    # so the one declared default is judged whatever it is called.
+    declared = student.defaults("block_table")
+    got = declared.get("depths", next(iter(declared.values()), _NO_DEFAULT))
+    if not _is_default_depths(got):
+        note = (
+            "the signature declares depths=range(16, 4097): depths 16 through 4096 inclusive, in order. The grader "
+            "reads this default from the signature (it does not call block_table() without an argument)."
+        )
+        raise Mismatch({}, DEFAULT_DEPTHS, got, note)
+    # A declared default is worth nothing if the function cannot take it (a stub keeps the stub's
+    # signature): the default's last depths, as a range, must give a list. Only that it answers is
+    # judged here; the records are matches_best_block_length's, ranges as such accepts_iterables'.
+    tail = DEFAULT_DEPTHS[-TABLE_MAX_DEPTHS:]
+    table = student.call("block_table", tail)
+    if not isinstance(table, list):
+        raise Mismatch({"depths": tail}, "a list of BlockChoice records", table, "return a list of records.")
+
+
+default_depths = Property(
+    "default_depths",
+    "the declared default of depths is range(16, 4097), depths 16 through 4096 inclusive (read from the signature), "
+    "and block_table takes its last depths, range(4091, 4097).",
+    _check_default,
+    misconceptions=tuple(
+        Misconception(entry.title, entry.advice, partial(_declared_default, entry.function))
+        for entry in _TABLE_ENTRIES.values()
+    ),
+    matches=same_output,
+)
+
+
+#: Lists the call must leave as they were. Depths from 16 up and few of them, as in order_and_repeats;
+#: unsorted, with repeats, so sorting, de-duplicating and emptying all show. Lists only: whether other
+#: iterables are taken at all is accepts_iterables' business, and a function that refuses a numpy
+#: array would otherwise be charged here again.
+_WATCHED_DEPTHS: tuple[list[int], ...] = (
+    [1000, 16, 64, 1000],
+    [4096, 17, 4096],
+    [64],
+)
+
+
+def _unchanged_fetch(student: Student, depths: Any) -> tuple[Any, Any]:
+    watched = student.call_watch("block_table", depths)
+    return roundtrip(depths), watched.args[0] if watched.args else None
+
+
+def _after_call(misconceptions: Sequence[Misconception]) -> tuple[Misconception, ...]:
+    """``misconceptions`` as this purity property reports them: the argument as the call left it."""
+
+    def after(implementation: Callable[..., Any]) -> Callable[..., Any]:
+        def run(depths: Any) -> Any:
+            given = copy.deepcopy(depths)
+            implementation(depths=given)
+            return given
+
+        return run
+
+    return tuple(Misconception(m.name, m.advice, after(m.implementation), function=m.function) for m in misconceptions)
+
+
+leaves_depths_unchanged = _listed_property(
+    "leaves_depths_unchanged",
+    "block_table leaves the list of depths it is given as it was: not emptied, sorted or reordered.",
+    fetch=_unchanged_fetch,
+    argument="depths",
+    inputs=_WATCHED_DEPTHS,
+    note="expected is the depths you were given, got is what your block_table left of them: read depths, "
+    "do not change the caller's list.",
+    misconceptions=_after_call(_TABLE_AS_WRITTEN),
+    holds=lambda sent, after: same_output(sent, after),
 )
 
 
@@ -733,6 +891,8 @@ TABLE_SUITE = register(
             matches_best_block_length,
             table_rejects_bad_depths,
             accepts_iterables,
+            default_depths,
+            leaves_depths_unchanged,
             table_repeated_calls,
         ],
     )

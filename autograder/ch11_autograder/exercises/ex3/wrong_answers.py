@@ -44,13 +44,14 @@ What each entry gets wrong, and where the suite catches it:
   ``ValueError``.
 * ``table_wraps_a_lone_depth``: ``block_table(16)`` answers for ``[16]``
   instead of raising ``TypeError`` (an int is not iterable).
-
-Not catalogued: a default of ``range(16, 4096)`` (missing 4096). The hidden
-suite cannot check ``block_table()``'s default within one call's time limit
-when ``best_block_length`` is a plain scan (about 8.4 million harness calls),
-and the worker cannot read a default without calling, so such an entry could
-not be shown to lose points. Nor an answer that empties or reorders the list
-it is given: the worker does not yet report arguments as the call left them.
+* ``table_default_stops_at_4095``: declares ``depths=range(16, 4096)``,
+  which leaves out 4096 (read from the signature: the suite never calls
+  ``block_table()``, too slow with a plain scan).
+* ``table_reads_depths_twice``: validates every depth in a first loop and
+  computes in a second; right for lists, tuples, ranges and arrays, an empty
+  table for a generator.
+* ``table_uses_up_the_callers_list``: pops from the caller's list as a work
+  queue (copying only what is not a list), leaving it empty.
 """
 
 from __future__ import annotations
@@ -493,3 +494,61 @@ def table_wraps_a_lone_depth(depths: Iterable[int] = range(16, 4097)) -> list[Bl
     if isinstance(depths, (int, np.integer)):
         depths = [depths]
     return [best_block_length(depth) for depth in depths]
+
+
+@wrong_answer(
+    exercise="ex3",
+    name="table_default_stops_at_4095",
+    title="Default range stops one depth short",
+    advice=(
+        "range's stop is exclusive: range(16, 4096) ends at 4095. The exercise's depths run from 16 through "
+        "4096 inclusive, so the default is range(16, 4097)."
+    ),
+    answer_cell=TABLE_CELL,
+    replaces="block_table",
+    loses=(TABLE_TESTS,),
+)
+def table_default_stops_at_4095(depths: Iterable[int] = range(16, 4096)) -> list[BlockChoice]:
+    return [best_block_length(depth) for depth in depths]
+
+
+@wrong_answer(
+    exercise="ex3",
+    name="table_reads_depths_twice",
+    title="Depths read twice: validated in one loop, computed in another",
+    advice=(
+        "depths may be a generator, which can be read only once: after the validating loop nothing is left "
+        "for the second, and the table comes back empty. Read depths once and check each depth as you go "
+        "(best_block_length already raises for a bad one), or make a list of it first."
+    ),
+    answer_cell=TABLE_CELL,
+    replaces="block_table",
+    loses=(TABLE_TESTS,),
+)
+def table_reads_depths_twice(depths: Iterable[int] = range(16, 4097)) -> list[BlockChoice]:
+    for depth in depths:  # fail before any work if one depth is bad
+        if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)):
+            raise TypeError(f"every depth must be an integer, got {depth!r}")
+        if depth < 1:
+            raise ValueError(f"every depth must be >= 1, got {depth}")
+    return [best_block_length(depth) for depth in depths]
+
+
+@wrong_answer(
+    exercise="ex3",
+    name="table_uses_up_the_callers_list",
+    title="The caller's list used up as a work queue",
+    advice=(
+        "depths belongs to the caller: popping from it leaves them an empty list. Loop over depths without "
+        "changing it (for depth in depths: ...), or pop from a copy."
+    ),
+    answer_cell=TABLE_CELL,
+    replaces="block_table",
+    loses=(TABLE_TESTS,),
+)
+def table_uses_up_the_callers_list(depths: Iterable[int] = range(16, 4097)) -> list[BlockChoice]:
+    queue = depths if isinstance(depths, list) else list(depths)  # a list already: no copy needed
+    table = []
+    while queue:
+        table.append(best_block_length(queue.pop(0)))
+    return table

@@ -36,11 +36,11 @@ from ch11_autograder.exercises.ex3.suite import (
     TABLE_SUITE,
     same_output,
 )
-from ch11_autograder.protocol import Record, roundtrip, wire_equal
+from ch11_autograder.protocol import Once, Record, roundtrip, wire_equal
 from ch11_autograder.trusted.registry import get_suite
 from ch11_autograder.trusted.submission_cells import autograded_test_cells, submission_code_cells
 from ch11_autograder.trusted.suite import run_suite
-from ch11_autograder.trusted.verdicts import CellVerdict
+from ch11_autograder.trusted.verdicts import CellVerdict, format_value
 from ch11_autograder.trusted.worker_client import WorkerSession
 from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
 from ch11_solutions import ex3_block_length as ref
@@ -82,7 +82,7 @@ def test_suites_match_the_notebooks_autograded_cells():
     for suite in SUITES:
         assert get_suite(suite.grade_id) is suite
         assert suite.points == POINTS[suite.grade_id]
-    assert [len(s.properties) for s in SUITES] == [9, 6]
+    assert [len(s.properties) for s in SUITES] == [9, 8]
 
 
 def test_catalogue_entries_target_cells_of_the_notebook():
@@ -160,9 +160,48 @@ def test_the_suites_bad_inputs_are_bad_for_the_reference():
             ref.block_table(depths)
         assert type(caught.value).__name__ == wanted, depths
     for depths in suite_module._OTHER_ITERABLES:
-        table = ref.block_table(depths)
+        table = ref.block_table(iter(depths.items) if isinstance(depths, Once) else depths)
         assert isinstance(table, list) and all(type(c.peak_states) is int for c in table)
         assert len(table) <= TABLE_MAX_DEPTHS
+        assert table == ref.block_table(suite_module._items(depths))  # what the property compares with
+    for depths in suite_module._WATCHED_DEPTHS:
+        kept = roundtrip(depths)
+        assert len(ref.block_table(depths)) <= TABLE_MAX_DEPTHS
+        assert same_output(kept, roundtrip(depths))
+
+
+def test_the_declared_default_is_judged_by_its_depths():
+    assert suite_module._is_default_depths(roundtrip(suite_module._declared_default(ref.block_table)))
+    assert suite_module._is_default_depths(list(range(16, 4097)))
+    assert suite_module._is_default_depths(np.arange(16, 4097))
+    # The same check rejects a default one depth short, a None sentinel, floats and a missing default.
+    for wrong in (range(16, 4096), range(17, 4097), None, [float(d) for d in range(16, 4097)], "no default declared"):
+        assert not suite_module._is_default_depths(wrong), wrong
+
+
+def test_reading_depths_twice_is_right_for_every_iterable_but_a_generator():
+    # Why accepts_iterables sends generators: the catalogued two-loop answer passes every other kind.
+    (entry,) = [e for e in ENTRIES if e.name == "table_reads_depths_twice"]
+    for depths in ([1000, 16], (1000, 16), range(16, 20), np.array([1000, 16])):
+        assert entry.function(depths) == ref.block_table(depths)
+    assert entry.function(iter([1000, 16])) == [] != ref.block_table(iter([1000, 16]))
+
+
+def test_naming_a_mistake_leaves_the_reported_inputs_as_they_were():
+    # The engine runs each candidate on the mismatch's own inputs; an entry that empties its list
+    # would otherwise change what the feedback shows and what the next candidate sees.
+    depths = [1000, 16, 64]
+    for wrong in TABLE_MISCONCEPTIONS:
+        wrong.implementation(depths=depths)
+    assert depths == [1000, 16, 64]
+    (queue,) = [e for e in ENTRIES if e.name == "table_uses_up_the_callers_list"]
+    queue.function(depths)
+    assert depths == []  # the same check sees the entry as written change it
+
+
+def test_feedback_shows_ranges_and_generators_as_sent():
+    assert format_value(range(4096, 15, -1360)) == "range(4096, 15, -1360)"
+    assert format_value(Once((1000, 16))) == "iter([1000, 16])"
 
 
 def test_no_two_entries_agree_on_every_small_depth():
@@ -318,7 +357,8 @@ def test_hard_coding_the_visible_answers_earns_only_the_visible_properties():
     best = verdicts["ex3_best_block_length_tests"]
     assert best.passed == ("visible_examples",), best.message()
     assert best.score == pytest.approx(4 / len(BEST_SUITE.properties), abs=0.01)
-    # Every table property needs a depth other than 64 and 1000 (16 is in each explicit example)
+    # Every table property needs a depth other than 64 and 1000 (16 is in each explicit example, and
+    # default_depths calls the default's last depths, 4091..4096)
     # or the contract's exception for an invalid depth; the lookup raises KeyError for all of them.
     assert verdicts["ex3_block_table_tests"].score == 0.0
 
