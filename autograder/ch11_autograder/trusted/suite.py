@@ -46,6 +46,7 @@ Contracts:
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import hashlib
 import inspect
@@ -527,9 +528,10 @@ def _find(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> BaseExc
 
 
 def _predicts(prop: Property, wrong: Misconception, inputs: Mapping[str, Any], got: Any) -> bool:
+    ran, output = _output(wrong, inputs)
     try:
-        return bool(prop.matches(roundtrip(wrong.implementation(**inputs)), got))
-    except Exception:  # a catalogue entry that cannot run on these inputs does not explain them
+        return ran and bool(prop.matches(output, got))
+    except Exception:  # outputs the property's matcher cannot compare do not match
         return False
 
 
@@ -538,9 +540,14 @@ def _explains(prop: Property, wrong: Misconception, mismatch: Mismatch) -> bool:
 
 
 def _output(wrong: Misconception, inputs: Mapping[str, Any]) -> tuple[bool, Any]:
+    """``(True, output)`` of ``wrong`` on ``inputs``, or ``(False, None)`` when it cannot run on them.
+
+    The entry runs on copies: an entry whose mistake is to change its argument (emptying
+    the caller's list) must not change the inputs the feedback shows or the next one sees.
+    """
     try:
-        return True, roundtrip(wrong.implementation(**inputs))
-    except Exception:
+        return True, roundtrip(wrong.implementation(**copy.deepcopy(dict(inputs))))
+    except Exception:  # a catalogue entry that cannot run on these inputs does not explain them
         return False, None
 
 

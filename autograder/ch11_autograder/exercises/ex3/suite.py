@@ -140,26 +140,13 @@ def _lift(function: Callable[[int], Any]) -> Callable[..., list[Any]]:
     return table
 
 
-def _on_copies(wrong: Misconception) -> Misconception:
-    """``wrong`` run on copies of its arguments.
-
-    The engine calls an entry with the mismatch's own inputs, and an entry that changes its
-    argument (``table_uses_up_the_callers_list`` empties the list) would otherwise change the
-    inputs the feedback shows and the next candidate is run on.
-    """
-
-    def run(**kwargs: Any) -> Any:
-        return wrong.implementation(**copy.deepcopy(kwargs))
-
-    run.__signature__ = inspect.signature(wrong.implementation)  # type: ignore[attr-defined]  # for probing
-    return Misconception(wrong.name, wrong.advice, run, function=wrong.function)
-
-
 #: As the entries are: the properties that judge what a call leaves of its arguments wrap them first.
+#: (The engine runs every entry on copies of its inputs, so an entry that changes its argument
+#: changes neither the inputs the feedback shows nor those the next entry sees.)
 _TABLE_AS_WRITTEN = tuple(
     misconception(entry) for entry in _TABLE_ENTRIES.values() if entry.name not in STATEFUL
 ) + tuple(seen_through(entry, _lift, function="block_table") for entry in _BEST_IN_ORDER if entry.name not in STATEFUL)
-TABLE_MISCONCEPTIONS = tuple(_on_copies(m) for m in _TABLE_AS_WRITTEN)
+TABLE_MISCONCEPTIONS = _TABLE_AS_WRITTEN
 
 
 def _outcome(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -730,7 +717,7 @@ accepts_iterables = _listed_property(
         "expected is your own table for the same depths as a list. depths may be any iterable, a generator "
         "included, which can be read only once; the result is a list of BlockChoice records whatever it is."
     ),
-    misconceptions=tuple(_on_copies(m) for m in _live(_TABLE_AS_WRITTEN)),
+    misconceptions=_live(_TABLE_AS_WRITTEN),
     holds=_same_table,
 )
 
@@ -818,7 +805,8 @@ def _after_call(misconceptions: Sequence[Misconception]) -> tuple[Misconception,
 
         return run
 
-    return tuple(Misconception(m.name, m.advice, after(m.implementation), function=m.function) for m in misconceptions)
+    # No function to probe: these predict what a call leaves of its argument, not what it returns.
+    return tuple(Misconception(m.name, m.advice, after(m.implementation)) for m in misconceptions)
 
 
 leaves_depths_unchanged = _listed_property(

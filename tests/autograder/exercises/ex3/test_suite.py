@@ -39,7 +39,7 @@ from ch11_autograder.exercises.ex3.suite import (
 from ch11_autograder.protocol import Once, Record, roundtrip, wire_equal
 from ch11_autograder.trusted.registry import get_suite
 from ch11_autograder.trusted.submission_cells import autograded_test_cells, submission_code_cells
-from ch11_autograder.trusted.suite import run_suite
+from ch11_autograder.trusted.suite import Mismatch, Property, name_misconception, run_suite
 from ch11_autograder.trusted.verdicts import CellVerdict, format_value
 from ch11_autograder.trusted.worker_client import WorkerSession
 from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
@@ -191,8 +191,8 @@ def test_naming_a_mistake_leaves_the_reported_inputs_as_they_were():
     # The engine runs each candidate on the mismatch's own inputs; an entry that empties its list
     # would otherwise change what the feedback shows and what the next candidate sees.
     depths = [1000, 16, 64]
-    for wrong in TABLE_MISCONCEPTIONS:
-        wrong.implementation(depths=depths)
+    prop = Property("table", "block_table.", lambda student: None, TABLE_MISCONCEPTIONS, same_output)
+    name_misconception(prop, [Mismatch({"depths": depths}, None, [])])
     assert depths == [1000, 16, 64]
     (queue,) = [e for e in ENTRIES if e.name == "table_uses_up_the_callers_list"]
     queue.function(depths)
