@@ -680,6 +680,11 @@ def _judge_left_arguments(
     from the wrong stream also leaves the generator elsewhere, and extra work also
     moves the counter, and those mistakes already cost the value properties.
     """
+    run = watched.value
+    problem = _form_problem(run, case)
+    if problem:
+        # As every property of the cell: a value of the wrong form is judged nowhere else.
+        raise Mismatch(shown, "a ReplayRun", run, problem)
     args = watched.args
     z0_after = args[1] if len(args) > 1 else None
     if not (isinstance(z0_after, np.ndarray) and _bits_equal(z0_after, case["z0"])):
@@ -689,8 +694,7 @@ def _judge_left_arguments(
             z0_after,
             "z0 as the call left it: the caller's array must not be modified (update a copy, not z0 in place).",
         )
-    run = watched.value
-    if _form_problem(run, case) or not _agrees(run["cotangents"], reference.cotangents):
+    if not _agrees(run["cotangents"], reference.cotangents):
         return
     want_state = roundtrip(reference_rng.bit_generator.state)
     got_state = _generator_state(args[-1] if args else None)
@@ -759,6 +763,15 @@ def _result_summary(value: Any) -> Any:
     return value
 
 
+def _result_problem(value: Any, case: Mapping[str, Any]) -> str:
+    """Why ``value`` is neither a well-formed ReplayRun nor a ReplayReport, or ``""``."""
+    if isinstance(value, Record) and value.type == "ReplayReport":
+        if tuple(value.fields) != _REPORT_FIELDS:
+            return f"a ReplayReport has the fields {', '.join(_REPORT_FIELDS)}, in that order"
+        return _form_problem(value["saved"], case) or _form_problem(value["replayed"], case)
+    return _form_problem(value, case)
+
+
 def _judge_used_chain(worker: Worker, sequence: Mapping[str, Any], function: str) -> None:
     """Each call of ``function`` on one chain that other calls use too answers as on a fresh chain.
 
@@ -787,6 +800,11 @@ def _judge_used_chain(worker: Worker, sequence: Mapping[str, Any], function: str
         shown = {**sequence, "failing_call": position + 1}
         fresh_args, _ = _call_arguments(call, z0, _chain(case))
         fresh = worker.call_watch(function, *fresh_args, **kwargs)
+        problem = _result_problem(fresh.value, {**case, "z0": z0})
+        if problem:
+            raise Mismatch(
+                shown, "a ReplayReport" if function == "replay_report" else "a ReplayRun", fresh.value, problem
+            )
         used = worker.call_watch(function, *args, **kwargs)
         expected, got = _result_summary(fresh.value), _result_summary(used.value)
         if not wire_equal(expected, got):
@@ -840,8 +858,11 @@ def judge_checkpointed_used_generator(worker: Worker, case: Mapping[str, Any]) -
         rng = worker.keep(RngSeed(case["seed"]), "rng")
         args = (_chain(case), case["z0"], case["block_size"], rng)
         first = worker.call_watch("checkpointed_cotangents", *args, matched=matched)
+        problem = _form_problem(first.value, case)
+        if problem:
+            raise Mismatch(shown, "a ReplayRun", first.value, problem)
         reference = _reference_replayed(case, matched)
-        if _form_problem(first.value, case) or not _agrees(first.value["cotangents"], reference.cotangents):
+        if not _agrees(first.value["cotangents"], reference.cotangents):
             continue
         start = _generator_at(first.args[3] if len(first.args) > 3 else None)
         if start is None:
