@@ -178,7 +178,10 @@ def checkpointed_cotangents(
         block_size: ``k``, an integer (a Python ``int`` or a numpy integer)
             with ``1 <= k <= L``. ``k = 1`` retains every state and replays
             nothing; ``k = L`` replays ``L - 1`` layers.
-        rng: the generator of the forward pass; it is advanced by the forward
+        rng: the generator of the forward pass, in whatever state the caller
+            left it (it may have drawn before this call: replay repeats the
+            draws of *this* forward pass, so rebuilding a generator from its
+            seed sequence is not a snapshot); it is advanced by the forward
             pass, and further by an unmatched replay.
         matched: restore the snapshotted generator state for each replay.
 

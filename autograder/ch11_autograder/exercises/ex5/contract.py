@@ -52,18 +52,22 @@ _SA, _CC, _FM, _RR = "store_all_cotangents", "checkpointed_cotangents", "first_m
 
 #: Every rule of the four docstrings (``ch11_solutions.ex5_replay``), in docstring order, with the
 #: properties that fail when it is broken. That z0 is left unmodified and that rng and the chain's
-#: counter advance by exactly the documented amount is visible only in the arguments after a call:
-#: those purity clauses name the sequence properties, which check the rest of purity today.
+#: counter advance by exactly the documented amount is read off the arguments after a watched call
+#: (the ``*_leaves_arguments`` properties); that counts do not depend on a chain's or a generator's
+#: earlier use is checked on one kept chain or generator shared by several calls (``*_used_*``).
 CONTRACT: tuple[Clause, ...] = (
     Clause(_SA, "behaviour", "one forward pass, reverse rules L-1 .. 0; row i is dL/dz_i", _s("store_all_derivatives")),
     Clause(_SA, "tolerance", "derivatives within a relative 1e-10 of the reference", _s("store_all_derivatives")),
     Clause(_SA, "accepts", "any StochasticChain", _s("store_all_derivatives", "store_all_counts"), "chain"),
     Clause(_SA, "accepts", "a float64 array of shape (width,)", _s("store_all_derivatives"), "z0"),
-    Clause(_SA, "accepts", "a numpy Generator (advanced by the draw)", _s("store_all_derivatives"), "rng"),
+    Clause(_SA, "accepts", "a numpy Generator (advanced by the draw)",
+           _s("store_all_derivatives", "store_all_leaves_arguments"), "rng"),
     Clause(_SA, "returns", "ReplayRun: float64 (L+1, width) cotangents; counts L, 0, L + 1 as ints",
            _s("store_all_form", "store_all_counts")),
-    Clause(_SA, "purity", "no result depends on earlier calls", _s("store_all_repeated_calls")),
-    Clause(_SA, "purity", "z0 unmodified; rng, counter advance as stated", _s("store_all_repeated_calls")),
+    Clause(_SA, "purity", "no result depends on earlier calls, a used chain's among them",
+           _s("store_all_repeated_calls", "store_all_used_chain")),
+    Clause(_SA, "purity", "z0 unmodified; rng advanced by one draw; counter grows by L",
+           _s("store_all_leaves_arguments", "store_all_used_chain")),
     Clause(_SA, "raises", "not a StochasticChain", _s("store_all_refuses_bad_arguments"), "chain", "TypeError"),
     Clause(_SA, "raises", "rng is not a numpy Generator", _s("store_all_refuses_bad_arguments"), "rng", "TypeError"),
     Clause(_SA, "raises", "z0 is not a float64 array of shape (width,)",
@@ -78,13 +82,16 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_CC, "accepts", "a float64 array of shape (width,)", _c("matched_replay_is_store_all"), "z0"),
     Clause(_CC, "accepts", "an int or numpy integer in [1, L]",
            _c("replay_counts", "checkpointed_default_and_integer_types"), "block_size"),
-    Clause(_CC, "accepts", "a numpy Generator", _c("matched_replay_is_store_all", "unmatched_replay"), "rng"),
+    Clause(_CC, "accepts", "a numpy Generator in any state (it may have drawn before: not rewound to its seed)",
+           _c("matched_replay_is_store_all", "unmatched_replay", "checkpointed_used_generator"), "rng"),
     Clause(_CC, "accepts", "True and False", _c("matched_replay_is_store_all", "unmatched_replay"), "matched"),
     Clause(_CC, "default", "matched=True", _c("checkpointed_default_and_integer_types"), "matched"),
     Clause(_CC, "returns", "ReplayRun: counts 2L - ceil(L/k), L - ceil(L/k), ceil(L/k) + k as ints",
            _c("checkpointed_form", "replay_counts")),
-    Clause(_CC, "purity", "no result depends on earlier calls", _c("checkpointed_repeated_calls")),
-    Clause(_CC, "purity", "z0 unmodified; rng, counter advance as stated", _c("checkpointed_repeated_calls")),
+    Clause(_CC, "purity", "no result depends on earlier calls, a used chain's or generator's among them",
+           _c("checkpointed_repeated_calls", "checkpointed_used_chain", "checkpointed_used_generator")),
+    Clause(_CC, "purity", "z0 unmodified; rng advanced by the forward pass (and an unmatched replay) only; "
+           "counter grows by 2L - ceil(L/k)", _c("checkpointed_leaves_arguments", "checkpointed_used_chain")),
     Clause(_CC, "raises", "as store-all: chain", _c("checkpointed_refuses_bad_arguments"), "chain", "TypeError"),
     Clause(_CC, "raises", "as store-all: rng", _c("checkpointed_refuses_bad_arguments"), "rng", "TypeError"),
     Clause(_CC, "raises", "block_size not an integer (bools, floats refused)",
@@ -109,7 +116,8 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_RR, "accepts", "True and False", _r("report_work", "report_first_mismatch"), "matched"),
     Clause(_RR, "returns", "ReplayReport echoing block_size and matched",
            _r("report_work", "report_peak", "report_first_mismatch", "report_runs")),
-    Clause(_RR, "purity", "no result depends on earlier calls; arguments unmodified", _r("report_runs")),
+    Clause(_RR, "purity", "no result depends on earlier calls, a used chain's among them; arguments unmodified",
+           _r("report_runs", "report_used_chain")),
     Clause(_RR, "raises", "as checkpointed_cotangents", _r("report_arguments"), "block_size", "TypeError"),
     Clause(_RR, "raises", "as checkpointed_cotangents", _r("report_arguments"), "block_size", "ValueError"),
     Clause(_RR, "raises", "as checkpointed_cotangents: chain", _r("report_arguments"), "chain", "TypeError"),

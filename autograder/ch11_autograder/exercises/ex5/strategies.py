@@ -13,9 +13,22 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-__all__ = ["CASE_KEYS", "array_pairs", "call_sequences", "chain_cases", "make_case", "replaying_cases", "special_pairs"]
+__all__ = [
+    "CASE_KEYS",
+    "CHAIN_FUNCTIONS",
+    "array_pairs",
+    "call_sequences",
+    "chain_cases",
+    "make_case",
+    "replaying_cases",
+    "special_pairs",
+    "used_chain_sequences",
+]
 
 CASE_KEYS = ("depth", "random_layer", "width", "chain_seed", "z0", "block_size", "seed")
+
+#: The graded functions that take a chain and apply its layers.
+CHAIN_FUNCTIONS = ("store_all_cotangents", "checkpointed_cotangents", "replay_report")
 
 
 def make_case(
@@ -123,3 +136,30 @@ def call_sequences(draw: st.DrawFn, with_matched: bool) -> dict[str, Any]:
             call["matched"] = draw(st.booleans())
         calls.append(call)
     return {"calls": calls}
+
+
+@st.composite
+def _chain_call(draw: st.DrawFn, depth: int, function: str | None = None) -> dict[str, Any]:
+    """One call on a shared chain: which function, and its own block length, generator seed and stream."""
+    name = function or draw(st.sampled_from(CHAIN_FUNCTIONS))
+    call: dict[str, Any] = {"function": name, "seed": draw(st.integers(0, 2**32 - 1))}
+    if name != "store_all_cotangents":
+        call["block_size"] = draw(st.integers(1, depth))
+        call["matched"] = draw(st.booleans())
+    return call
+
+
+@st.composite
+def used_chain_sequences(draw: st.DrawFn, function: str) -> dict[str, Any]:
+    """One chain and two to four calls on it, in a drawn order, with ``function`` called after another call.
+
+    The calls share the chain (its counter carries over), each with its own
+    generator seed; the function under test meets a chain that earlier calls
+    used, which is where a count read off the chain's running counter shows.
+    """
+    case = draw(chain_cases(max_depth=10))
+    chain = {key: case[key] for key in ("depth", "random_layer", "width", "chain_seed", "z0")}
+    calls = [draw(_chain_call(case["depth"])) for _ in range(draw(st.integers(1, 3)))]
+    if not any(call["function"] == function for call in calls[1:]):
+        calls.append(draw(_chain_call(case["depth"], function)))
+    return {**chain, "calls": calls}

@@ -27,6 +27,14 @@ Comparison rules, and why:
   ``block_size=1`` run, which replays nothing and so is store-all in the
   student's own operation order.
 * ``first_mismatch`` is compared exactly (index or ``None``).
+* Arguments after a call (watched calls): z0 must come back bit for bit, the
+  caller's generator in the reference's state and a fresh chain's counter grown
+  by the documented work; the last two only where the run's own values are
+  right, so a wrong stream or extra work is not charged twice.
+* Kept objects: one chain shared by calls of all three chain functions, each
+  call of the function under test compared with the student's own call on a
+  fresh chain; one generator used by two calls, the second judged from the
+  state the first left it in.
 
 Catalogue entries (``wrong_answers.py``) are hooked in per
 property. Each property is written once as a function of a *caller*, so the
@@ -40,19 +48,28 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from ch11_solutions import ex5_replay as ref
 from trainable_harness import make_chain
 
-from ...protocol import Record, RngSeed, decode_value, encode_value, roundtrip
+from ...protocol import Kept, Record, RngSeed, decode_value, encode_value, roundtrip, watch_form, wire_equal
 from ...trusted.registry import register
-from ...trusted.suite import CellSuite, Misconception, Mismatch, Property, hypothesis_property
+from ...trusted.suite import CellSuite, Misconception, Mismatch, Property, Watched, hypothesis_property
 from ...trusted.worker_client import StudentError
 from ..catalogue import WrongAnswer, catalogue
 from .contract import CHECKPOINTED_TESTS, COTANGENT_RTOL, MISMATCH_TESTS, POINTS, REPORT_TESTS, STORE_ALL_TESTS
-from .strategies import CASE_KEYS, array_pairs, call_sequences, chain_cases, make_case, replaying_cases, special_pairs
+from .strategies import (
+    CASE_KEYS,
+    array_pairs,
+    call_sequences,
+    chain_cases,
+    make_case,
+    replaying_cases,
+    special_pairs,
+    used_chain_sequences,
+)
 
 __all__ = [
     "CHECKPOINTED_SUITE",
@@ -137,15 +154,37 @@ def _from_shown(shown: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any
 Caller = Callable[..., Any]
 
 
-def _student_caller(student: Any) -> Caller:
-    return student.call
+class Worker(Protocol):
+    """Where a judge's calls run: the student's worker, or the reference with one entry swapped in.
+
+    Calling it is ``Student.call``; ``call_watch`` and ``keep`` are those of
+    :class:`~ch11_autograder.trusted.suite.Student`, so one judge both grades the
+    student and predicts what a catalogued mistake reports, kept objects included.
+    """
+
+    def __call__(self, fn: str, *args: Any, **kwargs: Any) -> Any: ...
+
+    def call_watch(self, fn: str, *args: Any, **kwargs: Any) -> Watched: ...
+
+    def keep(self, value: Any, label: str = "") -> Kept: ...
 
 
-def _wire_arguments(args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
-    """The arguments exactly as the worker would receive them (fresh chain, fresh generator)."""
-    args = [decode_value(encode_value(a, request=True), request=True) for a in args]
-    kwargs = {k: decode_value(encode_value(v, request=True), request=True) for k, v in kwargs.items()}
-    return args, kwargs
+@dataclass(frozen=True)
+class _StudentWorker:
+    student: Any
+
+    def __call__(self, fn: str, *args: Any, **kwargs: Any) -> Any:
+        return self.student.call(fn, *args, **kwargs)
+
+    def call_watch(self, fn: str, *args: Any, **kwargs: Any) -> Watched:
+        return self.student.call_watch(fn, *args, **kwargs)
+
+    def keep(self, value: Any, label: str = "") -> Kept:
+        return self.student.keep(value, label)
+
+
+def _student_caller(student: Any) -> Worker:
+    return _StudentWorker(student)
 
 
 def _compose_report(functions: Mapping[str, Callable]) -> Callable:
@@ -174,7 +213,51 @@ def _compose_report(functions: Mapping[str, Callable]) -> Callable:
     return replay_report
 
 
-def _local_caller(entry: WrongAnswer | None = None) -> Caller:
+class _LocalWorker:
+    """The reference functions in this process, with one catalogue entry in place of its function.
+
+    Arguments travel as they would to the worker: each call gets a fresh chain and
+    generator from the wire form, except a :class:`Kept` marker, which is the one
+    object :meth:`keep` decoded, so state a function leaves on it carries over as in
+    the worker. ``call_watch`` returns the arguments in their wire form after the call.
+    """
+
+    def __init__(self, functions: Mapping[str, Callable]) -> None:
+        self._functions = functions
+        self._kept: dict[str, Any] = {}
+
+    def keep(self, value: Any, label: str = "") -> Kept:
+        name = f"kept{len(self._kept) + 1}"
+        self._kept[name] = decode_value(encode_value(value, request=True), request=True)
+        return Kept(name, label)
+
+    def _argument(self, value: Any) -> Any:
+        if isinstance(value, Kept):
+            return self._kept[value.name]
+        return decode_value(encode_value(value, request=True), request=True)
+
+    def _run(self, name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Watched:
+        wire_args = [self._argument(a) for a in args]
+        wire_kwargs = {k: self._argument(v) for k, v in kwargs.items()}
+        try:
+            value = self._functions[name](*wire_args, **wire_kwargs)
+        except Exception as exc:
+            # As the worker reports it, so a judge reads a refusal the same way from either side.
+            raise StudentError(type(exc).__name__, str(exc)) from None
+        return Watched(
+            roundtrip(value),
+            tuple(decode_value(watch_form(a)) for a in wire_args),
+            {k: decode_value(watch_form(v)) for k, v in wire_kwargs.items()},
+        )
+
+    def __call__(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        return self._run(name, args, kwargs).value
+
+    def call_watch(self, name: str, *args: Any, **kwargs: Any) -> Watched:
+        return self._run(name, args, kwargs)
+
+
+def _local_caller(entry: WrongAnswer | None = None) -> _LocalWorker:
     """Calls the reference functions in this process, with ``entry`` replacing its function."""
     functions: dict[str, Callable] = {
         "store_all_cotangents": ref.store_all_cotangents,
@@ -187,17 +270,7 @@ def _local_caller(entry: WrongAnswer | None = None) -> Caller:
         functions["replay_report"] = entry.function
     else:
         functions["replay_report"] = _compose_report(functions)
-
-    def call(name: str, *args: Any, **kwargs: Any) -> Any:
-        wire_args, wire_kwargs = _wire_arguments(args, kwargs)
-        try:
-            value = functions[name](*wire_args, **wire_kwargs)
-        except Exception as exc:
-            # As the worker reports it, so a judge reads a refusal the same way from either side.
-            raise StudentError(type(exc).__name__, str(exc)) from None
-        return roundtrip(value)
-
-    return call
+    return _LocalWorker(functions)
 
 
 # --------------------------------------------------------------------------- reading replies
@@ -544,6 +617,268 @@ def judge_checkpointed_sequence(caller: Caller, sequence: Mapping[str, Any]) -> 
     _judge_call_sequence(caller, sequence, "checkpointed_cotangents")
 
 
+# --------------------------------------------------------------------------- arguments after a call, shared objects
+
+
+def _plain(value: Any) -> Any:
+    """A decoded generator state as the plain dicts numpy's ``bit_generator.state`` setter takes."""
+    return {key: _plain(item) for key, item in value.items()} if isinstance(value, Mapping) else value
+
+
+def _generator_state(watched: Any) -> Any:
+    """The bit generator state of a watched ``Generator`` argument, or None."""
+    if isinstance(watched, Record) and watched.type == "Generator" and "state" in watched.fields:
+        return watched["state"]
+    return None
+
+
+def _generator_at(watched: Any) -> np.random.Generator | None:
+    """A generator in the state a watched ``Generator`` argument was left in (None if unreadable)."""
+    state = _generator_state(watched)
+    if not isinstance(state, Mapping):
+        return None
+    generator = np.random.default_rng()
+    try:
+        generator.bit_generator.state = _plain(state)
+    except (TypeError, ValueError, KeyError):
+        return None
+    return generator
+
+
+def _rng_draws(state: Any, seed: int, width: int) -> int | None:
+    """How many draws of ``width`` normals take ``default_rng(seed)`` to ``state`` (0 to 4), else None.
+
+    The feedback says how far the caller's generator moved in the chain's own unit
+    (one random layer's draw), not as PCG64 integers no student can read.
+    """
+    probe = np.random.default_rng(seed)
+    for draws in range(5):
+        if wire_equal(roundtrip(probe.bit_generator.state), state):
+            return draws
+        probe.standard_normal(width)
+    return None
+
+
+def _counter(watched: Any) -> Any:
+    """``forward_evaluations`` of a watched chain argument (None if it came back as no chain)."""
+    if isinstance(watched, Record) and watched.type == "StochasticChain" and "forward_evaluations" in watched.fields:
+        return _count(watched["forward_evaluations"])
+    return None
+
+
+def _judge_left_arguments(
+    shown: Mapping[str, Any],
+    case: Mapping[str, Any],
+    watched: Watched,
+    reference: ref.ReplayRun,
+    reference_rng: np.random.Generator,
+) -> None:
+    """z0 unchanged; the caller's rng and the chain's counter moved as the docstring says.
+
+    The rng and the counter are judged only where the run's own values are right
+    (derivatives within the tolerance, forward_evaluations as documented): a replay
+    from the wrong stream also leaves the generator elsewhere, and extra work also
+    moves the counter, and those mistakes already cost the value properties.
+    """
+    run = watched.value
+    problem = _form_problem(run, case)
+    if problem:
+        # As every property of the cell: a value of the wrong form is judged nowhere else.
+        raise Mismatch(shown, "a ReplayRun", run, problem)
+    args = watched.args
+    z0_after = args[1] if len(args) > 1 else None
+    if not (isinstance(z0_after, np.ndarray) and _bits_equal(z0_after, case["z0"])):
+        raise Mismatch(
+            shown,
+            case["z0"],
+            z0_after,
+            "z0 as the call left it: the caller's array must not be modified (update a copy, not z0 in place).",
+        )
+    if not _agrees(run["cotangents"], reference.cotangents):
+        return
+    want_state = roundtrip(reference_rng.bit_generator.state)
+    got_state = _generator_state(args[-1] if args else None)
+    if not wire_equal(want_state, got_state):
+        draws = {"rng_draws_of_width_normals": _rng_draws(want_state, case["seed"], case["width"])}
+        raise Mismatch(
+            shown,
+            draws,
+            {"rng_draws_of_width_normals": _rng_draws(got_state, case["seed"], case["width"])},
+            "How far the caller's rng moved from default_rng(seed) (None: another state). The forward pass draws "
+            "once at the random layer and a replay from rng itself draws again; a matched replay draws from a "
+            "copy set to the snapshot and never rewinds the caller's generator.",
+        )
+    if _count(run["forward_evaluations"]) != reference.forward_evaluations:
+        return
+    grew = _counter(args[0] if args else None)
+    if grew != reference.forward_evaluations:
+        raise Mismatch(
+            shown,
+            {"chain.forward_evaluations": reference.forward_evaluations},
+            {"chain.forward_evaluations": grew},
+            "The chain's counter after the call, on a fresh chain: it grows by every layer application of this "
+            "run (do not reset or set it).",
+        )
+
+
+def judge_store_all_left_arguments(worker: Worker, case: Mapping[str, Any]) -> None:
+    shown = _shown(case, block_size=False)
+    watched = worker.call_watch("store_all_cotangents", _chain(case), case["z0"], RngSeed(case["seed"]))
+    reference_rng = np.random.default_rng(case["seed"])
+    reference = ref.store_all_cotangents(_chain(case), case["z0"], reference_rng)
+    _judge_left_arguments(shown, case, watched, reference, reference_rng)
+
+
+def judge_checkpointed_left_arguments(worker: Worker, case: Mapping[str, Any]) -> None:
+    for matched in (True, False):
+        shown = _shown(case, matched=matched)
+        args = (_chain(case), case["z0"], case["block_size"], RngSeed(case["seed"]))
+        watched = worker.call_watch("checkpointed_cotangents", *args, matched=matched)
+        reference_rng = np.random.default_rng(case["seed"])
+        reference = ref.checkpointed_cotangents(
+            _chain(case), case["z0"], case["block_size"], reference_rng, matched=matched
+        )
+        _judge_left_arguments(shown, case, watched, reference, reference_rng)
+
+
+def _call_arguments(call: Mapping[str, Any], z0: np.ndarray, chain: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The arguments of one call of a used-chain sequence (see ``strategies.used_chain_sequences``)."""
+    name = call["function"]
+    if name == "store_all_cotangents":
+        return (chain, z0, RngSeed(call["seed"])), {}
+    if name == "checkpointed_cotangents":
+        return (chain, z0, call["block_size"], RngSeed(call["seed"])), {"matched": call["matched"]}
+    return (chain, z0, call["block_size"], call["seed"]), {"matched": call["matched"]}
+
+
+def _result_summary(value: Any) -> Any:
+    """What a call returned, as the used-chain judge compares it (counts and derivatives)."""
+    if isinstance(value, Record) and value.type == "ReplayRun" and tuple(value.fields) == _RUN_FIELDS:
+        return _run_summary(value)
+    if isinstance(value, Record) and value.type == "ReplayReport" and tuple(value.fields) == _REPORT_FIELDS:
+        return {
+            name: _result_summary(value[name]) if name in ("saved", "replayed") else _count(value[name])
+            for name in _REPORT_FIELDS
+        }
+    return value
+
+
+def _result_problem(value: Any, case: Mapping[str, Any]) -> str:
+    """Why ``value`` is neither a well-formed ReplayRun nor a ReplayReport, or ``""``."""
+    if isinstance(value, Record) and value.type == "ReplayReport":
+        if tuple(value.fields) != _REPORT_FIELDS:
+            return f"a ReplayReport has the fields {', '.join(_REPORT_FIELDS)}, in that order"
+        return _form_problem(value["saved"], case) or _form_problem(value["replayed"], case)
+    return _form_problem(value, case)
+
+
+def _judge_used_chain(worker: Worker, sequence: Mapping[str, Any], function: str) -> None:
+    """Each call of ``function`` on one chain that other calls use too answers as on a fresh chain.
+
+    The sequence's calls (``store_all_cotangents``, ``checkpointed_cotangents``,
+    ``replay_report``) all receive the same kept chain, so its counter carries what
+    earlier calls applied. Only the calls of ``function`` are judged, each against
+    the student's own call with the same arguments on a fresh chain: the same
+    counts and derivatives, and the chain's counter grown by as much as that call
+    grows a fresh chain's. The values themselves are judged by the other properties;
+    here only their dependence on the chain's history is.
+    """
+    z0 = sequence["z0"]
+    case = {key: sequence[key] for key in ("depth", "random_layer", "width", "chain_seed")}
+    chain = worker.keep(_chain(case), "chain")
+    counter: Any = 0
+    for position, call in enumerate(sequence["calls"]):
+        args, kwargs = _call_arguments(call, z0, chain)
+        if call["function"] != function:
+            try:
+                watched = worker.call_watch(call["function"], *args, **kwargs)
+            except StudentError:
+                counter = None  # it may have applied some layers before it failed: the count is unknown
+                continue
+            counter = _counter(watched.args[0] if watched.args else None)
+            continue
+        shown = {**sequence, "failing_call": position + 1}
+        fresh_args, _ = _call_arguments(call, z0, _chain(case))
+        fresh = worker.call_watch(function, *fresh_args, **kwargs)
+        problem = _result_problem(fresh.value, {**case, "z0": z0})
+        if problem:
+            raise Mismatch(
+                shown, "a ReplayReport" if function == "replay_report" else "a ReplayRun", fresh.value, problem
+            )
+        used = worker.call_watch(function, *args, **kwargs)
+        expected, got = _result_summary(fresh.value), _result_summary(used.value)
+        if not wire_equal(expected, got):
+            raise Mismatch(
+                shown,
+                expected,
+                got,
+                f"Call {position + 1} gets a chain that the calls before it used; it must return what the same "
+                "call returns on a fresh chain (expected). Counts are this call's own: a running total read off "
+                "chain.forward_evaluations includes the earlier calls.",
+            )
+        after = _counter(used.args[0] if used.args else None)
+        if _is_count(after) and _is_count(counter):
+            grown, fresh_growth = after - counter, _counter(fresh.args[0] if fresh.args else None)
+            if grown != fresh_growth:
+                raise Mismatch(
+                    shown,
+                    {"chain.forward_evaluations grows by": fresh_growth},
+                    {"chain.forward_evaluations grows by": grown},
+                    f"Call {position + 1}: the chain's counter grows by this call's layer applications, as it "
+                    "does on a fresh chain (do not reset or set it).",
+                )
+        counter = after
+
+
+def judge_store_all_used_chain(worker: Worker, sequence: Mapping[str, Any]) -> None:
+    _judge_used_chain(worker, sequence, "store_all_cotangents")
+
+
+def judge_checkpointed_used_chain(worker: Worker, sequence: Mapping[str, Any]) -> None:
+    _judge_used_chain(worker, sequence, "checkpointed_cotangents")
+
+
+def judge_report_used_chain(worker: Worker, sequence: Mapping[str, Any]) -> None:
+    _judge_used_chain(worker, sequence, "replay_report")
+
+
+def judge_checkpointed_used_generator(worker: Worker, case: Mapping[str, Any]) -> None:
+    """A generator that drew before the call: replay repeats this forward pass's draws, not the seed's.
+
+    One kept ``default_rng(seed)`` is used by two calls with the same arguments.
+    The first call meets a fresh generator; where its derivatives are the
+    reference's (else the properties on fresh generators judge them), the second
+    call's must be the reference's from the state the first call left the
+    generator in, which the watched call reports. Rebuilding the replay's
+    generator from ``rng.bit_generator.seed_seq`` is right on a fresh generator
+    and wrong here.
+    """
+    for matched in (True, False):
+        shown = _shown(case, matched=matched, rng="default_rng(seed), used by one earlier call with these arguments")
+        rng = worker.keep(RngSeed(case["seed"]), "rng")
+        args = (_chain(case), case["z0"], case["block_size"], rng)
+        first = worker.call_watch("checkpointed_cotangents", *args, matched=matched)
+        problem = _form_problem(first.value, case)
+        if problem:
+            raise Mismatch(shown, "a ReplayRun", first.value, problem)
+        reference = _reference_replayed(case, matched)
+        if not _agrees(first.value["cotangents"], reference.cotangents):
+            continue
+        start = _generator_at(first.args[3] if len(first.args) > 3 else None)
+        if start is None:
+            continue  # the caller's rng is unreadable after the call: checkpointed_leaves_arguments judges it
+        want = ref.checkpointed_cotangents(_chain(case), case["z0"], case["block_size"], start, matched=matched)
+        got = _run(worker, shown, "checkpointed_cotangents", *args, matched=matched)["cotangents"]
+        if not _agrees(got, want.cotangents):
+            raise Mismatch(
+                shown,
+                want.cotangents,
+                got,
+                "The second call's rng had drawn before: the forward pass draws from its state as given, and the "
+                "replay must repeat those draws (snapshot rng.bit_generator.state), not the seed's first ones.",
+            )
+
+
 # --------------------------------------------------------------------------- first_mismatch
 
 
@@ -864,6 +1199,18 @@ _VISIBLE_SPECIAL = (
     {"saved": np.full((3, 2), np.nan), "replayed": np.full((3, 2), np.nan)},
 )
 
+
+def _used_chain_example(*calls: dict[str, Any]) -> dict[str, Any]:
+    """The notebook's chain shared by ``calls`` (each gets the notebook's generator seed 2)."""
+    chain = {key: _VISIBLE_BLOCKS[key] for key in ("depth", "random_layer", "width", "chain_seed", "z0")}
+    return {**chain, "calls": [{"seed": 2, **call} for call in calls]}
+
+
+_STORE_ALL_CALL = {"function": "store_all_cotangents"}
+_CHECKPOINTED_CALL = {"function": "checkpointed_cotangents", "block_size": 4, "matched": True}
+_REPORT_CALL = {"function": "replay_report", "block_size": 4, "matched": False}
+
+
 STORE_ALL_SUITE = register(
     CellSuite(
         STORE_ALL_TESTS,
@@ -920,6 +1267,31 @@ STORE_ALL_SUITE = register(
                     judge_store_all_sequence,
                     call_sequences(with_matched=False),
                     ({"calls": [_VISIBLE_STORE_ALL, _VISIBLE_BLOCKS, _VISIBLE_STORE_ALL]},),
+                    _unpack_pair,
+                    max_examples=_SEQUENCE_EXAMPLES,
+                ),
+            ),
+            _property(
+                STORE_ALL_TESTS,
+                _Spec(
+                    "store_all_leaves_arguments",
+                    "store_all_cotangents leaves z0 unchanged, advances the caller's rng by the random layer's one "
+                    "draw and grows the chain's counter by L.",
+                    judge_store_all_left_arguments,
+                    _CASES,
+                    (_VISIBLE_STORE_ALL, _VISIBLE_BLOCKS),
+                    max_examples=_EXAMPLES // 2,
+                ),
+            ),
+            _property(
+                STORE_ALL_TESTS,
+                _Spec(
+                    "store_all_used_chain",
+                    "On a chain that earlier calls of the notebook's functions used, store_all_cotangents returns "
+                    "what it returns on a fresh chain and grows the counter by as much: counts are its own.",
+                    judge_store_all_used_chain,
+                    used_chain_sequences("store_all_cotangents"),
+                    (_used_chain_example(_CHECKPOINTED_CALL, _STORE_ALL_CALL),),
                     _unpack_pair,
                     max_examples=_SEQUENCE_EXAMPLES,
                 ),
@@ -1007,6 +1379,43 @@ CHECKPOINTED_SUITE = register(
                     ({"calls": [{**c, "matched": m} for c, m in _VISIBLE_SEQUENCE]},),
                     _unpack_pair,
                     max_examples=_SEQUENCE_EXAMPLES,
+                ),
+            ),
+            _property(
+                CHECKPOINTED_TESTS,
+                _Spec(
+                    "checkpointed_leaves_arguments",
+                    "checkpointed_cotangents leaves z0 unchanged, advances the caller's rng by the forward pass "
+                    "(and an unmatched replay) only, and grows the chain's counter by 2L - ceil(L/k).",
+                    judge_checkpointed_left_arguments,
+                    _CASES,
+                    _ALL_VISIBLE,
+                    max_examples=_EXAMPLES // 4,
+                ),
+            ),
+            _property(
+                CHECKPOINTED_TESTS,
+                _Spec(
+                    "checkpointed_used_chain",
+                    "On a chain that earlier calls of the notebook's functions used, checkpointed_cotangents returns "
+                    "what it returns on a fresh chain and grows the counter by as much: counts are its own.",
+                    judge_checkpointed_used_chain,
+                    used_chain_sequences("checkpointed_cotangents"),
+                    (_used_chain_example(_STORE_ALL_CALL, _CHECKPOINTED_CALL),),
+                    _unpack_pair,
+                    max_examples=_SEQUENCE_EXAMPLES,
+                ),
+            ),
+            _property(
+                CHECKPOINTED_TESTS,
+                _Spec(
+                    "checkpointed_used_generator",
+                    "Given a generator that drew before the call, the replay repeats this forward pass's draws "
+                    "(from snapshots of its state), not those of the generator's seed.",
+                    judge_checkpointed_used_generator,
+                    replaying_cases(),
+                    (_VISIBLE_BLOCKS, _PREDICTION_R4),
+                    max_examples=_EXAMPLES // 4,
                 ),
             ),
         ],
@@ -1114,6 +1523,19 @@ REPLAY_REPORT_SUITE = register(
                     _CASES,
                     (_VISIBLE_BLOCKS,),
                     max_examples=_REFUSAL_EXAMPLES,
+                ),
+            ),
+            _property(
+                REPORT_TESTS,
+                _Spec(
+                    "report_used_chain",
+                    "On a chain that earlier calls of the notebook's functions used, replay_report returns what it "
+                    "returns on a fresh chain: its runs' counts are their own.",
+                    judge_report_used_chain,
+                    used_chain_sequences("replay_report"),
+                    (_used_chain_example(_STORE_ALL_CALL, _REPORT_CALL),),
+                    _unpack_pair,
+                    max_examples=_SEQUENCE_EXAMPLES,
                 ),
             ),
         ],

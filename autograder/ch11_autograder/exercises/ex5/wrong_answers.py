@@ -28,6 +28,14 @@ Where each entry is invisible (so that suites and tests probe elsewhere):
 * the shared generator in the report is wrong on every input: the two forward
   passes draw different noise, so even ``z_L`` differs and the replayed run's
   derivatives differ from the reference's for either stream.
+* four entries return right values on every fresh chain, generator and input,
+  and show only in what a call leaves behind or meets: the counter read off the
+  chain is wrong only on a chain that earlier calls used (the report passes its
+  chain to store-all and checkpointed replay in turn, so a report on a used chain
+  shows it too); the snapshot restored into the caller's rng leaves that rng
+  rewound unless the first block replays the random layer; the in-place forward
+  pass leaves z_L in the caller's z0; and the replay generator rebuilt from the
+  seed sequence is wrong only for a generator that drew before the call.
 
 Two misconceptions one might expect are deliberately *not* here, because for
 this chain they are right answers:
@@ -171,6 +179,39 @@ def store_all_chain_not_checked(chain: StochasticChain, z0: np.ndarray, rng: np.
     for i in reversed(range(chain.depth)):
         cotangents[i] = chain.backward(i, zs[i + 1], cotangents[i + 1])
     return ReplayRun(cotangents, chain.depth, 0, len(zs))
+
+
+@wrong_answer(
+    exercise="ex5",
+    name="counts_read_off_chain",
+    title="Work read off the chain's running counter",
+    advice=(
+        "chain.forward_evaluations counts every layer the chain has applied since it was built, earlier calls "
+        "included; the run's forward_evaluations is this call's own L. Subtract the counter's value at the start "
+        "of the call (do not reset it: the caller's counter must keep growing), or count the layers yourself."
+    ),
+    answer_cell=STORE_ALL_CELL,
+    replaces="store_all_cotangents",
+    loses=WITH_REPORT[STORE_ALL_TESTS],
+)
+def counts_read_off_chain(chain: StochasticChain, z0: np.ndarray, rng: np.random.Generator) -> ReplayRun:
+    """Store-all that reports the chain's counter as its work."""
+    if not isinstance(chain, StochasticChain) or not isinstance(rng, np.random.Generator):
+        raise TypeError("chain must be a StochasticChain and rng a numpy Generator")
+    if not isinstance(z0, np.ndarray) or z0.dtype != np.float64 or z0.shape != (chain.width,):
+        raise ValueError(f"z0 must be a float64 array of shape ({chain.width},)")
+    depth = chain.depth
+    ledger = StateLedger()
+    states = [z0]
+    ledger.retain()
+    for i in range(depth):
+        states.append(chain.forward(i, states[i], rng))
+        ledger.retain()
+    cotangents = np.zeros((depth + 1, chain.width))
+    cotangents[depth] = 1.0
+    for i in range(depth - 1, -1, -1):
+        cotangents[i] = chain.backward(i, states[i + 1], cotangents[i + 1])
+    return ReplayRun(cotangents, chain.forward_evaluations, 0, ledger.peak)
 
 
 # ---- Task 2: checkpointed replay ----------------------------------------------------------------
@@ -745,6 +786,142 @@ def matched_default_false(
         if matched:
             replay = copy.deepcopy(rng)
             replay.bit_generator.state = states[s]
+        zs = {s: inputs[s], end: inputs[end]}
+        for i in range(s, end - 1):
+            zs[i + 1] = chain.forward(i, zs[i], replay)
+        for i in range(end - 1, s - 1, -1):
+            cotangents[i] = chain.backward(i, zs[i + 1], cotangents[i + 1])
+    cost = uniform_checkpoint_cost(depth, k)
+    return ReplayRun(cotangents, depth + cost.recomputed_forward_evaluations, cost.recomputed_forward_evaluations,
+                     cost.peak_state_units)  # fmt: skip
+
+
+@wrong_answer(
+    exercise="ex5",
+    name="snapshot_restored_into_callers_rng",
+    title="Snapshot restored into the caller's generator instead of a copy",
+    advice=(
+        "rng.bit_generator.state = snapshot rewinds the caller's own generator: the derivatives are right, but the "
+        "caller's rng is left where the last replayed block started, not after the forward pass's draw. Set the "
+        "snapshot on a copy (copy.deepcopy(rng)) and replay from that."
+    ),
+    answer_cell=CHECKPOINTED_CELL,
+    replaces="checkpointed_cotangents",
+    loses=(CHECKPOINTED_TESTS,),
+)
+def snapshot_restored_into_callers_rng(
+    chain: StochasticChain, z0: np.ndarray, block_size: int, rng: np.random.Generator, *, matched: bool = True
+) -> ReplayRun:
+    """Checkpointed replay that rewinds rng itself to each block's snapshot before replaying the block."""
+    if not isinstance(chain, StochasticChain) or not isinstance(rng, np.random.Generator):
+        raise TypeError("chain must be a StochasticChain and rng a numpy Generator")
+    if not isinstance(z0, np.ndarray) or z0.dtype != np.float64 or z0.shape != (chain.width,):
+        raise ValueError(f"z0 must be a float64 array of shape ({chain.width},)")
+    k = uniform_checkpoint_cost(chain.depth, block_size).block_size
+    depth = chain.depth
+    starts = range(0, depth, k)
+    inputs, states, z = {}, {}, z0
+    for s in starts:
+        inputs[s], states[s] = z, copy.deepcopy(rng.bit_generator.state)
+        for i in range(s, min(s + k, depth)):
+            z = chain.forward(i, z, rng)
+    inputs[depth] = z
+    cotangents = np.ones((depth + 1, chain.width))
+    for s in reversed(starts):
+        end = min(s + k, depth)
+        if matched:
+            rng.bit_generator.state = states[s]
+        zs = {s: inputs[s], end: inputs[end]}
+        for i in range(s, end - 1):
+            zs[i + 1] = chain.forward(i, zs[i], rng)
+        for i in range(end - 1, s - 1, -1):
+            cotangents[i] = chain.backward(i, zs[i + 1], cotangents[i + 1])
+    cost = uniform_checkpoint_cost(depth, k)
+    return ReplayRun(cotangents, depth + cost.recomputed_forward_evaluations, cost.recomputed_forward_evaluations,
+                     cost.peak_state_units)  # fmt: skip
+
+
+@wrong_answer(
+    exercise="ex5",
+    name="z0_updated_in_place",
+    title="The forward pass overwrites the caller's z0",
+    advice=(
+        "z = z0 does not copy: writing z[:] = chain.forward(...) then stores every state in the caller's array, "
+        "which ends the call holding z_L. Copying what you retain keeps your derivatives right but not the "
+        "caller's input; start from z0.copy() (or let chain.forward return new arrays)."
+    ),
+    answer_cell=CHECKPOINTED_CELL,
+    replaces="checkpointed_cotangents",
+    loses=(CHECKPOINTED_TESTS,),
+)
+def z0_updated_in_place(
+    chain: StochasticChain, z0: np.ndarray, block_size: int, rng: np.random.Generator, *, matched: bool = True
+) -> ReplayRun:
+    """Checkpointed replay whose forward pass reuses z0's buffer and copies only the retained states."""
+    if not isinstance(chain, StochasticChain) or not isinstance(rng, np.random.Generator):
+        raise TypeError("chain must be a StochasticChain and rng a numpy Generator")
+    if not isinstance(z0, np.ndarray) or z0.dtype != np.float64 or z0.shape != (chain.width,):
+        raise ValueError(f"z0 must be a float64 array of shape ({chain.width},)")
+    k = uniform_checkpoint_cost(chain.depth, block_size).block_size
+    depth = chain.depth
+    starts = range(0, depth, k)
+    inputs, states, z = {}, {}, z0
+    for s in starts:
+        inputs[s], states[s] = z.copy(), copy.deepcopy(rng.bit_generator.state)
+        for i in range(s, min(s + k, depth)):
+            z[:] = chain.forward(i, z, rng)
+    inputs[depth] = z.copy()
+    cotangents = np.ones((depth + 1, chain.width))
+    for s in reversed(starts):
+        end = min(s + k, depth)
+        replay = rng
+        if matched:
+            replay = copy.deepcopy(rng)
+            replay.bit_generator.state = states[s]
+        zs = {s: inputs[s], end: inputs[end]}
+        for i in range(s, end - 1):
+            zs[i + 1] = chain.forward(i, zs[i], replay)
+        for i in range(end - 1, s - 1, -1):
+            cotangents[i] = chain.backward(i, zs[i + 1], cotangents[i + 1])
+    cost = uniform_checkpoint_cost(depth, k)
+    return ReplayRun(cotangents, depth + cost.recomputed_forward_evaluations, cost.recomputed_forward_evaluations,
+                     cost.peak_state_units)  # fmt: skip
+
+
+@wrong_answer(
+    exercise="ex5",
+    name="rewound_from_seed_sequence",
+    title="Replay generator rebuilt from rng's seed sequence",
+    advice=(
+        "np.random.default_rng(rng.bit_generator.seed_seq) is the generator as it was seeded, not as this call "
+        "found it: if rng drew before the call, the replay repeats the seed's first draws instead of this forward "
+        "pass's. Snapshot copy.deepcopy(rng.bit_generator.state) at each block start and replay from that."
+    ),
+    answer_cell=CHECKPOINTED_CELL,
+    replaces="checkpointed_cotangents",
+    loses=(CHECKPOINTED_TESTS,),
+)
+def rewound_from_seed_sequence(
+    chain: StochasticChain, z0: np.ndarray, block_size: int, rng: np.random.Generator, *, matched: bool = True
+) -> ReplayRun:
+    """Checkpointed replay that rebuilds the generator from its seed for every matched block replay."""
+    if not isinstance(chain, StochasticChain) or not isinstance(rng, np.random.Generator):
+        raise TypeError("chain must be a StochasticChain and rng a numpy Generator")
+    if not isinstance(z0, np.ndarray) or z0.dtype != np.float64 or z0.shape != (chain.width,):
+        raise ValueError(f"z0 must be a float64 array of shape ({chain.width},)")
+    k = uniform_checkpoint_cost(chain.depth, block_size).block_size
+    depth = chain.depth
+    starts = range(0, depth, k)
+    inputs, z = {}, z0
+    for s in starts:
+        inputs[s] = z
+        for i in range(s, min(s + k, depth)):
+            z = chain.forward(i, z, rng)
+    inputs[depth] = z
+    cotangents = np.ones((depth + 1, chain.width))
+    for s in reversed(starts):
+        end = min(s + k, depth)
+        replay = np.random.default_rng(rng.bit_generator.seed_seq) if matched else rng
         zs = {s: inputs[s], end: inputs[end]}
         for i in range(s, end - 1):
             zs[i + 1] = chain.forward(i, zs[i], replay)

@@ -355,6 +355,98 @@ def test_the_sequence_judges_reject_state_kept_across_calls():
     suites.judge_store_all_sequence(wrong, {"calls": [small, big, small]})
 
 
+# --------------------------------------------------------------------------- arguments after a call, kept objects
+
+#: The judges that watch arguments or share a kept chain or generator, with the inputs they draw.
+STATE_JUDGES = (
+    (suites.judge_store_all_used_chain, strategies.used_chain_sequences("store_all_cotangents")),
+    (suites.judge_checkpointed_used_chain, strategies.used_chain_sequences("checkpointed_cotangents")),
+    (suites.judge_report_used_chain, strategies.used_chain_sequences("replay_report")),
+    (suites.judge_store_all_left_arguments, strategies.chain_cases()),
+    (suites.judge_checkpointed_left_arguments, strategies.chain_cases()),
+    (suites.judge_checkpointed_used_generator, strategies.replaying_cases()),
+)
+#: Which of them reject each entry that only they can see; every other entry passes them all.
+STATE_ENTRIES = {
+    "counts_read_off_chain": {"judge_store_all_used_chain", "judge_report_used_chain"},
+    "snapshot_restored_into_callers_rng": {"judge_checkpointed_left_arguments"},
+    "z0_updated_in_place": {"judge_checkpointed_left_arguments"},
+    "rewound_from_seed_sequence": {"judge_checkpointed_used_generator"},
+}
+
+
+def failing_state_judges(entry: WrongAnswer | None, examples: int = 15) -> set[str]:
+    """Names of the state judges that reject ``entry`` (the reference when None) on some drawn input."""
+    failed: set[str] = set()
+
+    def search(judge, strategy) -> None:
+        @settings(max_examples=examples, derandomize=True, database=None, deadline=None)
+        @given(drawn=strategy)
+        def run(drawn):
+            try:
+                judge(suites._local_caller(entry), drawn)
+            except Mismatch:
+                failed.add(judge.__name__)
+
+        run()
+
+    for judge, strategy in STATE_JUDGES:
+        search(judge, strategy)
+    return failed
+
+
+def test_the_state_judges_accept_the_reference():
+    assert failing_state_judges(None, examples=25) == set()
+
+
+@pytest.mark.parametrize("name", sorted(ENTRIES), ids=str)
+def test_the_state_judges_reject_exactly_the_entries_they_were_written_for(name):
+    # The others' mistakes are values, judged elsewhere: a wrong stream or extra work must not cost twice.
+    assert failing_state_judges(ENTRIES[name]) == STATE_ENTRIES.get(name, set())
+
+
+def test_the_state_entries_pass_every_judge_on_fresh_arguments():
+    for name in STATE_ENTRIES:
+        assert failing_judges(ENTRIES[name], VISIBLE) == [], name
+
+
+def test_a_counter_reset_shows_on_a_used_chain_only():
+    # chain.reset_counters() makes the returned counts right but the caller's counter wrong.
+    def store_all_cotangents(chain, z0, rng):
+        ref._check_inputs(chain, z0, rng)
+        chain.reset_counters()
+        return ref.store_all_cotangents(chain, z0, rng)
+
+    resets = variant("reset", "store_all_cotangents", store_all_cotangents)
+    assert failing_judges(resets, VISIBLE) == []
+    sequence = suites._used_chain_example(suites._CHECKPOINTED_CALL, suites._STORE_ALL_CALL)
+    with pytest.raises(Mismatch) as caught:
+        suites.judge_store_all_used_chain(suites._local_caller(resets), sequence)
+    assert caught.value.expected == {"chain.forward_evaluations grows by": 16}
+    assert caught.value.got == {"chain.forward_evaluations grows by": 16 - 28}
+
+
+def test_the_rng_is_reported_in_draws_of_the_random_layer():
+    rewinds = ENTRIES["snapshot_restored_into_callers_rng"]
+    case = {**VISIBLE, "random_layer": 9}  # a later block than the first, so the last restore rewinds to the seed
+    with pytest.raises(Mismatch) as caught:
+        suites.judge_checkpointed_left_arguments(suites._local_caller(rewinds), case)
+    assert caught.value.expected == {"rng_draws_of_width_normals": 1}
+    assert caught.value.got == {"rng_draws_of_width_normals": 0}
+
+
+def test_the_local_worker_keeps_one_object_and_watches_like_the_worker():
+    local = suites._local_caller(None)
+    chain = local.keep(suites._chain(VISIBLE), "chain")
+    for expected in (16, 32):
+        watched = local.call_watch("store_all_cotangents", chain, VISIBLE["z0"], suites.RngSeed(2))
+        assert watched.args[0].type == "StochasticChain" and watched.args[0]["forward_evaluations"] == expected
+    drawn = np.random.default_rng(2)
+    drawn.standard_normal(VISIBLE["width"])
+    assert watched.args[2] == suites.Record("Generator", {"state": drawn.bit_generator.state})
+    assert suites._rng_draws(watched.args[2]["state"], 2, VISIBLE["width"]) == 1
+
+
 # --------------------------------------------------------------------------- through the worker
 
 
