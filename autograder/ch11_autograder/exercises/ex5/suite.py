@@ -250,11 +250,11 @@ class _LocalWorker:
             {k: decode_value(watch_form(v)) for k, v in wire_kwargs.items()},
         )
 
-    def __call__(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        return self._run(name, args, kwargs).value
+    def __call__(self, fn: str, *args: Any, **kwargs: Any) -> Any:
+        return self._run(fn, args, kwargs).value
 
-    def call_watch(self, name: str, *args: Any, **kwargs: Any) -> Watched:
-        return self._run(name, args, kwargs)
+    def call_watch(self, fn: str, *args: Any, **kwargs: Any) -> Watched:
+        return self._run(fn, args, kwargs)
 
 
 def _local_caller(entry: WrongAnswer | None = None) -> _LocalWorker:
@@ -541,8 +541,10 @@ def judge_checkpointed_arguments(caller: Caller, case: Mapping[str, Any]) -> Non
     k = case["block_size"]
     explicit = _run(caller, _shown(case, matched=True), "checkpointed_cotangents", _chain(case), case["z0"], k,
                     RngSeed(case["seed"]), matched=True)  # fmt: skip
-    calls = (("matched omitted", k, {}), ("block_size as np.int64", np.int64(k), {"matched": True}),
-             ("block_size as np.int32", np.int32(k), {"matched": True}))  # fmt: skip
+    calls: tuple[tuple[str, Any, dict[str, Any]], ...] = (
+        ("matched omitted", k, {}), ("block_size as np.int64", np.int64(k), {"matched": True}),
+        ("block_size as np.int32", np.int32(k), {"matched": True}),
+    )  # fmt: skip
     for how, size, kwargs in calls:
         shown = {**_shown(case, block_size=False), "block_size": size, "call": how}
         try:
@@ -575,6 +577,7 @@ def _judge_call_sequence(caller: Caller, sequence: Mapping[str, Any], name: str)
     for position, call in enumerate(calls):
         case = {key: call[key] for key in CASE_KEYS}
         shown = {"calls": calls, "failing_call": position + 1}
+        args: tuple[Any, ...]
         if name == "store_all_cotangents":
             args, kwargs = (_chain(case), case["z0"], RngSeed(case["seed"])), {}
             want = ref.store_all_cotangents(_chain(case), case["z0"], np.random.default_rng(case["seed"]))
@@ -1032,10 +1035,10 @@ def judge_report_arguments(caller: Caller, case: Mapping[str, Any]) -> None:
         if not isinstance(report, Record) or report.type != "ReplayReport" or tuple(report.fields) != _REPORT_FIELDS:
             raise Mismatch(shown, "a ReplayReport", report, "Return a ReplayReport for a numpy integer block_size.")
         expected = tuple(_count(own[f]) for f in fields)
-        got = tuple(_count(report[f]) for f in fields)
-        if got != expected:
+        counts = tuple(_count(report[f]) for f in fields)
+        if counts != expected:
             note = f"({', '.join(fields)}): expected what your replay_report returns for block_size={k}."
-            raise Mismatch(shown, expected, got, note)
+            raise Mismatch(shown, expected, counts, note)
     good = {"chain": _chain(case), "z0": case["z0"], "block_size": case["block_size"], "seed": case["seed"]}
     bad = [("chain", None, "TypeError"), ("z0", list(map(float, case["z0"])), "ValueError")]
     bad += [("block_size", value, kind) for value, kind in _bad_block_sizes(case)]
@@ -1048,7 +1051,7 @@ def judge_report_arguments(caller: Caller, case: Mapping[str, Any]) -> None:
 # --------------------------------------------------------------------------- misconceptions
 
 
-def _misconceptions(grade_id: str, judge: Callable[[Caller, Any], None], unpack: Callable) -> list[Misconception]:
+def _misconceptions(grade_id: str, judge: Callable[[Worker, Any], None], unpack: Callable) -> list[Misconception]:
     """Catalogue entries that must lose in ``grade_id``, as what ``judge`` would report for them.
 
     ``unpack(shown)`` turns a counterexample's inputs back into the judge's
@@ -1094,7 +1097,7 @@ def _unpack_pair(shown: Mapping[str, Any]) -> dict[str, Any]:
 class _Spec:
     name: str
     description: str
-    judge: Callable[[Caller, Any], None]
+    judge: Callable[[Worker, Any], None]
     strategy: Any
     examples: tuple[Any, ...]
     unpack: Callable[[Mapping[str, Any]], Any] = _unpack_case
