@@ -555,7 +555,8 @@ def truncation_in_float32(
         if h_eff[i] == 0:
             continue
         upper, lower = ((up, ys), (low, ys)) if wrt == "x" else ((xs, up), (xs, low))
-        q32 = (opening_objective(*upper, dtype=np.float32) - opening_objective(*lower, dtype=np.float32)) / h_eff[i]
+        # upper and lower are pairs; mypy reads the starred tuples as of unknown length.
+        q32 = (opening_objective(*upper, dtype=np.float32) - opening_objective(*lower, dtype=np.float32)) / h_eff[i]  # type: ignore[misc]
         q = Fraction(float(q32))  # <-
         e = Fraction(float(estimate[i]))
         total[i] = float(abs(e - exact))

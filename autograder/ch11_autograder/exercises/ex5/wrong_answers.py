@@ -921,8 +921,7 @@ def rewound_from_seed_sequence(
     cotangents = np.ones((depth + 1, chain.width))
     for s in reversed(starts):
         end = min(s + k, depth)
-        # numpy's stubs type seed_seq as the ISeedSequence interface, which default_rng accepts at run time.
-        replay = np.random.default_rng(rng.bit_generator.seed_seq) if matched else rng  # type: ignore[arg-type]
+        replay = np.random.default_rng(rng.bit_generator.seed_seq) if matched else rng
         zs = {s: inputs[s], end: inputs[end]}
         for i in range(s, end - 1):
             zs[i + 1] = chain.forward(i, zs[i], replay)
