@@ -64,9 +64,12 @@ _SI = f"{SWEEP_TESTS}/sweep_calls_independent"
 _PARTIAL, _GRADIENT, _ESTIMATE, _SWEEP = "exact_partial", "exact_gradient", "fd_estimate", "fd_sweep"
 
 #: Every clause of the four graded docstrings, in docstring order, with the properties that fail
-#: when it is broken. exact_partial returns a Fraction, which has no wire form: its value is seen
-#: only through exact_gradient (which its docstring builds on it) and the sweep's ``exact``; its
-#: type, its default and its Raises are checked directly.
+#: when it is broken. Each property judges its own clauses: values against the reference in the
+#: value properties; defaults, accepted forms and purity against the student's own answer to the
+#: equivalent call, so a wrong value costs only the properties that check values. exact_partial
+#: returns a Fraction, which has no wire form: its value is seen only through exact_gradient
+#: (which its docstring builds on it) and the sweep's ``exact``; its type, its default and its
+#: Raises are checked directly.
 CONTRACT: tuple[Clause, ...] = (
     Clause(_PARTIAL, "behaviour", "the exact dL/dx or dL/dy at the exact binary inputs", (_GV, _GM, _SF)),
     Clause(_PARTIAL, "returns", "a fractions.Fraction", (_GF,)),
@@ -84,16 +87,16 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_GRADIENT, "accepts", "x: Python or numpy floats and ints, used exactly", (_GM, _GR), argument="x"),
     Clause(_GRADIENT, "accepts", "y: Python or numpy floats and ints, used exactly", (_GM, _GR), argument="y"),
     Clause(_GRADIENT, "tolerance", "each component within a relative 2**-44 of the exact value", (_GV, _GM)),
-    Clause(_GRADIENT, "returns", "a float64 array of shape (2,), whatever the input types", (_GV, _GM, _GR)),
+    Clause(_GRADIENT, "returns", "a float64 array of shape (2,), whatever the input types", (_GV, _GM)),
     Clause(_GRADIENT, "raises", "as exact_partial: x not a real number", (_GR,), argument="x", raises="TypeError"),
     Clause(_GRADIENT, "raises", "as exact_partial: y not a real number", (_GR,), argument="y", raises="TypeError"),
     Clause(_GRADIENT, "raises", "as exact_partial: x not finite", (_GR,), argument="x", raises="ValueError"),
     Clause(_GRADIENT, "raises", "as exact_partial: y not finite", (_GR,), argument="y", raises="ValueError"),
     Clause(_GRADIENT, "purity", "same point, same answer, whatever came before", (_GI,)),
-    Clause(_ESTIMATE, "behaviour", "x, y rounded to float32 first", (_EF, _EX)),
+    Clause(_ESTIMATE, "behaviour", "x, y rounded to float32 first", (_ER,)),
     Clause(_ESTIMATE, "behaviour", "h = float32 2**-k, xp = fl(v+h), xm = fl(v-h), h_eff = fl(up-low)", (_EV, _EF)),
-    Clause(_ESTIMATE, "behaviour", "forward and central quotients, in x or y, divided by h_eff", (_EV, _EF, _ED)),
-    Clause(_ESTIMATE, "tolerance", "exact binary32 bits, one float32 operation at a time", (_EV, _EF, _EX, _EI)),
+    Clause(_ESTIMATE, "behaviour", "forward and central quotients, in x or y, divided by h_eff", (_EV, _EF)),
+    Clause(_ESTIMATE, "tolerance", "exact binary32 bits, one float32 operation at a time", (_EV, _EF, _ER)),
     Clause(_ESTIMATE, "accepts", "x: Python/numpy float or int, to float32", (_EX, _ER), argument="x"),
     Clause(_ESTIMATE, "accepts", "y: Python/numpy float or int, to float32", (_EX, _ER), argument="y"),
     Clause(_ESTIMATE, "accepts", "k: an integer in [0, 149], numpy integers too", (_EX, _ER), argument="k"),
@@ -101,21 +104,21 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_ESTIMATE, "accepts", "wrt: 'x' or 'y', by position or keyword", (_EF, _ED), argument="wrt"),
     Clause(_ESTIMATE, "default", "scheme = 'forward'", (_ED,), argument="scheme"),
     Clause(_ESTIMATE, "default", "wrt = 'x'", (_ED,), argument="wrt"),
-    Clause(_ESTIMATE, "returns", "np.float32 for every input type; nan where h_eff is 0", (_EV, _EF, _EX)),
-    Clause(_ESTIMATE, "raises", "k not an integer, bools refused", (_ER,), argument="k", raises="TypeError"),
-    Clause(_ESTIMATE, "raises", "x not a real number", (_ER,), argument="x", raises="TypeError"),
-    Clause(_ESTIMATE, "raises", "y not a real number", (_ER,), argument="y", raises="TypeError"),
-    Clause(_ESTIMATE, "raises", "k out of [0, 149]", (_ER,), argument="k", raises="ValueError"),
-    Clause(_ESTIMATE, "raises", "x not finite in float32 (nan, inf, 1e39)", (_ER,), argument="x", raises="ValueError"),
-    Clause(_ESTIMATE, "raises", "y not finite in float32 (nan, inf, 1e39)", (_ER,), argument="y", raises="ValueError"),
-    Clause(_ESTIMATE, "raises", "bad scheme", (_ER,), argument="scheme", raises="ValueError"),
-    Clause(_ESTIMATE, "raises", "bad wrt", (_ER,), argument="wrt", raises="ValueError"),
+    Clause(_ESTIMATE, "returns", "np.float32 for every input type; nan where h_eff is 0", (_EV, _EF, _ER)),
+    Clause(_ESTIMATE, "raises", "k not an integer, bools refused", (_EX,), argument="k", raises="TypeError"),
+    Clause(_ESTIMATE, "raises", "x not a real number", (_EX,), argument="x", raises="TypeError"),
+    Clause(_ESTIMATE, "raises", "y not a real number", (_EX,), argument="y", raises="TypeError"),
+    Clause(_ESTIMATE, "raises", "k out of [0, 149]", (_EX,), argument="k", raises="ValueError"),
+    Clause(_ESTIMATE, "raises", "x not finite in float32 (nan, inf, 1e39)", (_EX,), argument="x", raises="ValueError"),
+    Clause(_ESTIMATE, "raises", "y not finite in float32 (nan, inf, 1e39)", (_EX,), argument="y", raises="ValueError"),
+    Clause(_ESTIMATE, "raises", "bad scheme", (_EX,), argument="scheme", raises="ValueError"),
+    Clause(_ESTIMATE, "raises", "bad wrt", (_EX,), argument="wrt", raises="ValueError"),
     Clause(_ESTIMATE, "purity", "same arguments, same bits, whatever came before", (_EI,)),
     Clause(_SWEEP, "behaviour", "per k, order and repeats kept: steps, fd_estimate's values", (_SV, _SF, _SG)),
     Clause(_SWEEP, "behaviour", "total, truncation, rounding errors vs exact Q and dL; nan, no step", (_SV, _SF, _SG)),
     Clause(_SWEEP, "tolerance", "errors within 2**-44 of their scale; exact within 2**-44 relative", (_SV, _SF, _SG)),
     Clause(_SWEEP, "tie-break", "best_k: ties to the smallest k, never nan, None if all nan", (_ST, _SV)),
-    Clause(_SWEEP, "returns", "an FDSweep with its docstring's dtypes, for every input type", (_SV, _SG, _SX)),
+    Clause(_SWEEP, "returns", "an FDSweep with its docstring's dtypes, for every input type", (_SV, _SG)),
     Clause(_SWEEP, "accepts", "x: any real, rounded to float32", (_SG, _SX), argument="x"),
     Clause(_SWEEP, "accepts", "y: any real, rounded to float32", (_SG, _SX), argument="y"),
     Clause(_SWEEP, "accepts", "ks: lists, tuples, numpy arrays, numpy ints", (_SG, _SX), argument="ks"),
@@ -133,5 +136,6 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_SWEEP, "raises", "as fd_estimate: a k not an integer", (_SX,), argument="ks", raises="TypeError"),
     Clause(_SWEEP, "raises", "as fd_estimate: x not a real number", (_SX,), argument="x", raises="TypeError"),
     Clause(_SWEEP, "raises", "as fd_estimate: y not a real number", (_SX,), argument="y", raises="TypeError"),
-    Clause(_SWEEP, "purity", "same arguments, same sweep, whatever was swept before", (_SI,)),
+    Clause(_SWEEP, "purity", "ks left unchanged (a list or numpy array); same arguments, same sweep, whatever was "
+           "swept before", (_SI,)),
 )

@@ -75,15 +75,34 @@ default ks is a range), and sequences of calls with repeats in drawn orders.
 type is proven by the worker's refusal to send it, its value is seen only
 through ``exact_gradient`` and the sweep. :data:`CONTRACT` maps every clause
 to its properties.
+
+Each property judges its own clause, so a single mistake costs only the
+properties it breaks (as in Exercise 3). Values are compared with the
+reference only in the value properties. The defaults properties compare a call
+that leaves arguments out with the student's own call that passes the
+documented defaults, bit for bit; the accepted forms in the ``rejects``
+properties (a numpy ``k``, a tuple of ks) with the student's own answer for
+the plain form; the ``calls_independent`` properties every answer with the
+student's own answer for the same arguments asked fresh earlier in the
+property. A function wrong the same way every time passes those. One limit:
+a memo that keeps the first value it computed for a key answers each call the
+same way from then on, so only a value property sees it (the worker's calls at
+one point with both inputs make ``sweep_caches_exact_by_point`` visible there).
+``sweep_calls_independent`` also watches ``ks`` (lists and int64 arrays, the
+mutable forms): a sweep must leave the caller's ks as it was.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import inspect
 import math
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from copy import deepcopy
 from fractions import Fraction
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -115,6 +134,7 @@ __all__ = [
     "TOL",
     "estimate_difference",
     "gradient_difference",
+    "same_bits",
     "sweep_difference",
 ]
 
@@ -126,10 +146,27 @@ _FLOAT32_FIELDS = ("h", "h_eff", "estimate")
 _ERROR_FIELDS = ("total_error", "truncation_error", "rounding_error")
 
 
+def _on_copies(implementation: Callable[..., Any]) -> Callable[..., Any]:
+    """``implementation`` called on deep copies of its arguments.
+
+    A catalogued answer may change an argument in place (a sorted ``ks``); run in the trusted
+    process on a mismatch's inputs, it would otherwise change the inputs feedback shows, or a
+    suite's fixed cases.
+    """
+
+    @functools.wraps(implementation)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        return implementation(*deepcopy(args), **deepcopy(kwargs))
+
+    return run
+
+
 def _misconceptions(replaces: str, first: Sequence[str] = ()) -> tuple[Misconception, ...]:
     """Catalogue entries for ``replaces`` as misconceptions, entries named in ``first`` tried first."""
     entries = in_order("ex2", (e for e in catalogue("ex2") if e.replaces == replaces), first)
-    return tuple(misconception(e) for e in entries)
+    return tuple(
+        dataclasses.replace(m, implementation=_on_copies(m.implementation)) for m in map(misconception, entries)
+    )
 
 
 # --------------------------------------------------------------------------- comparisons
@@ -267,6 +304,39 @@ def _same_sweep(want: Any, got: Any) -> bool:
     return isinstance(want, Record) and sweep_difference(want, got) == ("", "")
 
 
+def _float_bits_equal(a: Any, b: Any) -> bool:
+    """Same dtype and shape, nan at the same places, the same bytes everywhere else."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    nan = np.isnan(a)
+    return bool(np.array_equal(nan, np.isnan(b)) and a[~nan].tobytes() == b[~nan].tobytes())
+
+
+def same_bits(a: Any, b: Any) -> bool:
+    """Whether two decoded answers are the same bit for bit (any nan equals any nan).
+
+    Clause properties compare the student's answer with the student's own answer to an
+    equivalent call, so there is no tolerance to allow: a stateless function that reads its
+    defaults as documented gives identical bits. ``wire_equal`` would let ``-0.0`` pass for
+    ``0.0``.
+    """
+    if isinstance(a, Record) or isinstance(b, Record):
+        return (
+            isinstance(a, Record)
+            and isinstance(b, Record)
+            and a.type == b.type
+            and list(a.fields) == list(b.fields)
+            and all(same_bits(a[name], b[name]) for name in a.fields)
+        )
+    floating = (np.ndarray, np.floating)
+    if isinstance(a, floating) and isinstance(b, floating) and np.asarray(a).dtype.kind == "f":
+        return _float_bits_equal(a, b)
+    if type(a) is float and type(b) is float:
+        return _float_bits_equal(np.float64(a), np.float64(b))
+    return wire_equal(a, b)
+
+
 def _first(record: Any, field: str) -> Any:
     """``record`` with ``field`` moved to the front, so the shortened feedback shows it first."""
     if not isinstance(record, Record) or field not in record.fields:
@@ -321,7 +391,22 @@ def _fixed_property(
         for case in fixed:
             check(student, **case)
 
-    return Property(name, description, run, tuple(misconceptions), matches)
+    # The cases themselves tell two catalogued mistakes apart when both explain the failure.
+    return Property(name, description, run, tuple(misconceptions), matches, probe_inputs=lambda: fixed)
+
+
+def _probing(prop: Property, flatten: Callable[..., dict[str, Any]]) -> Property:
+    """``prop`` probing with its drawn inputs as the student's function takes them.
+
+    A property may draw helpers (a whole case, the form of k or ks) that are not arguments of
+    the function; ``flatten(**drawn)`` turns each drawn input into the call a misconception
+    and the student's code are probed with, so two mistakes that agree on every failing
+    example can still be told apart.
+    """
+    drawn = prop.probe_inputs
+    if drawn is None:
+        return prop
+    return dataclasses.replace(prop, probe_inputs=lambda: [flatten(**inputs) for inputs in drawn()])
 
 
 Call = tuple[tuple[Any, ...], Mapping[str, Any], str | None]
@@ -357,16 +442,17 @@ def _raises_property(
     fn: str,
     names: Sequence[str],
     cases: Sequence[Call],
-    reference: Callable[..., Any],
     same: Callable[[Any, Any], bool],
     misconceptions: Sequence[Misconception] = (),
 ) -> Property:
     """Each call ``fn(*args, **kwargs)`` raises exactly the exception class named next to it.
 
     A case naming no exception (``None``) is a value the contract accepts next to the bad
-    ones (a range's end, a numpy integer): it must return what ``reference`` returns. A
-    raised exception is reported by its class name, and ``misconceptions`` are compared the
-    same way.
+    ones (a range's end, a numpy integer, a tuple of ks): it must not raise, and where it is
+    another form of plainer arguments (:func:`_plain`) it must give the bits the student's own
+    function gives for those. Its value is the value properties' business, so a wrong answer
+    that is wrong alike in every form passes here. A raised exception is reported by its class
+    name, and ``misconceptions`` are compared the same way, under ``same``.
     """
 
     def run(student: Student) -> None:
@@ -383,12 +469,34 @@ def _raises_property(
                 continue
             if error is not None:
                 raise Mismatch(inputs, error, got, f"the contract raises {error} here; use the provided input checks")
-            want = roundtrip(reference(*args, **kwargs))
-            if not same(want, got):
-                raise Mismatch(inputs, want, got, "the contract accepts this argument: the value must be as usual")
+            plain_args, plain_kwargs = _plain(args), {k: _plain(v) for k, v in kwargs.items()}
+            if _call_key(_call_inputs(plain_args, plain_kwargs, names)) == _call_key(inputs):
+                continue
+            own = student.call(fn, *plain_args, **plain_kwargs)
+            if not same_bits(own, got):
+                plain = ", ".join(repr(v) for v in (*plain_args, *plain_kwargs.values()))
+                note = f"the contract accepts this argument: the answer must be the one your code gives for ({plain})"
+                raise Mismatch(inputs, own, got, note)
 
     wrapped = [Misconception(m.name, m.advice, _outcome(m.implementation)) for m in misconceptions]
     return Property(name, description, run, tuple(wrapped), lambda want, got: _same_outcome(want, got, same))
+
+
+def _plain(value: Any) -> Any:
+    """``value`` in the plainest form the contract treats alike: Python ints and floats, lists for sequences.
+
+    A numpy float becomes the Python float of the same value (exact for float32 and float64),
+    a numpy integer an int, a tuple or integer array a list; everything else is unchanged.
+    """
+    if isinstance(value, np.bool_ | bool):
+        return value
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, tuple | list | np.ndarray) and not isinstance(value, str):
+        return [_plain(v) for v in value]
+    return value
 
 
 def _bad_arguments(
@@ -508,11 +616,10 @@ def _raises_check(
     fn: str,
     names: Sequence[str],
     cases: Sequence[Call],
-    reference: Callable[..., Any],
     same: Callable[[Any, Any], bool],
 ) -> Callable[[Student], None]:
     """The check of :func:`_raises_property`, to combine several functions in one property."""
-    return _raises_property("_", "_", fn, names, cases, reference, same).check
+    return _raises_property("_", "_", fn, names, cases, same).check
 
 
 def _all_of(name: str, description: str, *checks: Callable[[Student], None], like: Property) -> Property:
@@ -542,25 +649,58 @@ def _replayed(misconceptions: Sequence[Misconception]) -> tuple[Misconception, .
     """``misconceptions`` for a call sequence: each replays ``calls`` on a fresh copy, returning the last answer."""
 
     def replay(implementation: Callable[..., Any]) -> Callable[..., Any]:
+        # The catalogue's own function, not a wrapper: a fresh copy must own fresh defaults (a memo).
+        fresh_from = inspect.unwrap(implementation)
+
         def run(calls: Sequence[Mapping[str, Any]]) -> Any:
-            fresh = _fresh(implementation)
-            return [fresh(**call) for call in calls][-1]
+            fresh = _fresh(fresh_from)
+            return [fresh(**deepcopy(call)) for call in calls][-1]
 
         return run
 
     return tuple(Misconception(m.name, m.advice, replay(m.implementation)) for m in misconceptions)
 
 
+def _call_key(call: Mapping[str, Any]) -> str:
+    """One key per distinct call (reprs keep types apart: 2.1 and np.float32(2.1) are different calls)."""
+    return repr([(name, type(value).__name__, value) for name, value in sorted(call.items())])
+
+
+_STATE_NOTE = (
+    "the same arguments gave another answer when asked fresh, earlier in this check: "
+    "does your code keep state between calls?"
+)
+
+
 def _check_calls(
-    student: Student, fn: str, reference: Callable[..., Any], calls: Sequence[Mapping[str, Any]], same: Callable
+    student: Student,
+    fn: str,
+    calls: Sequence[Mapping[str, Any]],
+    ask: Callable[[Mapping[str, Any]], Any] | None = None,
 ) -> None:
-    """Each call of ``calls`` in order answers as the reference does; a mismatch reports the calls up to it."""
-    for i, call in enumerate(calls):
-        got = student.call(fn, **call)
-        want = roundtrip(reference(**call))
-        if not same(want, got):
-            note = "the same arguments gave the right answer on their own: does your code keep state between calls?"
-            raise Mismatch({"calls": list(calls[: i + 1])}, want, got, note if i else "")
+    """Each call of ``calls`` answers as the student's own code did for the same arguments asked fresh.
+
+    First every distinct call is asked once, in order of first appearance: the student's own
+    answers. Then ``calls`` run in their drawn order, repeats included, and each must give the
+    bits of its fresh answer. A function that is wrong the same way every time passes: its
+    values are the value properties' business. The mismatch reports every call made up to it,
+    so a catalogued mistake can be replayed on a fresh copy. ``ask`` makes one call (default:
+    ``student.call(fn, **call)``).
+    """
+    ask = ask or (lambda call: student.call(fn, **call))
+    fresh: dict[str, Any] = {}
+    made: list[Mapping[str, Any]] = []
+    for call in calls:
+        key = _call_key(call)
+        if key not in fresh:
+            made.append(call)
+            fresh[key] = ask(call)
+    for call in calls:
+        made.append(call)
+        got = ask(call)
+        want = fresh[_call_key(call)]
+        if not same_bits(want, got):
+            raise Mismatch({"calls": list(made)}, want, got, _STATE_NOTE)
 
 
 @st.composite
@@ -610,18 +750,17 @@ gradient_rejects = _all_of(
     "gradient_rejects_bad_arguments",
     "exact_gradient and exact_partial raise TypeError for an x or y that is no real number (bools too), "
     "ValueError for a nan or infinite one or an unknown wrt, and accept every finite real.",
-    _raises_check("exact_gradient", ("x", "y"), _GRADIENT_RAISES, ref.exact_gradient, _same_gradient),
+    _raises_check("exact_gradient", ("x", "y"), _GRADIENT_RAISES, _same_gradient),
     _raises_check(
         "exact_partial",
         ("x", "y", "wrt"),
         _bad_arguments(
             {"x": 2.0, "y": 3.0, "wrt": "y"}, {"x": _BAD_REAL, "y": _BAD_REAL, "wrt": _BAD_CHOICE}, ("x", "y", "wrt")
         ),
-        ref.exact_partial,
         wire_equal,
     ),
     like=_raises_property(
-        "_", "_", "exact_gradient", ("x", "y"), (), ref.exact_gradient, _same_gradient, _GRADIENT_WRONG
+        "_", "_", "exact_gradient", ("x", "y"), (), _same_gradient, _GRADIENT_WRONG
     ),
 )
 
@@ -674,7 +813,7 @@ partial_fraction = Property(
     matches=_same_gradient,
 )
 def gradient_calls_independent(student: Student, calls: list[dict[str, Any]]) -> None:
-    _check_calls(student, "exact_gradient", ref.exact_gradient, calls, _same_gradient)
+    _check_calls(student, "exact_gradient", calls)
 
 
 GRADIENT_SUITE = register(
@@ -744,6 +883,9 @@ def estimate_bits_at_float32_points(student: Student, case: dict[str, Any]) -> N
     _check_estimate(student, **case)
 
 
+estimate_bits_at_float32_points = _probing(estimate_bits_at_float32_points, lambda case: dict(case))
+
+
 @hypothesis_property(
     "estimate_bits_at_rounded_inputs",
     "fd_estimate rounds x and y to float32 before perturbing: right bits and an np.float32 at inputs in [0.5, 4] "
@@ -771,6 +913,12 @@ def estimate_bits_at_rounded_inputs(
     _check_estimate(student, x, y, k_form(k), scheme, wrt)
 
 
+estimate_bits_at_rounded_inputs = _probing(
+    estimate_bits_at_rounded_inputs,
+    lambda x, y, k, k_form, scheme, wrt: _estimate_inputs(x, y, k_form(k), scheme, wrt),
+)
+
+
 _ESTIMATE_VALID = {"x": 2.5, "y": 3.0, "k": 5, "scheme": "central", "wrt": "y"}
 estimate_rejects = _raises_property(
     "estimate_rejects_bad_arguments",
@@ -790,7 +938,6 @@ estimate_rejects = _raises_property(
         ((2.5, 3.0, np.int64(12), "central", "x"), {}, None),
         ((2.5, 3.0, np.int32(12), "forward", "y"), {}, None),
     ],
-    ref.fd_estimate,
     _same_estimate,
     _ESTIMATE_WRONG,
 )
@@ -804,20 +951,36 @@ _ESTIMATE_FORMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
-def _call_in_form(
-    student: Student, fn: str, reference: Callable[..., Any], case: Mapping[str, Any], form: tuple[tuple[str, ...], ...]
+#: The documented defaults, passed explicitly to get the student's own answer to compare with.
+_ESTIMATE_DEFAULTS = MappingProxyType({"scheme": "forward", "wrt": "x"})
+
+
+def _check_defaults(
+    student: Student,
+    fn: str,
+    names: Sequence[str],
+    defaults: Mapping[str, Any],
+    case: Mapping[str, Any],
+    form: tuple[tuple[str, ...], tuple[str, ...]],
 ) -> tuple[dict[str, Any], Any, Any]:
-    """(inputs as passed, the reference's answer, the student's) for ``fn`` called in ``form``."""
+    """(inputs as passed, the student's answer with every argument given, the student's answer in ``form``).
+
+    The argument ``form`` leaves out takes its documented default in the explicit call, the
+    others keep ``case``'s values; the explicit call passes the first three positionally and
+    the defaulted ones by keyword, as the docstring spells the call.
+    """
     positional, keywords = form
-    args = [case[n] for n in positional]
-    kwargs = {n: case[n] for n in keywords}
-    got = student.call(fn, *args, **kwargs)
-    return {**{n: case[n] for n in positional}, **kwargs}, roundtrip(reference(*args, **kwargs)), got
+    passed = {**{n: case[n] for n in positional}, **{n: case[n] for n in keywords}}
+    got = student.call(fn, *[case[n] for n in positional], **{n: case[n] for n in keywords})
+    explicit = {n: passed.get(n, defaults.get(n)) for n in names}
+    own = student.call(fn, *[explicit[n] for n in names if n not in defaults], **{n: explicit[n] for n in defaults})
+    return passed, own, got
 
 
 @hypothesis_property(
     "estimate_defaults",
-    "fd_estimate called without scheme and/or wrt behaves as scheme='forward', wrt='x'; keywords work.",
+    "fd_estimate called without scheme and/or wrt gives the bits of your own fd_estimate called with "
+    "scheme='forward', wrt='x'; every argument works by keyword.",
     given={"case": _rounding_steps(), "form": st.sampled_from(tuple(_ESTIMATE_FORMS))},
     max_examples=40,
     examples=[{"case": _estimate_inputs(_G[0], _G[1], 12, "central", "y"), "form": f} for f in _ESTIMATE_FORMS],
@@ -825,10 +988,13 @@ def _call_in_form(
     matches=_same_estimate,
 )
 def estimate_defaults(student: Student, case: dict[str, Any], form: str) -> None:
-    inputs, want, got = _call_in_form(student, "fd_estimate", ref.fd_estimate, case, _ESTIMATE_FORMS[form])
-    problem = estimate_difference(want, got)
-    if problem:
-        raise Mismatch(inputs, want, got, f"called with {form}: {problem}")
+    inputs, own, got = _check_defaults(
+        student, "fd_estimate", _ESTIMATE_NAMES, _ESTIMATE_DEFAULTS, case, _ESTIMATE_FORMS[form]
+    )
+    if not same_bits(own, got):
+        explicit = "scheme='forward', wrt='x'" if form != "all by keyword" else "x, y, k by position"
+        note = f"called with {form}, your fd_estimate answers otherwise than with {explicit} given explicitly"
+        raise Mismatch(inputs, own, got, note)
 
 
 @hypothesis_property(
@@ -850,7 +1016,7 @@ def estimate_defaults(student: Student, case: dict[str, Any], form: str) -> None
     matches=_same_estimate,
 )
 def estimate_calls_independent(student: Student, calls: list[dict[str, Any]]) -> None:
-    _check_calls(student, "fd_estimate", ref.fd_estimate, calls, _same_estimate)
+    _check_calls(student, "fd_estimate", calls)
 
 
 ESTIMATE_SUITE = register(
@@ -946,6 +1112,12 @@ def sweep_at_generated_points(
     _check_sweep(student, x, y, _KS_FORMS[ks_form](ks), scheme, wrt)
 
 
+sweep_at_generated_points = _probing(
+    sweep_at_generated_points,
+    lambda x, y, ks, ks_form, scheme, wrt: {"x": x, "y": y, "ks": _KS_FORMS[ks_form](ks), "scheme": scheme, "wrt": wrt},
+)
+
+
 sweep_ties = _fixed_property(
     "sweep_best_k_ties_and_nan",
     "best_k takes the smallest k among tied minima whatever the order of ks, skips nan, and is None "
@@ -983,7 +1155,6 @@ sweep_rejects = _raises_property(
         ((2.5, 3.0, (5, 3), "forward", "x"), {}, None),
         ((2.5, 3.0, np.array([7, 3, 7], dtype=np.int64), "central", "x"), {}, None),
     ],
-    ref.fd_sweep,
     _same_sweep,
     _SWEEP_WRONG,
 )
@@ -1001,60 +1172,114 @@ _SWEEP_DEFAULT_CALLS = [
 ]
 
 
+#: The documented defaults: ks = range(1, 25) travels as the list it stands for (a range has no wire form).
+_SWEEP_DEFAULTS = MappingProxyType({"ks": _DEFAULT_KS, "scheme": "forward", "wrt": "x"})
+
+
+def _first_difference(want: Any, got: Any) -> str:
+    """The first field in which two FDSweep records differ bit for bit (``""``: none, or not records)."""
+    if not (isinstance(want, Record) and isinstance(got, Record)):
+        return ""
+    return next((name for name in want.fields if name in got.fields and not same_bits(want[name], got[name])), "")
+
+
 def _check_sweep_defaults(student: Student) -> None:
     for case, form in _SWEEP_DEFAULT_CALLS:
-        inputs, want, got = _call_in_form(student, "fd_sweep", ref.fd_sweep, case, form)
-        field, problem = sweep_difference(want, got)
-        if problem:
-            left_out = ", ".join(n for n in ("ks", "scheme", "wrt") if n not in inputs) or "nothing"
-            raise Mismatch(inputs, _first(want, field), _first(got, field), f"leaving out {left_out}: {problem}")
+        inputs, own, got = _check_defaults(student, "fd_sweep", _SWEEP_NAMES, _SWEEP_DEFAULTS, case, form)
+        if not same_bits(own, got):
+            left_out = [n for n in _SWEEP_DEFAULTS if n not in inputs]
+            given = ", ".join(f"{n}={_SWEEP_DEFAULTS[n]!r}" if n != "ks" else "ks=range(1, 25)" for n in left_out)
+            field = _first_difference(own, got)
+            where = f" ({field} differs)" if field else ""
+            note = f"leaving out {', '.join(left_out) or 'nothing'}, your fd_sweep answers otherwise than with "
+            note += f"{given or 'x, y, ks by position'} given explicitly{where}"
+            raise Mismatch(inputs, _first(own, field), _first(got, field), note)
 
 
 sweep_defaults = Property(
     "sweep_defaults",
-    "fd_sweep called without ks, scheme and/or wrt sweeps k = 1..24, forward, in x; keywords work.",
+    "fd_sweep called without ks, scheme and/or wrt gives the sweep your own fd_sweep gives with ks=range(1, 25), "
+    "scheme='forward', wrt='x'; every argument works by keyword.",
     _check_sweep_defaults,
     _SWEEP_WRONG,
     _same_sweep,
 )
 
 
+#: The mutable forms of ks: a function that changes its ks in place changes the caller's list or array.
+_MUTABLE_KS_FORMS = ("list", "int64 array")
+
+
 @st.composite
 def _sweep_calls(draw: st.DrawFn) -> list[dict[str, Any]]:
-    """Sweeps at two shared points (x, y, scheme, ks varied), called in a drawn order with repeats."""
+    """Sweeps at two shared points (x, y, scheme, ks varied), called in a drawn order with repeats.
+
+    ks is a list or an int64 array, in any order, so that a sweep that sorts or rewrites the
+    caller's ks shows it.
+    """
     points = draw(st.lists(st.tuples(_FLOAT32_POINT, _FLOAT32_POINT), min_size=1, max_size=2))
     case = st.builds(
-        lambda p, ks, scheme, wrt: _sweep_inputs(*p, ks, scheme, wrt),
+        lambda p, ks, form, scheme, wrt: {**_sweep_inputs(*p, ks, scheme, wrt), "ks": _KS_FORMS[form](ks)},
         st.sampled_from(points),
         st.lists(st.integers(1, 20), min_size=1, max_size=3),
+        st.sampled_from(_MUTABLE_KS_FORMS),
         _SCHEME,
         _WRT,
     )
     return draw(_call_sequence(case))
 
 
+def _ks_left(implementation: Callable[..., Any]) -> Callable[..., Any]:
+    """What ``implementation`` leaves in the ks it is given (on a copy), for naming a mistake that changes it."""
+
+    def run(x: Any, y: Any, ks: Any, scheme: str, wrt: str) -> Any:
+        mine = deepcopy(ks)
+        # A fresh copy: a catalogued memo must not carry state from one naming attempt to the next.
+        _fresh(inspect.unwrap(implementation))(x, y, mine, scheme, wrt)
+        return mine
+
+    return run
+
+
+def _same_sweep_or_ks(want: Any, got: Any) -> bool:
+    """Sweeps compare as sweeps; the ks a call left behind compares exactly."""
+    return _same_sweep(want, got) if isinstance(want, Record) else wire_equal(want, got)
+
+
+def _ask_sweep(student: Student, call: Mapping[str, Any]) -> Any:
+    """One sweep, failing at once when it changed the caller's ks (the docstring reads ks, it does not write it)."""
+    watched = student.call_watch("fd_sweep", **call)
+    sent, left = roundtrip(call["ks"]), watched.kwargs.get("ks")
+    if not wire_equal(sent, left):
+        note = "fd_sweep changed the ks it was given: read ks (or a copy of it), leave the caller's list or array alone"
+        raise Mismatch(dict(call), sent, left, note)
+    return watched.value
+
+
 @hypothesis_property(
     "sweep_calls_independent",
-    "fd_sweep gives the same sweep for the same arguments whatever was swept before (same point, other "
-    "input or scheme, repeats, any order).",
+    "fd_sweep leaves the ks it is given unchanged (lists and numpy arrays), and gives the sweep your own fd_sweep "
+    "gave for the same arguments asked fresh, whatever was swept before (same point, other input or scheme).",
     given={"calls": _sweep_calls()},
     max_examples=15,
     examples=[
         {
             "calls": [
-                _sweep_inputs(_G[0], _G[1], [10, 12], "forward", "x"),
-                _sweep_inputs(_G[0], _G[1], [10, 12], "forward", "y"),
-                _sweep_inputs(_G[0], _G[1], [7], "central", "x"),
-                _sweep_inputs(_G[0], _G[1], [10, 12], "forward", "x"),
+                _sweep_inputs(_G[0], _G[1], [12, 10], "forward", "x"),
+                _sweep_inputs(_G[0], _G[1], [12, 10], "forward", "y"),
+                {**_sweep_inputs(_G[0], _G[1], [7, 3, 7], "central", "x"), "ks": np.array([7, 3, 7], dtype=np.int64)},
+                _sweep_inputs(_G[0], _G[1], [12, 10], "forward", "x"),
             ]
         }
     ],
-    misconceptions=_replayed(_SWEEP_WRONG),
-    matches=_same_sweep,
+    misconceptions=(
+        *_replayed(_SWEEP_WRONG),
+        *(Misconception(m.name, m.advice, _ks_left(m.implementation)) for m in _SWEEP_WRONG),
+    ),
+    matches=_same_sweep_or_ks,
 )
 def sweep_calls_independent(student: Student, calls: list[dict[str, Any]]) -> None:
-    graded = [c for c in calls if all(_applied_step_exact(c["x"], c["y"], k, c["scheme"], c["wrt"]) for k in c["ks"])]
-    _check_calls(student, "fd_sweep", ref.fd_sweep, graded, _same_sweep)
+    _check_calls(student, "fd_sweep", calls, lambda call: _ask_sweep(student, call))
 
 
 SWEEP_SUITE = register(

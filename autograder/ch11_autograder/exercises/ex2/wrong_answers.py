@@ -41,6 +41,9 @@ What each entry gets wrong, and where it shows (``v`` the perturbed input):
   reports ``|rounding - 2 truncation|``): on the cancellation arm of most sweeps.
 * ``errors_against_float32_derivative``: the exact derivative rounded to
   float32 before the errors are taken; ``exact`` and every total error off.
+* ``sweep_sorts_callers_ks``: ``ks.sort()`` on the caller's list (to make the
+  first minimum the smallest k): the caller's ks is changed, and every sweep
+  over ks not in increasing order comes back in the wrong order.
 """
 
 from __future__ import annotations
@@ -908,6 +911,59 @@ def sweep_caches_exact_by_point(
     if key not in _memo:
         _memo[key] = exact_partial(xs, ys, wrt)
     exact = _memo[key]
+    n = len(ks)
+    h = np.array([2.0 ** -int(k) for k in ks], dtype=np.float32)
+    h_eff = np.zeros(n, dtype=np.float32)
+    estimate = np.array([fd_estimate(xs, ys, int(k), scheme, wrt) for k in ks], dtype=np.float32)
+    total, truncation, rounding = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
+    v = xs if wrt == "x" else ys
+    for i in range(n):
+        up = v + h[i]
+        low = v if scheme == "forward" else v - h[i]
+        h_eff[i] = up - low
+        if h_eff[i] == 0:
+            continue
+        upper, lower = ((up, ys), (low, ys)) if wrt == "x" else ((xs, up), (xs, low))
+        q = (opening_objective_exact(*upper) - opening_objective_exact(*lower)) / (
+            Fraction(float(up)) - Fraction(float(low))
+        )
+        e = Fraction(float(estimate[i]))
+        total[i] = float(abs(e - exact))
+        truncation[i] = float(abs(q - exact))
+        rounding[i] = float(abs(e - q))
+    finite = ~np.isnan(total)
+    best_k = int(ks[finite][total[finite] == total[finite].min()].min()) if finite.any() else None
+    return FDSweep(xs, ys, scheme, wrt, ks, h, h_eff, estimate, float(exact), total, truncation, rounding, best_k)
+
+
+@wrong_answer(
+    exercise="ex2",
+    name="sweep_sorts_callers_ks",
+    title="The caller's list of ks sorted in place",
+    advice=(
+        "ks belongs to the caller: ks.sort() reorders their list, so the next sweep they ask for with it (or the "
+        "figure they draw from it) is not the one they wrote, and the sweep no longer keeps the order given. Sorting "
+        "is not needed for the tie-break either: among equal total errors take the smallest k."
+    ),
+    answer_cell=SWEEP_CELL,
+    replaces="fd_sweep",
+    loses=(SWEEP_TESTS,),
+)
+def sweep_sorts_callers_ks(
+    x: float, y: float, ks: Iterable[int] = range(1, 25), scheme: str = "forward", wrt: str = "x"
+) -> FDSweep:
+    """A correct sweep over ks sorted first, in place when the caller passed a list."""
+    scheme = _check_choice("scheme", scheme, _SCHEMES)
+    wrt = _check_choice("wrt", wrt, _VARIABLES)
+    xs = _to_float32("x", x)
+    ys = _to_float32("y", y)
+    if not isinstance(ks, list):
+        ks = list(ks)
+    ks.sort()  # <- in increasing order the first minimum is the smallest k; but this is the caller's list
+    ks = np.array([_check_k(k) for k in ks], dtype=np.int64)
+    if ks.size == 0:
+        raise ValueError("ks must contain at least one k")
+    exact = exact_partial(xs, ys, wrt)
     n = len(ks)
     h = np.array([2.0 ** -int(k) for k in ks], dtype=np.float32)
     h_eff = np.zeros(n, dtype=np.float32)
