@@ -218,7 +218,8 @@ def _error_scales(want: Record) -> list[float]:
         if h_eff == 0:
             scales.append(math.nan)
             continue
-        size = max(abs(opening_objective_exact(*upper)), abs(opening_objective_exact(*lower)))
+        # The points are float32; float() of each is exact, and the exact objective takes floats.
+        size = max(abs(opening_objective_exact(*map(float, upper))), abs(opening_objective_exact(*map(float, lower))))
         scales.append(float(size / Fraction(float(h_eff))) + exact)
     return scales
 
@@ -351,7 +352,7 @@ def _estimate_inputs(x: Any, y: Any, k: int, scheme: str, wrt: str) -> dict[str,
     return {"x": x, "y": y, "k": k, "scheme": scheme, "wrt": wrt}
 
 
-def _check_estimate(student: Student, x: Any, y: Any, k: int, scheme: str, wrt: str) -> None:
+def _check_estimate(student: Student, x: Any, y: Any, k: int, scheme: ref.Scheme, wrt: ref.Variable) -> None:
     got = student.call("fd_estimate", x, y, k, scheme, wrt)
     want = roundtrip(ref.fd_estimate(x, y, k, scheme, wrt))
     problem = estimate_difference(want, got)
@@ -359,7 +360,9 @@ def _check_estimate(student: Student, x: Any, y: Any, k: int, scheme: str, wrt: 
         raise Mismatch(_estimate_inputs(x, y, k, scheme, wrt), want, got, problem)
 
 
-def _check_sweep(student: Student, x: Any, y: Any, ks: Sequence[int], scheme: str, wrt: str) -> None:
+def _check_sweep(
+    student: Student, x: Any, y: Any, ks: Sequence[int], scheme: ref.Scheme, wrt: ref.Variable
+) -> None:
     got = student.call("fd_sweep", x, y, ks, scheme, wrt)
     want = roundtrip(ref.fd_sweep(x, y, ks, scheme, wrt))
     field, problem = sweep_difference(want, got)
@@ -526,7 +529,7 @@ def _applied_step_exact(x: float, y: float, k: int, scheme: str, wrt: str) -> bo
     return 2.0**-k <= v if scheme == "forward" else 3 * 2.0**-k <= v
 
 
-def _graded_ks(x: float, y: float, scheme: str, wrt: str) -> list[int]:
+def _graded_ks(x: Any, y: Any, scheme: str, wrt: str) -> list[int]:
     """``k = 1..GRADED_K_MAX`` without the large steps whose applied step the contract leaves inexact."""
     return [k for k in range(1, GRADED_K_MAX + 1) if _applied_step_exact(x, y, k, scheme, wrt)]
 
@@ -908,7 +911,7 @@ estimate_bits_at_float32_points = _probing(estimate_bits_at_float32_points, lamb
     matches=_same_estimate,
 )
 def estimate_bits_at_rounded_inputs(
-    student: Student, x: Any, y: Any, k: int, k_form: Callable[[int], Any], scheme: str, wrt: str
+    student: Student, x: Any, y: Any, k: int, k_form: Callable[[int], Any], scheme: ref.Scheme, wrt: ref.Variable
 ) -> None:
     _check_estimate(student, x, y, k_form(k), scheme, wrt)
 
@@ -1106,7 +1109,7 @@ sweep_full = _fixed_property(
     matches=_same_sweep,
 )
 def sweep_at_generated_points(
-    student: Student, x: Any, y: Any, ks: list[int], ks_form: str, scheme: str, wrt: str
+    student: Student, x: Any, y: Any, ks: list[int], ks_form: str, scheme: ref.Scheme, wrt: ref.Variable
 ) -> None:
     assume(all(_applied_step_exact(x, y, k, scheme, wrt) for k in ks))
     _check_sweep(student, x, y, _KS_FORMS[ks_form](ks), scheme, wrt)
@@ -1135,7 +1138,7 @@ sweep_ties = _fixed_property(
 )
 
 _SWEEP_VALID = {"x": 2.5, "y": 3.0, "ks": [3, 5], "scheme": "central", "wrt": "y"}
-_BAD_KS = (
+_BAD_KS: tuple[tuple[Any, str], ...] = (
     ([], V), ((), V), (np.array([], dtype=np.int64), V), ([1, 150], V), ([-1], V), ([1, True], T),
     ([2.5], T), ([np.float64(2.0)], T), (["3"], T), ([3, None], T),
 )
@@ -1219,7 +1222,7 @@ def _sweep_calls(draw: st.DrawFn) -> list[dict[str, Any]]:
     """
     points = draw(st.lists(st.tuples(_FLOAT32_POINT, _FLOAT32_POINT), min_size=1, max_size=2))
     case = st.builds(
-        lambda p, ks, form, scheme, wrt: {**_sweep_inputs(*p, ks, scheme, wrt), "ks": _KS_FORMS[form](ks)},
+        lambda p, ks, form, scheme, wrt: {**_sweep_inputs(p[0], p[1], ks, scheme, wrt), "ks": _KS_FORMS[form](ks)},
         st.sampled_from(points),
         st.lists(st.integers(1, 20), min_size=1, max_size=3),
         st.sampled_from(_MUTABLE_KS_FORMS),
