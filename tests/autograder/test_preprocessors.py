@@ -97,12 +97,12 @@ def test_stderr_in_a_test_cell_no_longer_zeroes_it(toy_suite, tmp_path):
     assert determine_grade(nb.cells[2]) == (0, 2.0)  # plain nbgrader: a warning costs the cell
     cell = verdicts(nb, tmp_path)
     assert determine_grade(cell) == (2.0, 2.0)
-    assert cell.outputs[0].text.startswith("3 of 3 checks passed")  # the visible checks and two properties
+    assert cell.outputs[0].text.startswith("2 of 2 checks passed")  # passing visible checks add no property
 
 
 def test_partial_verdict_is_what_nbgrader_records(toy_suite, tmp_path):
     cell = verdicts(notebook("def double(x):\n    return int(2 * x)"), tmp_path)
-    assert determine_grade(cell) == (1.33, 2.0)  # visible checks and doubles_integers hold, doubles_floats fails
+    assert determine_grade(cell) == (1.0, 2.0)  # doubles_integers holds, doubles_floats fails
     assert [o.output_type for o in cell.outputs] == ["stream", "execute_result"]
     assert "[FAIL] doubles_floats" in cell.outputs[0].text
 

@@ -470,15 +470,17 @@ def test_watched_calls_and_kept_objects_let_a_property_see_mutation_and_memory(c
         assert "chain" in failures["no_memory"].message()
 
 
-def test_visible_checks_count_as_one_property_listed_first():
+def test_failing_visible_checks_count_as_one_more_failed_property_listed_first():
     from ch11_autograder.protocol import CellOutcome
 
     suite = CellSuite("double_tests", points=2, properties=[doubles])
     right = LocalSession(double=lambda x: 2 * x)
     assert run_suite(suite, right, 2.0).descriptions[0][0] == "doubles"  # no checks: nothing extra
+    # Passing them adds nothing: the properties keep their weights (a docstring may promise them).
     passed = run_suite(suite, right, 2.0, visible=CellOutcome(3, "ok"))
-    assert [name for name, _ in passed.descriptions] == ["visible_checks", "doubles"] and passed.score == 2.0
+    assert [name for name, _ in passed.descriptions] == ["doubles"] and passed.score == 2.0
     failed = run_suite(suite, right, 2.0, visible=CellOutcome(3, "error", "AssertionError", "got 5", "line 2"))
+    assert [name for name, _ in failed.descriptions] == ["visible_checks", "doubles"]
     assert failed.score == 1.0 and failed.passed == ("doubles",)
     assert "AssertionError: got 5 (line 2)" in failed.failures[0].message()
 

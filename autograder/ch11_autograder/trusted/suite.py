@@ -737,10 +737,13 @@ def run_suite(
             when given (a mismatch is a configuration error).
         logger: receives tracebacks of suite bugs.
         visible: how the worker ran the cell's visible checks (see
-            ``submission_cells.worker_cells``): they then count as one more property,
-            :data:`VISIBLE_CHECKS`, listed first, which fails when they raised. ``None``
-            (the cell has no visible checks, or the worker never ran the cells, in which
-            case every property fails anyway): nothing extra is counted.
+            ``submission_cells.worker_cells``). When they raised, they count as one more
+            property of the cell, :data:`VISIBLE_CHECKS`, listed first and failed, so the
+            cell cannot score full marks. When they passed, nothing is added: passing the
+            notebook's own checks is the floor every answer stands on, and the properties'
+            weights (the scoring a docstring may promise, such as one point per mark) stay
+            as they are. ``None`` (no visible checks, or the worker never ran the cells,
+            in which case every property fails anyway): nothing is added either.
 
     Raises:
         ValueError: ``points`` disagrees with the suite.
@@ -751,11 +754,10 @@ def run_suite(
         )
     descriptions = [(p.name, p.description) for p in suite.properties]
     failures = []
-    if visible is not None:
+    failure = visible_checks_failure(visible) if visible is not None else None
+    if failure is not None:
         descriptions.insert(0, (VISIBLE_CHECKS, VISIBLE_CHECKS_DESCRIPTION))
-        failure = visible_checks_failure(visible)
-        if failure is not None:
-            failures.append(failure)
+        failures.append(failure)
     for prop in suite.properties:
         failure = run_property(prop, session, logger)
         if failure is not None:
