@@ -48,6 +48,18 @@ DEV_ONLY = {
     "sympy",
     "mpmath",
     "trove-classifiers",
+    # mutation testing of the suites (mutation/, docs/mutation.md): mutmut and what it pulls in
+    "mutmut",
+    "click",
+    "coverage",
+    "libcst",
+    "linkify-it-py",
+    "markdown-it-py",
+    "mdit-py-plugins",
+    "mdurl",
+    "rich",
+    "setproctitle",
+    "textual",
 }
 
 
