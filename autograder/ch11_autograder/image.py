@@ -56,6 +56,14 @@ DEV_ONLY = {
     "mypy_extensions",
     "librt",
     "ast-serialize",
+    # mutation testing of the suites (mutation/, docs/mutation.md): mutmut and what it pulls in
+    "mutmut",
+    "coverage",
+    "libcst",
+    "linkify-it-py",
+    "mdit-py-plugins",
+    "setproctitle",
+    "textual",
 }
 
 
