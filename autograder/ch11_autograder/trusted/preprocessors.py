@@ -46,11 +46,12 @@ from ..untrusted.capped_run import read_untrusted_file, run_limited
 from ..untrusted.choose import choose_launcher, resolve_backend
 from ..untrusted.launch import Launcher, Limits
 from .feedback import OutputBudget, sanitize_notebook, sanitize_outputs
+from .grading import first_report
 from .registry import get_suite, load_suite_modules
 from .submission_cells import autograded_test_cells, is_autograded_test, strip_hidden_tests, worker_cells
 from .suite import run_suite
 from .verdicts import CellVerdict, verdict_outputs
-from .worker_client import CallTimeout, ProtocolError, WorkerCrashed, WorkerSession
+from .worker_client import WorkerSession
 
 __all__ = [
     "SandboxedExecute",
@@ -334,18 +335,10 @@ class TrustedVerdicts(NbGraderPreprocessor):
         )
         name = resources.get("unique_key", "notebook")
         with session:
-            # Run the submission's cells before the first property, so their time (a slow or
-            # looping cell) is never charged to one property's time budget. A failed start is
-            # final for the session; the properties then report it in the student's terms.
-            with contextlib.suppress(CallTimeout, WorkerCrashed, ProtocolError):
-                session.start()
-            # The first run's report: a restart later (after a crash in one property) runs the
-            # same cells again, and the visible checks are judged as the student's notebook ran them.
-            report = session.report
+            report = first_report(session)
             for _, cell in tests:
-                check = cells.checks.get(str(cell.metadata.get("nbgrader", {}).get("grade_id", "")))
-                visible = report[check] if check is not None and check < len(report) else None
-                verdict = self._verdict(cell, session, visible)
+                grade_id = str(cell.metadata.get("nbgrader", {}).get("grade_id", ""))
+                verdict = self._verdict(cell, session, cells.visible_outcome(grade_id, report))
                 cell.outputs = [nbformat.from_dict(o) for o in verdict_outputs(verdict, cell.get("execution_count"))]
                 self.log.info("%s/%s: %g of %g points", name, verdict.grade_id, verdict.score, verdict.points)
         for incident in session.incidents:

@@ -23,7 +23,7 @@ nbgrader marks cells in ``metadata.nbgrader``. For grading:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -93,6 +93,15 @@ class WorkerCells:
 
     sources: tuple[str, ...]
     checks: Mapping[str, int]
+
+    def visible_outcome(self, grade_id: str, report: Sequence[Any]) -> Any:
+        """How the worker ran ``grade_id``'s visible checks (a ``CellOutcome`` of ``report``), or ``None``.
+
+        ``None`` when the cell has no visible checks or ``report`` (the worker's cell report,
+        one outcome per source) does not reach them, e.g. because the worker never started.
+        """
+        index = self.checks.get(grade_id)
+        return report[index] if index is not None and index < len(report) else None
 
 
 def _has_code(source: str) -> bool:

@@ -19,6 +19,7 @@ import time
 import numpy as np
 import pytest
 from ch11_autograder.authoring.build import build_notebook
+from ch11_autograder.exercises import WORKER_SKIP_CELLS
 from ch11_autograder.exercises.catalogue import catalogue
 from ch11_autograder.exercises.ex1.notebook import cells as notebook_cells
 from ch11_autograder.exercises.ex1.suite import (
@@ -50,9 +51,9 @@ from ch11_autograder.exercises.ex1.suite import (
     vectors_match,
 )
 from ch11_autograder.protocol import roundtrip
+from ch11_autograder.trusted.grading import grade_suites
 from ch11_autograder.trusted.registry import get_suite
-from ch11_autograder.trusted.submission_cells import autograded_test_cells, submission_code_cells
-from ch11_autograder.trusted.suite import run_suite
+from ch11_autograder.trusted.submission_cells import WorkerCells, autograded_test_cells, worker_cells
 from ch11_autograder.trusted.verdicts import CellVerdict
 from ch11_autograder.trusted.worker_client import WorkerSession
 from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
@@ -360,19 +361,20 @@ def test_matching_is_tolerant_to_rounding_but_not_to_another_mistake():
 # --------------------------------------------------------------------------- through the worker
 
 
-def _cells(suffixes: dict[str, str] | None = None, *, released: bool = False) -> list[str]:
+def _cells(suffixes: dict[str, str] | None = None, *, released: bool = False) -> WorkerCells:
     nb = _source_notebook()
     if released:
         nb, _ = ClearSolutions().preprocess(nb, {})
     for cell in nb.cells:
         if suffixes and cell.id in suffixes:
             cell.source += "\n\n\n" + suffixes[cell.id]
-    return submission_code_cells(nb)
+    # As the grader runs them: figure cells left out, each test cell's visible checks in place.
+    return worker_cells(nb, skip=set(WORKER_SKIP_CELLS))
 
 
-def grade(cells: list[str]) -> dict[str, CellVerdict]:
-    with WorkerSession(cells, UnsandboxedLauncher(quiet=True), call_timeout=10.0) as session:
-        return {grade_id: run_suite(suite, session, suite.points) for grade_id, suite in SUITES.items()}
+def grade(cells: WorkerCells) -> dict[str, CellVerdict]:
+    with WorkerSession(list(cells.sources), UnsandboxedLauncher(quiet=True), call_timeout=10.0) as session:
+        return grade_suites(cells, SUITES.values(), session)
 
 
 def _scores(verdicts: dict[str, CellVerdict]) -> dict[str, float]:

@@ -19,6 +19,7 @@ import hypothesis
 import numpy as np
 import pytest
 from ch11_autograder.authoring.build import build_notebook
+from ch11_autograder.exercises import WORKER_SKIP_CELLS
 from ch11_autograder.exercises.catalogue import catalogue
 from ch11_autograder.exercises.ex2.contract import GRADED_HIGH, GRADED_K_MAX, GRADED_LOW, TOLERANCE_EXPONENT
 from ch11_autograder.exercises.ex2.notebook import cells as notebook_cells
@@ -36,8 +37,9 @@ from ch11_autograder.exercises.ex2.suite import (
     sweep_difference,
 )
 from ch11_autograder.protocol import Record, roundtrip
+from ch11_autograder.trusted.grading import grade_suites
 from ch11_autograder.trusted.registry import get_suite, register
-from ch11_autograder.trusted.submission_cells import autograded_test_cells, submission_code_cells
+from ch11_autograder.trusted.submission_cells import WorkerCells, autograded_test_cells, worker_cells
 from ch11_autograder.trusted.suite import run_suite
 from ch11_autograder.trusted.verdicts import CellVerdict
 from ch11_autograder.trusted.worker_client import WorkerSession
@@ -327,19 +329,20 @@ class _InProcess:
 # --------------------------------------------------------------------------- graded through the worker
 
 
-def _cells(suffixes: dict[str, str] | None = None, *, released: bool = False) -> list[str]:
+def _cells(suffixes: dict[str, str] | None = None, *, released: bool = False) -> WorkerCells:
     nb = _source_notebook()
     if released:
         nb, _ = ClearSolutions().preprocess(nb, {})
     for cell in nb.cells:
         if suffixes and cell.id in suffixes:
             cell.source += "\n\n\n" + suffixes[cell.id]
-    return submission_code_cells(nb)
+    # As the grader runs them: figure cells left out, each test cell's visible checks in place.
+    return worker_cells(nb, skip=set(WORKER_SKIP_CELLS))
 
 
-def grade(cells: list[str]) -> dict[str, CellVerdict]:
-    with WorkerSession(cells, UnsandboxedLauncher(quiet=True), call_timeout=20.0) as session:
-        return {suite.grade_id: run_suite(suite, session, suite.points) for suite in SUITES}
+def grade(cells: WorkerCells) -> dict[str, CellVerdict]:
+    with WorkerSession(list(cells.sources), UnsandboxedLauncher(quiet=True), call_timeout=20.0) as session:
+        return grade_suites(cells, SUITES, session)
 
 
 def _messages(verdicts: dict[str, CellVerdict]) -> str:

@@ -23,6 +23,7 @@ from functools import cache
 import numpy as np
 import pytest
 from ch11_autograder.authoring.build import build_notebook
+from ch11_autograder.exercises import WORKER_SKIP_CELLS
 from ch11_autograder.exercises.catalogue import catalogue
 from ch11_autograder.exercises.ex3 import suite as suite_module
 from ch11_autograder.exercises.ex3.contract import GRADED_MAX_DEPTH
@@ -37,9 +38,10 @@ from ch11_autograder.exercises.ex3.suite import (
     same_output,
 )
 from ch11_autograder.protocol import Once, Record, roundtrip, wire_equal
+from ch11_autograder.trusted.grading import grade_suites
 from ch11_autograder.trusted.registry import get_suite
-from ch11_autograder.trusted.submission_cells import autograded_test_cells, submission_code_cells
-from ch11_autograder.trusted.suite import Mismatch, Property, name_misconception, run_suite
+from ch11_autograder.trusted.submission_cells import WorkerCells, autograded_test_cells, worker_cells
+from ch11_autograder.trusted.suite import Mismatch, Property, name_misconception
 from ch11_autograder.trusted.verdicts import CellVerdict, format_value
 from ch11_autograder.trusted.worker_client import WorkerSession
 from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
@@ -270,7 +272,7 @@ def test_same_output_tells_float_counts_from_int_counts():
 
 
 def _cells(replace: dict[str, str] | None = None, append: dict[str, str] | None = None, *,
-           released: bool = False, figure: bool = True) -> list[str]:
+           released: bool = False, figure: bool = True) -> WorkerCells:
     nb = _source_notebook()
     if released:
         nb, _ = ClearSolutions().preprocess(nb, {})
@@ -281,12 +283,13 @@ def _cells(replace: dict[str, str] | None = None, append: dict[str, str] | None 
             cell.source += "\n\n\n" + append[cell.id]
         if cell.id == "ex3_figure" and not figure:
             cell.source = "# figure left out (see the module docstring)"
-    return submission_code_cells(nb)
+    # As the grader runs them: figure cells left out, each test cell's visible checks in place.
+    return worker_cells(nb, skip=set(WORKER_SKIP_CELLS))
 
 
-def grade(cells: list[str]) -> dict[str, CellVerdict]:
-    with WorkerSession(cells, UnsandboxedLauncher(quiet=True), call_timeout=10.0) as session:
-        return {suite.grade_id: run_suite(suite, session, suite.points) for suite in SUITES}
+def grade(cells: WorkerCells) -> dict[str, CellVerdict]:
+    with WorkerSession(list(cells.sources), UnsandboxedLauncher(quiet=True), call_timeout=10.0) as session:
+        return grade_suites(cells, SUITES, session)
 
 
 def _scores(verdicts: dict[str, CellVerdict]) -> dict[str, float]:
@@ -387,6 +390,7 @@ def test_round_sqrt_feedback_says_only_the_tie_break_exposes_it():
     second = grade(_cells(append={entry.answer_cell: entry.source}, figure=False))
     text = first["ex3_best_block_length_tests"].message()
     assert {f.property for f in first["ex3_best_block_length_tests"].failures} == {
+        "visible_checks",  # the notebook's own check asks for k = 28 at depth 1000
         "visible_examples",
         "smallest_tied_k",
         "small_depths",

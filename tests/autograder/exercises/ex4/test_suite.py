@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from ch11_autograder.authoring.build import build_notebook
+from ch11_autograder.exercises import WORKER_SKIP_CELLS
 from ch11_autograder.exercises.catalogue import catalogue
 from ch11_autograder.exercises.ex4.contract import MARKS_POINTS as POINTS
 from ch11_autograder.exercises.ex4.contract import MARKS_TESTS as GRADE_ID
@@ -30,9 +31,9 @@ from ch11_autograder.exercises.ex4.suite import (
     validate_marks,
 )
 from ch11_autograder.protocol import Record
+from ch11_autograder.trusted.grading import grade_suites
 from ch11_autograder.trusted.registry import get_suite, register
-from ch11_autograder.trusted.submission_cells import autograded_test_cells, submission_code_cells
-from ch11_autograder.trusted.suite import run_suite
+from ch11_autograder.trusted.submission_cells import WorkerCells, autograded_test_cells, worker_cells
 from ch11_autograder.trusted.verdicts import CellVerdict
 from ch11_autograder.trusted.worker_client import WorkerSession
 from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
@@ -286,19 +287,20 @@ def test_released_stub_holds_no_answer_and_no_rubric():
     assert "Rubric" not in "".join(c.source for c in released.cells)
 
 
-def _cells(answer_suffix: str = "", *, released: bool = False) -> list[str]:
+def _cells(answer_suffix: str = "", *, released: bool = False) -> WorkerCells:
     nb = _source_notebook()
     if released:
         nb, _ = ClearSolutions().preprocess(nb, {})
     for cell in nb.cells:
         if cell.id == ANSWER_CELL and answer_suffix:
             cell.source += "\n\n\n" + answer_suffix
-    return submission_code_cells(nb)
+    # As the grader runs them: figure cells left out, each test cell's visible checks in place.
+    return worker_cells(nb, skip=set(WORKER_SKIP_CELLS))
 
 
-def grade(cells: list[str]) -> CellVerdict:
-    with WorkerSession(cells, UnsandboxedLauncher(quiet=True), call_timeout=10.0) as session:
-        return run_suite(SUITE, session, POINTS)
+def grade(cells: WorkerCells) -> CellVerdict:
+    with WorkerSession(list(cells.sources), UnsandboxedLauncher(quiet=True), call_timeout=10.0) as session:
+        return grade_suites(cells, [SUITE], session)[SUITE.grade_id]
 
 
 def _marks_source(marks: dict[str, Any]) -> str:
@@ -336,7 +338,8 @@ def test_reference_earns_full_marks_quickly():
 def test_released_stub_earns_nothing():
     verdict = grade(_cells(released=True))
     assert verdict.score == 0.0
-    assert len(verdict.failures) == len(ref.FIELDS)
+    assert len(verdict.failures) == len(ref.FIELDS) + 1  # each mark, and the notebook's own checks
+    assert verdict.failures[0].property == "visible_checks"
     assert all("NotImplementedError" in f.detail for f in verdict.failures), verdict.message()
 
 

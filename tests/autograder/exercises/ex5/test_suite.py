@@ -17,14 +17,16 @@ import time
 import numpy as np
 import pytest
 from ch11_autograder.authoring.build import build_notebook
+from ch11_autograder.exercises import WORKER_SKIP_CELLS
 from ch11_autograder.exercises.catalogue import WrongAnswer, catalogue
 from ch11_autograder.exercises.ex5 import strategies
 from ch11_autograder.exercises.ex5 import suite as suites
 from ch11_autograder.exercises.ex5.contract import COTANGENT_RTOL
 from ch11_autograder.exercises.ex5.notebook import cells as notebook_cells
+from ch11_autograder.trusted.grading import grade_suites
 from ch11_autograder.trusted.registry import get_suite
-from ch11_autograder.trusted.submission_cells import autograded_test_cells, submission_code_cells
-from ch11_autograder.trusted.suite import Mismatch, run_suite
+from ch11_autograder.trusted.submission_cells import WorkerCells, autograded_test_cells, worker_cells
+from ch11_autograder.trusted.suite import Mismatch
 from ch11_autograder.trusted.verdicts import CellVerdict
 from ch11_autograder.trusted.worker_client import WorkerSession
 from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
@@ -450,19 +452,23 @@ def test_the_local_worker_keeps_one_object_and_watches_like_the_worker():
 # --------------------------------------------------------------------------- through the worker
 
 
-def _cells(answer_cell: str = "", suffix: str = "", *, released: bool = False) -> list[str]:
+def _cells(
+    answer_cell: str = "", suffix: str = "", *, released: bool = False, more: dict[str, str] | None = None
+) -> WorkerCells:
     nb = _source_notebook()
     if released:
         nb, _ = ClearSolutions().preprocess(nb, {})
+    suffixes = {**(more or {}), **({answer_cell: suffix} if suffix else {})}
     for cell in nb.cells:
-        if cell.id == answer_cell and suffix:
-            cell.source += "\n\n\n" + suffix
-    return submission_code_cells(nb)
+        if cell.id in suffixes:
+            cell.source += "\n\n\n" + suffixes[cell.id]
+    # As the grader runs them: figure cells left out, each test cell's visible checks in place.
+    return worker_cells(nb, skip=set(WORKER_SKIP_CELLS))
 
 
-def grade(cells: list[str]) -> dict[str, CellVerdict]:
-    with WorkerSession(cells, UnsandboxedLauncher(quiet=True), call_timeout=10.0) as session:
-        return {suite.grade_id: run_suite(suite, session, suite.points) for suite in SUITES}
+def grade(cells: WorkerCells) -> dict[str, CellVerdict]:
+    with WorkerSession(list(cells.sources), UnsandboxedLauncher(quiet=True), call_timeout=10.0) as session:
+        return grade_suites(cells, SUITES, session)
 
 
 def _report(verdicts: dict[str, CellVerdict]) -> str:
@@ -558,9 +564,23 @@ def replay_report(chain, z0, block_size, seed, *, matched):
 
 
 @pytest.mark.slow
+def _answer_cells(source: str) -> dict[str, str]:
+    """``source`` cut before each graded function, each piece into that function's answer cell."""
+    starts = ("def checkpointed_cotangents", "def first_mismatch", "def replay_report")
+    cells = ("ex5_store_all_cotangents", "ex5_checkpointed_cotangents", "ex5_first_mismatch", "ex5_replay_report")
+    pieces, rest = [], source
+    for start in starts:
+        head, found, rest = rest.partition(start)
+        pieces.append(head)
+        rest = found + rest
+    return dict(zip(cells, [*pieces, rest], strict=True))
+
+
 def test_a_correct_answer_in_another_operation_order_earns_full_marks():
-    # Pasted into the released notebook's last answer cell: every stub above stays a stub.
-    verdicts = grade(_cells("ex5_replay_report", DIFFERENT, released=True))
+    # Each function in its own answer cell of the released notebook, as a student answers: the
+    # grader runs the visible checks where they stand, so a function defined below a check would
+    # fail it, in the student's notebook as here.
+    verdicts = grade(_cells(released=True, more=_answer_cells(DIFFERENT)))
     assert {g: v.score for g, v in verdicts.items()} == POINTS, _report(verdicts)
 
 
@@ -587,8 +607,13 @@ def test_catalogue_entry_loses_exactly_its_cells_and_is_named(entry):
     assert lost == set(entry.loses), _report(verdicts)
     for grade_id in entry.loses:
         verdict = verdicts[grade_id]
-        assert all(f.kind == "mismatch" for f in verdict.failures), verdict.message()
-        assert {f.misconception for f in verdict.failures} == {_expected_name(entry)}, verdict.message()
+        # The notebook's own checks fail as errors, with no name; every property failure is named.
+        named = [f for f in verdict.failures if f.property != "visible_checks"]
+        if not named:  # lost through the notebook's own checks alone, which call the function it breaks
+            assert [f.property for f in verdict.failures] == ["visible_checks"], verdict.message()
+            continue
+        assert all(f.kind == "mismatch" for f in named), verdict.message()
+        assert {f.misconception for f in named} == {_expected_name(entry)}, verdict.message()
         assert _expected_name(entry) in verdict.message()
 
 
