@@ -700,7 +700,9 @@ UNSAFE = {
     "import_reference_library": lambda d: _earned(d, "import_reference_library") == NOTEBOOK_POINTS["ex3_block_length"],
     "import_hidden_suites": lambda d: _earned(d, "import_hidden_suites") == NOTEBOOK_POINTS["ex4_audit"],
     "read_answer_key_files": lambda d: _earned(d, "read_answer_key_files") == NOTEBOOK_POINTS["ex4_audit"],
-    "read_other_submissions": lambda d: _earned(d, "read_other_submissions") == NOTEBOOK_POINTS["ex1_fanout"],
+    # The stolen answers are exec'd in the last answer cell, below the earlier cells' visible checks,
+    # which therefore fail (they would in the student's notebook too): every hidden property passes.
+    "read_other_submissions": lambda d: _earned(d, "read_other_submissions") >= 0.85 * NOTEBOOK_POINTS["ex1_fanout"],
     "network_loopback": lambda d: d.listener is not None and any(b"network_loopback" in m for m in d.listener.received),
     "script_in_outputs": lambda d: bool(active_markers(
         (d.course / "feedback" / "script_in_outputs" / ASSIGNMENT / "ex4_audit.html").read_text())),

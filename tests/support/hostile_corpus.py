@@ -638,11 +638,11 @@ CASES: tuple[Case, ...] = (
             import sys
 
             try:
-                from ch11_solutions.ex3_block_length import best_block_length, block_table
+                from ch11_solutions.ex3_block_length import BlockChoice, best_block_length, block_table
             except ImportError:
                 sys.path[:0] = [@REPO@ + "/solutions", "/autograder/source/solutions"]
                 try:
-                    from ch11_solutions.ex3_block_length import best_block_length, block_table
+                    from ch11_solutions.ex3_block_length import BlockChoice, best_block_length, block_table
                 except ImportError:
                     def best_block_length(depth):
                         raise NotImplementedError("the reference was not reachable")

@@ -633,6 +633,9 @@ def _contract_properties(
             raise Mismatch(inputs, expected, got, problem)
         if isinstance(own, _Raised):
             raise Mismatch({"x": fx, "y": fy}, "a return value", str(own), "the contract accepts this input")
+        problem = _not_finite(own)
+        if problem:
+            raise Mismatch({"x": fx, "y": fy}, f"{returns}, finite", own, problem)
         problem = same_answer(fx, fy, got, own)
         if problem:
             raise Mismatch(inputs, own, got, f"{problem}; the contract computes with float(x) and float(y)")
@@ -646,6 +649,11 @@ def _contract_properties(
                 # since whether they are accepted is the number-types property's clause.
                 plain = type(x) is float and type(y) is float
                 got = student.call(function, x, y) if plain else _ask(student, function, x, y)
+                # Consistency is credit for an answer of the contract's form only: the same garbage
+                # every time (a dict, an array of NaN) is no answer to be consistent about.
+                problem = (exact_type(got) or _not_finite(got)) if plain else ""
+                if problem:
+                    raise Mismatch({"x": x, "y": y}, f"{returns}, finite", _shown(got), problem)
                 earlier = first.setdefault(_call_key(x, y), (count, got))
                 if earlier[0] != count and not same(earlier[1], got):
                     raise Mismatch(
@@ -664,6 +672,25 @@ def _contract_properties(
         matches=matches,
     )
     return [bad, number_types, repeated]
+
+
+def _not_finite(value: Any) -> str:
+    """A problem when ``value`` (a tape or an array) holds a nan or an infinity, else ``""``.
+
+    At finite x and y every quantity of the contract is finite, so the same nan answer given every
+    time earns nothing from the clauses that compare the student with the student.
+    """
+    numbers: list[Any] = []
+    if isinstance(value, np.ndarray) and value.dtype.kind in "fc":
+        numbers = value.ravel().tolist()
+    elif isinstance(value, list):
+        for node in value:
+            if isinstance(node, TapeNode):
+                numbers.append(node.value)
+                numbers.extend(local for _, local in node.parents)
+    if any(isinstance(n, float) and not math.isfinite(n) for n in numbers):
+        return "at finite x and y every value of the contract is finite; this answer holds nan or infinity"
+    return ""
 
 
 def _vector_properties(
