@@ -144,6 +144,9 @@ MAX_DEPTH = 32
 MAX_ERROR_MESSAGE_CHARS = 2000
 #: Longest type, field or function name.
 MAX_NAME_CHARS = 100
+#: A watched call reports at most this many warnings, each as ``"Category: message"``.
+MAX_WARNINGS = 8
+MAX_WARNING_CHARS = 300
 
 #: numpy dtypes that travel, by name, with their little-endian wire format.
 DTYPES: Mapping[str, str] = MappingProxyType(
@@ -990,7 +993,8 @@ class Reply:
 
     ``args``/``kwargs`` are set only for a watched call: the arguments as the
     call left them, each decoded from its :func:`watch_form` (``None`` where an
-    argument had no wire form).
+    argument had no wire form). ``warnings`` too: the warnings the call emitted, in
+    order, each ``"Category: message"`` (at most :data:`MAX_WARNINGS`, each truncated).
     """
 
     id: int
@@ -999,6 +1003,7 @@ class Reply:
     error: ErrorInfo | None = None
     args: tuple[Any, ...] | None = None
     kwargs: dict[str, Any] | None = None
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -1083,9 +1088,14 @@ def make_hello(call_id: int) -> bytes:
 
 
 def make_ok(
-    call_id: int, value: Any, *, args: Sequence[Any] | None = None, kwargs: Mapping[str, Any] | None = None
+    call_id: int,
+    value: Any,
+    *,
+    args: Sequence[Any] | None = None,
+    kwargs: Mapping[str, Any] | None = None,
+    warnings: Sequence[str] = (),
 ) -> bytes:
-    """Frame a successful reply (worker side); ``args``/``kwargs`` for a watched call.
+    """Frame a successful reply (worker side); ``args``/``kwargs``/``warnings`` for a watched call.
 
     Raises:
         UnencodableValue: ``value`` has no wire form; its path starts at ``value``.
@@ -1095,6 +1105,7 @@ def make_ok(
     if args is not None or kwargs is not None:
         message["args"] = [watch_form(a) for a in args or ()]
         message["kwargs"] = {k: watch_form(v) for k, v in (kwargs or {}).items()}
+        message["warnings"] = [truncate(str(w), MAX_WARNING_CHARS) for w in list(warnings)[:MAX_WARNINGS]]
     return dumps_message(message)
 
 
@@ -1249,8 +1260,10 @@ def parse_reply(message: Mapping[str, Any]) -> Reply | HelloReply:
             )
         return HelloReply(call_id, tuple(outcomes))
     if ok is True and ("args" in message or "kwargs" in message):
-        _expect_keys(dict(message), {"id", "ok", "value", "args", "kwargs"}, "message")
-        args, kwargs = message["args"], message["kwargs"]
+        _expect_keys(dict(message), {"id", "ok", "value", "args", "kwargs", "warnings"}, "message")
+        args, kwargs, warned = message["args"], message["kwargs"], message["warnings"]
+        if not isinstance(warned, list) or len(warned) > MAX_WARNINGS:
+            raise ProtocolError("message.warnings", f"expected an array of at most {MAX_WARNINGS} strings")
         if not isinstance(args, list) or len(args) > MAX_CONTAINER_ITEMS:
             raise ProtocolError("message.args", "expected an array")
         if not isinstance(kwargs, dict) or not all(_NAME.match(k) for k in kwargs):
@@ -1261,6 +1274,9 @@ def parse_reply(message: Mapping[str, Any]) -> Reply | HelloReply:
             value=decode_value(message["value"], request=False),
             args=tuple(decode_value(a, request=False, path=f"message.args[{i}]") for i, a in enumerate(args)),
             kwargs={k: decode_value(v, request=False, path=f"message.kwargs.{k}") for k, v in kwargs.items()},
+            warnings=tuple(
+                _bounded_str(w, f"message.warnings[{i}]", MAX_WARNING_CHARS) for i, w in enumerate(warned)
+            ),
         )
     if ok is True:
         _expect_keys(dict(message), {"id", "ok", "value"}, "message")

@@ -286,7 +286,11 @@ class FDSweep:
     ``total_error <= truncation_error + rounding_error`` holds by the triangle
     inequality (to within a relative ``2**-52`` after that rounding), with
     equality when both parts have the same sign. The three errors are ``nan``
-    where the applied step is zero. Computing the errors in float64 instead
+    where the applied step is zero. Where ``L`` overflowed float32 and the
+    estimate is ``inf`` or ``-inf``, ``total_error`` and ``rounding_error`` are
+    ``inf`` (``|estimate - exact|`` as the formula reads); where the estimate
+    is ``nan``, they are ``nan``. The truncation error stays finite: ``Q`` is
+    exact. Computing the errors in float64 instead
     of exactly is fine: graders accept a difference of ``2**-44`` times the
     rounding scale ``max|L| / h_eff + |dL|``.
     """

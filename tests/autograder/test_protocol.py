@@ -391,8 +391,11 @@ def test_watched_calls_and_kept_objects_round_trip():
     assert reply.value == 1.5 and reply.kwargs == {"k": 2}
     assert reply.args[0] == [1, 2] and reply.args[2] == Record("Unencodable", {"type": "object"})
     assert reply.args[1].type == "Generator" and reply.args[1]["state"] == rng.bit_generator.state
+    assert reply.warnings == ()
+    warned = parse_reply(loads_message(protocol.make_ok(10, 1, args=[], warnings=["RuntimeWarning: overflow"])))
+    assert warned.warnings == ("RuntimeWarning: overflow",)
     plain = parse_reply(loads_message(protocol.make_ok(9, 1)))
-    assert plain.args is None and plain.kwargs is None
+    assert plain.args is None and plain.kwargs is None and plain.warnings == ()
 
 
 def test_ranges_travel_both_ways_and_one_shot_iterables_only_to_the_worker():
@@ -444,10 +447,17 @@ def test_long_error_messages_are_truncated_not_refused():
             {"id": 1, "ok": True, "cells": [{"index": 0, "status": "fine", "type": "", "message": "", "where": ""}]},
             "message.cells[0].status",
         ),
-        ({"id": 1, "ok": True, "value": 1, "args": {}, "kwargs": {}}, "message.args"),
-        ({"id": 1, "ok": True, "value": 1, "args": [], "kwargs": {"a b": 1}}, "message.kwargs"),
-        ({"id": 1, "ok": True, "value": 1, "args": [{"t": "rng", "seed": 1}], "kwargs": {}}, "message.args[0]"),
+        ({"id": 1, "ok": True, "value": 1, "args": {}, "kwargs": {}, "warnings": []}, "message.args"),
+        ({"id": 1, "ok": True, "value": 1, "args": [], "kwargs": {"a b": 1}, "warnings": []}, "message.kwargs"),
+        (
+            {"id": 1, "ok": True, "value": 1, "args": [{"t": "rng", "seed": 1}], "kwargs": {}, "warnings": []},
+            "message.args[0]",
+        ),
         ({"id": 1, "ok": True, "value": 1, "args": []}, "message"),
+        ({"id": 1, "ok": True, "value": 1, "args": [], "kwargs": {}}, "message"),
+        ({"id": 1, "ok": True, "value": 1, "args": [], "kwargs": {}, "warnings": "w"}, "message.warnings"),
+        ({"id": 1, "ok": True, "value": 1, "args": [], "kwargs": {}, "warnings": ["w"] * 9}, "message.warnings"),
+        ({"id": 1, "ok": True, "value": 1, "args": [], "kwargs": {}, "warnings": [3]}, "message.warnings[0]"),
         ({"id": 1, "ok": True, "value": {"t": "once", "v": [1]}}, "value"),
     ],
 )

@@ -243,6 +243,9 @@ STATEFUL_CELLS = [
     "def die():\n    import os\n    os._exit(3)\n"
     "def table(depths=range(16, 4097), *, scale=2.0, marker=object()):\n    return [d * scale for d in depths]\n"
     "def twice(values):\n    return sum(values) + sum(values)\n"
+    "def overflows(x):\n    return np.float32(x) * np.float32(x)\n"
+    "def warns_many(n):\n    import warnings\n    for i in range(n):\n        warnings.warn(f'w{i}' + 'x' * 400)\n"
+    "    return n\n"
     "total = 3\n",
 ]
 
@@ -266,6 +269,19 @@ def test_a_watched_call_returns_the_arguments_as_the_call_left_them(stateful):
     assert array.tolist() == [0.0, 1.0, 2.0]  # the grader's own copy is never touched
     reply = stateful.call_watch("sets_key", {"a": 1}, k=[1])
     assert reply.args == ({"a": 1, "seen": True},) and reply.kwargs == {"k": [1]}
+
+
+def test_a_watched_call_reports_every_warning_it_emitted(stateful):
+    assert stateful.call_watch("overflows", 2.0).warnings == ()
+    # Twice in a row: Python's default filter would show a warning from one place only once.
+    for _ in range(2):
+        reply = stateful.call_watch("overflows", 1e30)
+        assert reply.value == np.float32(np.inf)
+        assert reply.warnings == ("RuntimeWarning: overflow encountered in scalar multiply",)
+    reply = stateful.call_watch("warns_many", 20)
+    assert len(reply.warnings) == protocol.MAX_WARNINGS
+    assert reply.warnings[0].startswith("UserWarning: w0x") and len(reply.warnings[0]) == protocol.MAX_WARNING_CHARS
+    assert stateful.call("warns_many", 2) == 2  # an unwatched call reports none and needs no filter
 
 
 def test_a_watched_generator_comes_back_as_its_state(stateful):

@@ -153,17 +153,20 @@ class Session(Protocol):
 
 @dataclass(frozen=True)
 class Watched:
-    """A watched call: the value returned, and the arguments as the call left them.
+    """A watched call: the value returned, the arguments as the call left them, the warnings it emitted.
 
     ``args``/``kwargs`` are decoded like return values (dataclasses as ``Record``,
     a numpy Generator as a ``Generator`` record of its bit generator's state,
     ``None`` for an argument without a wire form). Compare them with
     ``protocol.roundtrip`` of what was sent to see whether the call changed them.
+    ``warnings``: each warning the call emitted, in order, as ``"Category: message"``
+    (at most ``protocol.MAX_WARNINGS``).
     """
 
     value: Any
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -293,7 +296,7 @@ class Student:
     def call_watch(self, fn: str, *args: Any, **kwargs: Any) -> Watched:
         """As :meth:`call`, also returning the arguments as the call left them (purity checks)."""
         reply = self._guarded(format_call(fn, args, kwargs), lambda: self._session.call_watch(fn, *args, **kwargs))
-        return Watched(reply.value, tuple(reply.args or ()), dict(reply.kwargs or {}))
+        return Watched(reply.value, tuple(reply.args or ()), dict(reply.kwargs or {}), tuple(reply.warnings))
 
     def defaults(self, fn: str) -> dict[str, Any]:
         """The default values the student's ``fn`` declares (parameter -> value); nothing is called.

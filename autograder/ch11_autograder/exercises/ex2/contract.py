@@ -51,12 +51,15 @@ _EV = f"{ESTIMATE_TESTS}/estimate_visible_cases"
 _EF = f"{ESTIMATE_TESTS}/estimate_bits_at_float32_points"
 _ER = f"{ESTIMATE_TESTS}/estimate_bits_at_rounded_inputs"
 _EX = f"{ESTIMATE_TESTS}/estimate_rejects_bad_arguments"
+_EO = f"{ESTIMATE_TESTS}/estimate_where_L_overflows"
+_EW = f"{ESTIMATE_TESTS}/estimate_emits_no_warnings"
 _ED = f"{ESTIMATE_TESTS}/estimate_defaults"
 _EI = f"{ESTIMATE_TESTS}/estimate_calls_independent"
 _SV = f"{SWEEP_TESTS}/sweep_visible_cases"
 _SF = f"{SWEEP_TESTS}/sweep_full_range"
 _SG = f"{SWEEP_TESTS}/sweep_at_generated_points"
 _ST = f"{SWEEP_TESTS}/sweep_best_k_ties_and_nan"
+_SO = f"{SWEEP_TESTS}/sweep_where_L_overflows"
 _SX = f"{SWEEP_TESTS}/sweep_rejects_bad_arguments"
 _SD = f"{SWEEP_TESTS}/sweep_defaults"
 _SI = f"{SWEEP_TESTS}/sweep_calls_independent"
@@ -105,6 +108,8 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_ESTIMATE, "default", "scheme = 'forward'", (_ED,), argument="scheme"),
     Clause(_ESTIMATE, "default", "wrt = 'x'", (_ED,), argument="wrt"),
     Clause(_ESTIMATE, "returns", "np.float32 for every input type; nan where h_eff is 0", (_EV, _EF, _ER)),
+    Clause(_ESTIMATE, "returns", "inf, -inf or nan where L overflows float32, as the float32 operations give", (_EO,)),
+    Clause(_ESTIMATE, "behaviour", "no warning emitted, where h_eff is 0 or L overflows too", (_EW,)),
     Clause(_ESTIMATE, "raises", "k not an integer, bools refused", (_EX,), argument="k", raises="TypeError"),
     Clause(_ESTIMATE, "raises", "x not a real number", (_EX,), argument="x", raises="TypeError"),
     Clause(_ESTIMATE, "raises", "y not a real number", (_EX,), argument="y", raises="TypeError"),
@@ -117,11 +122,13 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_SWEEP, "behaviour", "per k, order and repeats kept: steps, fd_estimate's values", (_SV, _SF, _SG)),
     Clause(_SWEEP, "behaviour", "total, truncation, rounding errors vs exact Q and dL; nan, no step", (_SV, _SF, _SG)),
     Clause(_SWEEP, "tolerance", "errors within 2**-44 of their scale; exact within 2**-44 relative", (_SV, _SF, _SG)),
-    Clause(_SWEEP, "tie-break", "best_k: ties to the smallest k, never nan, None if all nan", (_ST, _SV)),
+    Clause(_SWEEP, "behaviour", "total and rounding errors inf where the estimate is +-inf, nan where nan", (_SO,)),
+    Clause(_SWEEP, "tie-break", "best_k: ties to the smallest k, never nan, None if all nan", (_ST, _SV, _SO)),
     Clause(_SWEEP, "returns", "an FDSweep with its docstring's dtypes, for every input type", (_SV, _SG)),
     Clause(_SWEEP, "accepts", "x: any real, rounded to float32", (_SG, _SX), argument="x"),
     Clause(_SWEEP, "accepts", "y: any real, rounded to float32", (_SG, _SX), argument="y"),
-    Clause(_SWEEP, "accepts", "ks: lists, tuples, numpy arrays, numpy ints", (_SG, _SX), argument="ks"),
+    Clause(_SWEEP, "accepts", "ks: any iterable read once: lists, tuples, ranges, generators, numpy arrays and ints",
+           (_SG, _SX), argument="ks"),
     Clause(_SWEEP, "accepts", "scheme: 'forward' or 'central', by keyword too", (_SF, _SD), argument="scheme"),
     Clause(_SWEEP, "accepts", "wrt: 'x' or 'y', by position or keyword", (_SF, _SD), argument="wrt"),
     Clause(_SWEEP, "default", "ks = range(1, 25)", (_SD,), argument="ks"),

@@ -152,6 +152,7 @@ def cells() -> list:
             import math
             import numbers
             import operator
+            import warnings
             from collections.abc import Iterable
             from dataclasses import dataclass
             from fractions import Fraction
@@ -234,7 +235,9 @@ def cells() -> list:
             $1 \le k \le {GRADED_K_MAX}$ (Python or numpy integers; also the range's ends 0 and 149),
             both schemes and both inputs, mostly where a step rounds, with `scheme` and `wrt` left
             out, several times in a row, and with bad arguments, which must raise what the
-            docstring says.
+            docstring says. It also calls it at a few points where $L$ overflows float32 (such as
+            $x = 1$, $y = 6 \cdot 10^{{12}}$), where the same float32 operations give `inf`, `-inf` or
+            `nan`, and checks that no call emits a warning, there or where the step vanishes.
             """,
         ),
         answer(ESTIMATE_CELL, _with_nested_helpers(ref.fd_estimate, [ref._step, ref._points])),
@@ -253,6 +256,10 @@ def cells() -> list:
             assert central == np.float32(136.84277), f"central quotient in y at GENERIC_POINT, k = 7: expected 136.84277, got {central!r}"
             forward_y = fd_estimate(*GENERIC_POINT, 11, scheme="forward", wrt="y")
             assert forward_y == np.float32(136.8125), f"forward quotient in y at GENERIC_POINT, k = 11: expected 136.8125, got {forward_y!r}"
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # the contract promises no warning
+                overflowed = fd_estimate(1.0, 6e12, 1)
+            assert overflowed == np.float32(np.inf), f"L(1.5, 6e12) overflows float32 and L(1, 6e12) does not: the float32 operations give inf, got {overflowed!r}"
             print("visible checks passed")
             """,
         ),
@@ -281,8 +288,10 @@ def cells() -> list:
             That is over a hundred times what float64 evaluation of $Q$ can be off by, and about a
             million times less than a quotient evaluated in float32 is off by: float32 cannot see
             the truncation error under its own rounding. Points and steps are as in Task 2, with
-            $3h \le$ the perturbed input for the central scheme, where its applied step is exact;
-            `ks` comes as a list, a tuple or a numpy array, or is left out with the other defaults.
+            $3h \le$ the perturbed input for the central scheme, where its applied step is exact,
+            and at the overflowing points of Task 2, where an estimate of `inf` or `-inf` has total
+            and rounding errors `inf`. `ks` comes as a list, a tuple, a range, a generator (read it
+            once) or a numpy array, or is left out with the other defaults.
             """,
         ),
         answer(

@@ -111,7 +111,7 @@ from hypothesis import assume
 from hypothesis import strategies as st
 from trainable_harness import opening_objective_exact
 
-from ...protocol import Record, roundtrip, wire_equal
+from ...protocol import Once, Record, roundtrip, wire_equal
 from ...trusted.registry import register
 from ...trusted.suite import CellSuite, Misconception, Mismatch, Property, Student, hypothesis_property
 from ...trusted.worker_client import StudentError, Unencodable
@@ -146,17 +146,21 @@ _FLOAT32_FIELDS = ("h", "h_eff", "estimate")
 _ERROR_FIELDS = ("total_error", "truncation_error", "rounding_error")
 
 
-def _on_copies(implementation: Callable[..., Any]) -> Callable[..., Any]:
-    """``implementation`` called on deep copies of its arguments.
+def _as_sent(value: Any) -> Any:
+    """``value`` as the worker passes it to the student's function: a fresh generator where a ``Once`` was sent."""
+    return iter(value.items) if isinstance(value, Once) else value
 
-    A catalogued answer may change an argument in place (a sorted ``ks``); run in the trusted
-    process on a mismatch's inputs, it would otherwise change the inputs feedback shows, or a
-    suite's fixed cases.
+
+def _as_the_worker_calls(implementation: Callable[..., Any]) -> Callable[..., Any]:
+    """``implementation`` given its arguments as the worker would give them (see :func:`_as_sent`).
+
+    The engine already hands a misconception deep copies of the inputs, so a catalogued answer
+    that changes its ``ks`` cannot change what feedback shows.
     """
 
     @functools.wraps(implementation)
     def run(*args: Any, **kwargs: Any) -> Any:
-        return implementation(*deepcopy(args), **deepcopy(kwargs))
+        return implementation(*map(_as_sent, args), **{k: _as_sent(v) for k, v in kwargs.items()})
 
     return run
 
@@ -173,7 +177,8 @@ def _misconceptions(replaces: str, first: Sequence[str] = ()) -> tuple[Misconcep
     live = (e for e in catalogue("ex2") if e.replaces == replaces and e.name not in STATEFUL)
     entries = in_order("ex2", live, first)
     return tuple(
-        dataclasses.replace(m, implementation=_on_copies(m.implementation)) for m in map(misconception, entries)
+        dataclasses.replace(m, implementation=_as_the_worker_calls(m.implementation))
+        for m in map(misconception, entries)
     )
 
 
@@ -190,10 +195,17 @@ def estimate_difference(want: Any, got: Any) -> str:
         kind = f"numpy {got.dtype.name}" if isinstance(got, np.generic) else type(got).__name__
         return f"the estimate must be an np.float32 scalar, got a {kind}: is a float64 value mixed in?"
     if np.isnan(want):
-        return "" if np.isnan(got) else "the applied step fl(v+h) - (other point) is 0 here: the contract returns nan"
+        return "" if np.isnan(got) else (
+            "the contract's float32 operations give nan here (the applied step fl(v+h) - (other point) is 0, "
+            "or L overflows float32 at both points)"
+        )
     if np.isnan(got):
         return "the applied step is not 0 here, so the estimate is a number, not nan"
     if got.tobytes() != want.tobytes():
+        if np.isinf(want) or np.isinf(got):
+            return "L overflows float32 at one of the points here: the contract's float32 operations give " + (
+                f"{float(want)!r}" if np.isinf(want) else "a finite value"
+            )
         return "the binary32 bits differ: follow the docstring's operations one float32 operation at a time"
     return ""
 
@@ -291,8 +303,17 @@ def sweep_difference(want: Any, got: Any) -> tuple[str, str]:
         for i, (w, g, scale) in enumerate(zip(want[name], got[name], scales, strict=True)):
             if np.isnan(w) or np.isnan(g):
                 if not (np.isnan(w) and np.isnan(g)):
-                    why = "the step vanished there, so it is nan" if np.isnan(w) else "it is a number there, not nan"
+                    why = (
+                        "it is nan there (the step vanished, or the estimate is nan)"
+                        if np.isnan(w)
+                        else "it is a number there, not nan"
+                    )
                     return name, f"{name} {_at(ks, i)}: {why}"
+                continue
+            if np.isinf(w) or np.isinf(g):
+                if w != g:
+                    why = "the estimate overflowed to inf there, so the error is inf" if np.isinf(w) else "it is finite"
+                    return name, f"{name} {_at(ks, i)}: expected {float(w)!r}, got {float(g)!r} ({why})"
                 continue
             if not abs(float(g) - float(w)) <= TOL * scale:
                 return name, (
@@ -372,7 +393,7 @@ def _check_sweep(
     student: Student, x: Any, y: Any, ks: Sequence[int], scheme: ref.Scheme, wrt: ref.Variable
 ) -> None:
     got = student.call("fd_sweep", x, y, ks, scheme, wrt)
-    want = roundtrip(ref.fd_sweep(x, y, ks, scheme, wrt))
+    want = roundtrip(ref.fd_sweep(x, y, _as_sent(ks), scheme, wrt))
     field, problem = sweep_difference(want, got)
     if problem:
         inputs = {"x": x, "y": y, "ks": ks, "scheme": scheme, "wrt": wrt}
@@ -859,7 +880,7 @@ _BELOW_ONE = float(np.nextafter(np.float32(1), np.float32(0)))
 estimate_visible = _fixed_property(
     "estimate_visible_cases",
     "The notebook's visible cases: float32 result, 144.0 at (2, 3), nan where the step vanishes, "
-    "the rounded step at x = 2.2, central and forward quotients in y.",
+    "the rounded step at x = 2.2, central and forward quotients in y, inf where L(x + h, y) overflows.",
     [
         _estimate_inputs(_G[0], _G[1], 12, "forward", "x"),
         _estimate_inputs(2.0, 3.0, 12, "forward", "x"),
@@ -867,6 +888,7 @@ estimate_visible = _fixed_property(
         _estimate_inputs(2.2, 3.0, 23, "forward", "x"),
         _estimate_inputs(_G[0], _G[1], 7, "central", "y"),
         _estimate_inputs(_G[0], _G[1], 11, "forward", "y"),
+        _estimate_inputs(1.0, 6e12, 1, "forward", "x"),
     ],
     _check_estimate,
     _ESTIMATE_WRONG,
@@ -927,6 +949,53 @@ def estimate_bits_at_rounded_inputs(
 estimate_bits_at_rounded_inputs = _probing(
     estimate_bits_at_rounded_inputs,
     lambda x, y, k, k_form, scheme, wrt: _estimate_inputs(x, y, k_form(k), scheme, wrt),
+)
+
+
+#: Points where L overflows float32 at one evaluation point or both (L(x, y) is about x**2 y**3, and
+#: float32 ends at 3.4e38): the contract's float32 operations give inf, -inf or nan there.
+_OVERFLOW_CASES = (
+    _estimate_inputs(1.0, 6e12, 1, "forward", "x"),
+    _estimate_inputs(1.0, 6e12, 1, "central", "x"),
+    _estimate_inputs(-1.0, 6e12, 1, "central", "x"),
+    _estimate_inputs(1.0, 1e13, 1, "forward", "x"),
+    _estimate_inputs(1e19, 1.0, 1, "forward", "y"),
+    _estimate_inputs(1e19, 1.0, 2, "central", "y"),
+)
+
+estimate_overflow = _fixed_property(
+    "estimate_where_L_overflows",
+    "Where L overflows float32 at an evaluation point (x = 1, y = 6e12; x = 1e19, y = 1), fd_estimate gives what "
+    "the contract's float32 operations give: inf, -inf, or nan where both points overflow.",
+    _OVERFLOW_CASES,
+    _check_estimate,
+    _ESTIMATE_WRONG,
+    _same_estimate,
+)
+
+#: Where numpy would warn unless told not to: a step that vanishes (0 / 0), and overflow.
+_QUIET_CASES = (
+    _estimate_inputs(2.0, 3.0, 23, "forward", "x"),
+    _estimate_inputs(3.0, 2.0, 24, "central", "y"),
+    *_OVERFLOW_CASES,
+)
+
+
+def _check_no_warnings(student: Student) -> None:
+    for case in _QUIET_CASES:
+        watched = student.call_watch("fd_estimate", *case.values())
+        if watched.warnings:
+            note = (
+                "fd_estimate must emit no warning, also where the step vanishes or L overflows "
+                "(numpy's floating-point warnings can be silenced around the computation with np.errstate)"
+            )
+            raise Mismatch(case, [], list(watched.warnings), note)
+
+
+estimate_quiet = Property(
+    "estimate_emits_no_warnings",
+    "fd_estimate emits no warning where the applied step is 0 (x = 2, k = 23) or L overflows float32.",
+    _check_no_warnings,
 )
 
 
@@ -1038,6 +1107,8 @@ ESTIMATE_SUITE = register(
             estimate_visible,
             estimate_bits_at_float32_points,
             estimate_bits_at_rounded_inputs,
+            estimate_overflow,
+            estimate_quiet,
             estimate_rejects,
             estimate_defaults,
             estimate_calls_independent,
@@ -1058,7 +1129,16 @@ _KS_FORMS: dict[str, Callable[[list[int]], Any]] = {
     "int64 array": lambda ks: np.array(ks, dtype=np.int64),
     "int32 array": lambda ks: np.array(ks, dtype=np.int32),
     "list of numpy ints": lambda ks: [np.int64(k) if i % 2 else np.int32(k) for i, k in enumerate(ks)],
+    # Read once: a sweep that iterates its ks twice sees nothing the second time.
+    "generator": lambda ks: Once(tuple(ks)),
+    # The range spanning the drawn ks (a range is the default's own form).
+    "range": lambda ks: range(min(ks), max(ks) + 1),
 }
+
+
+def _ks_values(ks: Any) -> list[int]:
+    """The exponents a form of ks stands for, in order."""
+    return [int(k) for k in (ks.items if isinstance(ks, Once) else ks)]
 
 
 def _sweep_inputs(x: Any, y: Any, ks: Sequence[int], scheme: str, wrt: str) -> dict[str, Any]:
@@ -1096,8 +1176,9 @@ sweep_full = _fixed_property(
 
 @hypothesis_property(
     "sweep_at_generated_points",
-    "fd_sweep at float32 points in [0.5, 4] (Python or numpy floats, ints) with short ks (lists, tuples, numpy "
-    f"arrays; any order, repeats), both schemes and inputs: exact fields, errors within 2**-{TOLERANCE_EXPONENT}.",
+    "fd_sweep at float32 points in [0.5, 4] (Python or numpy floats, ints) with short ks (lists, tuples, ranges, "
+    "generators, numpy arrays; any order, repeats), both schemes and inputs: exact fields, errors within "
+    f"2**-{TOLERANCE_EXPONENT}.",
     given={
         "x": _real_in_form(_FLOAT32_POINT),
         "y": _real_in_form(_FLOAT32_POINT),
@@ -1112,6 +1193,8 @@ sweep_full = _fixed_property(
         {**_sweep_inputs(_F22, 3.0, [23, 22, 24], "central", "x"), "ks_form": "list"},
         {**_sweep_inputs(3.0, _F22, [22, 23], "forward", "y"), "ks_form": "tuple"},
         {**_sweep_inputs(np.float32(2.1), 3, [12, 7, 12], "central", "y"), "ks_form": "int64 array"},
+        {**_sweep_inputs(2.5, 3.0, [5, 3, 5], "central", "y"), "ks_form": "generator"},
+        {**_sweep_inputs(2.5, 3.0, [4, 7], "forward", "x"), "ks_form": "range"},
     ],
     misconceptions=_SWEEP_WRONG,
     matches=_same_sweep,
@@ -1119,8 +1202,9 @@ sweep_full = _fixed_property(
 def sweep_at_generated_points(
     student: Student, x: Any, y: Any, ks: list[int], ks_form: str, scheme: ref.Scheme, wrt: ref.Variable
 ) -> None:
-    assume(all(_applied_step_exact(x, y, k, scheme, wrt) for k in ks))
-    _check_sweep(student, x, y, _KS_FORMS[ks_form](ks), scheme, wrt)
+    sent = _KS_FORMS[ks_form](ks)
+    assume(all(_applied_step_exact(x, y, k, scheme, wrt) for k in _ks_values(sent)))
+    _check_sweep(student, x, y, sent, scheme, wrt)
 
 
 sweep_at_generated_points = _probing(
@@ -1139,6 +1223,21 @@ sweep_ties = _fixed_property(
         _sweep_inputs(2.0, 3.0, [23, 24, 22], "forward", "x"),
         _sweep_inputs(2.0, 3.0, [23, 24], "forward", "x"),
         _sweep_inputs(_G[0], _G[1], [12, 11, 11, 12], "forward", "x"),
+    ],
+    _check_sweep,
+    _SWEEP_WRONG,
+    _same_sweep,
+)
+
+sweep_overflow = _fixed_property(
+    "sweep_where_L_overflows",
+    "Where the estimate overflowed to inf or -inf, total_error and rounding_error are inf, where it is nan they "
+    "are nan; best_k takes the smallest k among tied inf errors and is None when every error is nan.",
+    [
+        _sweep_inputs(1.0, 6e12, [1, 2, 30], "forward", "x"),
+        _sweep_inputs(-1.0, 6e12, [3, 1], "central", "x"),
+        _sweep_inputs(1e19, 1.0, [2, 1], "central", "y"),
+        _sweep_inputs(1.0, 1e13, [1], "forward", "x"),
     ],
     _check_sweep,
     _SWEEP_WRONG,
@@ -1302,6 +1401,7 @@ SWEEP_SUITE = register(
             sweep_full,
             sweep_at_generated_points,
             sweep_ties,
+            sweep_overflow,
             sweep_rejects,
             sweep_defaults,
             sweep_calls_independent,

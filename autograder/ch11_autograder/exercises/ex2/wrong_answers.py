@@ -182,11 +182,12 @@ def estimate_in_float64(x: float, y: float, k: int, scheme: str = "forward", wrt
     step = up - low
     if step == 0:
         return np.float32(np.nan)
-    if wrt == "x":
-        diff = opening_objective(up, ys, dtype=np.float64) - opening_objective(low, ys, dtype=np.float64)
-    else:
-        diff = opening_objective(xs, up, dtype=np.float64) - opening_objective(xs, low, dtype=np.float64)
-    return np.float32(diff / step)
+    with np.errstate(all="ignore"):  # as the contract: no warning where the step vanishes or L overflows
+        if wrt == "x":
+            diff = opening_objective(up, ys, dtype=np.float64) - opening_objective(low, ys, dtype=np.float64)
+        else:
+            diff = opening_objective(xs, up, dtype=np.float64) - opening_objective(xs, low, dtype=np.float64)
+        return np.float32(diff / step)
 
 
 @wrong_answer(
@@ -214,12 +215,13 @@ def perturbs_unrounded_input(x: float, y: float, k: int, scheme: str = "forward"
     v = x if wrt == "x" else y
     up = v + h
     low = v if scheme == "forward" else v - h
-    if wrt == "x":
-        diff = opening_objective(up, y, dtype=np.float32) - opening_objective(low, y, dtype=np.float32)
-    else:
-        diff = opening_objective(x, up, dtype=np.float32) - opening_objective(x, low, dtype=np.float32)
-    # A Python float divisor adapts to float32 under NumPy 2, so the dtype is right.
-    return diff / (up - low)
+    with np.errstate(all="ignore"):  # as the contract: no warning where the step vanishes or L overflows
+        if wrt == "x":
+            diff = opening_objective(up, y, dtype=np.float32) - opening_objective(low, y, dtype=np.float32)
+        else:
+            diff = opening_objective(x, up, dtype=np.float32) - opening_objective(x, low, dtype=np.float32)
+        # A Python float divisor adapts to float32 under NumPy 2, so the dtype is right.
+        return diff / (up - low)
 
 
 @wrong_answer(
@@ -248,11 +250,12 @@ def forward_nominal_step(x: float, y: float, k: int, scheme: str = "forward", wr
     h_eff = up - low
     if h_eff == 0:
         return np.float32(np.nan)
-    if wrt == "x":
-        diff = opening_objective(up, ys, dtype=np.float32) - opening_objective(low, ys, dtype=np.float32)
-    else:
-        diff = opening_objective(xs, up, dtype=np.float32) - opening_objective(xs, low, dtype=np.float32)
-    return diff / (h if scheme == "forward" else h_eff)
+    with np.errstate(all="ignore"):  # as the contract: no warning where the step vanishes or L overflows
+        if wrt == "x":
+            diff = opening_objective(up, ys, dtype=np.float32) - opening_objective(low, ys, dtype=np.float32)
+        else:
+            diff = opening_objective(xs, up, dtype=np.float32) - opening_objective(xs, low, dtype=np.float32)
+        return diff / (h if scheme == "forward" else h_eff)
 
 
 @wrong_answer(
@@ -281,11 +284,12 @@ def central_nominal_2h(x: float, y: float, k: int, scheme: str = "forward", wrt:
     h_eff = up - low
     if h_eff == 0:
         return np.float32(np.nan)
-    if wrt == "x":
-        diff = opening_objective(up, ys, dtype=np.float32) - opening_objective(low, ys, dtype=np.float32)
-    else:
-        diff = opening_objective(xs, up, dtype=np.float32) - opening_objective(xs, low, dtype=np.float32)
-    return diff / (h_eff if scheme == "forward" else np.float32(2) * h)
+    with np.errstate(all="ignore"):  # as the contract: no warning where the step vanishes or L overflows
+        if wrt == "x":
+            diff = opening_objective(up, ys, dtype=np.float32) - opening_objective(low, ys, dtype=np.float32)
+        else:
+            diff = opening_objective(xs, up, dtype=np.float32) - opening_objective(xs, low, dtype=np.float32)
+        return diff / (h_eff if scheme == "forward" else np.float32(2) * h)
 
 
 @wrong_answer(
@@ -313,11 +317,12 @@ def scheme_ignored(x: float, y: float, k: int, scheme: str = "forward", wrt: str
     h_eff = up - v
     if h_eff == 0:
         return np.float32(np.nan)
-    if wrt == "x":
-        diff = opening_objective(up, ys, dtype=np.float32) - opening_objective(xs, ys, dtype=np.float32)
-    else:
-        diff = opening_objective(xs, up, dtype=np.float32) - opening_objective(xs, ys, dtype=np.float32)
-    return diff / h_eff
+    with np.errstate(all="ignore"):  # as the contract: no warning where the step vanishes or L overflows
+        if wrt == "x":
+            diff = opening_objective(up, ys, dtype=np.float32) - opening_objective(xs, ys, dtype=np.float32)
+        else:
+            diff = opening_objective(xs, up, dtype=np.float32) - opening_objective(xs, ys, dtype=np.float32)
+        return diff / h_eff
 
 
 # ---- Task 3: the sweep ----------------------------------------------------------------------------
@@ -366,6 +371,10 @@ def sweep_ignores_wrt(
         q = (opening_objective_exact(*upper) - opening_objective_exact(*lower)) / (
             Fraction(float(up)) - Fraction(float(low))
         )
+        if not np.isfinite(estimate[i]):  # L overflowed: the errors are as unbounded as the estimate
+            total[i] = rounding[i] = abs(float(estimate[i]))
+            truncation[i] = float(abs(q - exact))
+            continue
         e = Fraction(float(estimate[i]))
         total[i] = float(abs(e - exact))
         truncation[i] = float(abs(q - exact))
@@ -415,6 +424,10 @@ def largest_k_tie_break(
         q = (opening_objective_exact(*upper) - opening_objective_exact(*lower)) / (
             Fraction(float(up)) - Fraction(float(low))
         )
+        if not np.isfinite(estimate[i]):  # L overflowed: the errors are as unbounded as the estimate
+            total[i] = rounding[i] = abs(float(estimate[i]))
+            truncation[i] = float(abs(q - exact))
+            continue
         e = Fraction(float(estimate[i]))
         total[i] = float(abs(e - exact))
         truncation[i] = float(abs(q - exact))
@@ -464,6 +477,10 @@ def first_minimum_in_given_order(
         q = (opening_objective_exact(*upper) - opening_objective_exact(*lower)) / (
             Fraction(float(up)) - Fraction(float(low))
         )
+        if not np.isfinite(estimate[i]):  # L overflowed: the errors are as unbounded as the estimate
+            total[i] = rounding[i] = abs(float(estimate[i]))
+            truncation[i] = float(abs(q - exact))
+            continue
         e = Fraction(float(estimate[i]))
         total[i] = float(abs(e - exact))
         truncation[i] = float(abs(q - exact))
@@ -512,6 +529,10 @@ def argmin_picks_nan(
         q = (opening_objective_exact(*upper) - opening_objective_exact(*lower)) / (
             Fraction(float(up)) - Fraction(float(low))
         )
+        if not np.isfinite(estimate[i]):  # L overflowed: the errors are as unbounded as the estimate
+            total[i] = rounding[i] = abs(float(estimate[i]))
+            truncation[i] = float(abs(q - exact))
+            continue
         e = Fraction(float(estimate[i]))
         total[i] = float(abs(e - exact))
         truncation[i] = float(abs(q - exact))
@@ -560,6 +581,10 @@ def truncation_in_float32(
         upper, lower = ((up, ys), (low, ys)) if wrt == "x" else ((xs, up), (xs, low))
         # upper and lower are pairs; mypy reads the starred tuples as of unknown length.
         q32 = (opening_objective(*upper, dtype=np.float32) - opening_objective(*lower, dtype=np.float32)) / h_eff[i]  # type: ignore[misc]
+        if not np.isfinite(estimate[i]):  # L overflowed: the errors are as unbounded as the estimate
+            total[i] = rounding[i] = abs(float(estimate[i]))
+            truncation[i] = abs(float(q32))  # <- the float32 quotient overflowed too
+            continue
         q = Fraction(float(q32))  # <-
         e = Fraction(float(estimate[i]))
         total[i] = float(abs(e - exact))
@@ -611,6 +636,10 @@ def rounding_as_leftover(
         q = (opening_objective_exact(*upper) - opening_objective_exact(*lower)) / (
             Fraction(float(up)) - Fraction(float(low))
         )
+        if not np.isfinite(estimate[i]):  # L overflowed: the errors are as unbounded as the estimate
+            total[i] = rounding[i] = abs(float(estimate[i]))
+            truncation[i] = float(abs(q - exact))
+            continue
         e = Fraction(float(estimate[i]))
         total[i] = float(abs(e - exact))
         truncation[i] = float(abs(q - exact))
@@ -661,6 +690,10 @@ def errors_against_float32_derivative(
         q = (opening_objective_exact(*upper) - opening_objective_exact(*lower)) / (
             Fraction(float(up)) - Fraction(float(low))
         )
+        if not np.isfinite(estimate[i]):  # L overflowed: the errors are as unbounded as the estimate
+            total[i] = rounding[i] = abs(float(estimate[i]))
+            truncation[i] = float(abs(q - exact))
+            continue
         e = Fraction(float(estimate[i]))
         total[i] = float(abs(e - exact))
         truncation[i] = float(abs(q - exact))
@@ -742,11 +775,12 @@ def estimate_step_from_numpy_power(
     h_eff = up - low
     if h_eff == 0:
         return np.float32(np.nan)
-    if wrt == "x":
-        diff = opening_objective(up, ys, dtype=np.float32) - opening_objective(low, ys, dtype=np.float32)
-    else:
-        diff = opening_objective(xs, up, dtype=np.float32) - opening_objective(xs, low, dtype=np.float32)
-    return diff / h_eff
+    with np.errstate(all="ignore"):  # as the contract: no warning where the step vanishes or L overflows
+        if wrt == "x":
+            diff = opening_objective(up, ys, dtype=np.float32) - opening_objective(low, ys, dtype=np.float32)
+        else:
+            diff = opening_objective(xs, up, dtype=np.float32) - opening_objective(xs, low, dtype=np.float32)
+        return diff / h_eff
 
 
 @wrong_answer(
@@ -777,11 +811,12 @@ def central_step_from_forward_step(
     h_eff = (up - v) if scheme == "forward" else np.float32(2) * (up - v)  # <-
     if up - low == 0 or h_eff == 0:
         return np.float32(np.nan)
-    if wrt == "x":
-        diff = opening_objective(up, ys, dtype=np.float32) - opening_objective(low, ys, dtype=np.float32)
-    else:
-        diff = opening_objective(xs, up, dtype=np.float32) - opening_objective(xs, low, dtype=np.float32)
-    return diff / h_eff
+    with np.errstate(all="ignore"):  # as the contract: no warning where the step vanishes or L overflows
+        if wrt == "x":
+            diff = opening_objective(up, ys, dtype=np.float32) - opening_objective(low, ys, dtype=np.float32)
+        else:
+            diff = opening_objective(xs, up, dtype=np.float32) - opening_objective(xs, low, dtype=np.float32)
+        return diff / h_eff
 
 
 @wrong_answer(
@@ -821,6 +856,10 @@ def sweep_default_ks_from_zero(
         q = (opening_objective_exact(*upper) - opening_objective_exact(*lower)) / (
             Fraction(float(up)) - Fraction(float(low))
         )
+        if not np.isfinite(estimate[i]):  # L overflowed: the errors are as unbounded as the estimate
+            total[i] = rounding[i] = abs(float(estimate[i]))
+            truncation[i] = float(abs(q - exact))
+            continue
         e = Fraction(float(estimate[i]))
         total[i] = float(abs(e - exact))
         truncation[i] = float(abs(q - exact))
@@ -870,6 +909,10 @@ def sweep_ks_truthiness(
         q = (opening_objective_exact(*upper) - opening_objective_exact(*lower)) / (
             Fraction(float(up)) - Fraction(float(low))
         )
+        if not np.isfinite(estimate[i]):  # L overflowed: the errors are as unbounded as the estimate
+            total[i] = rounding[i] = abs(float(estimate[i]))
+            truncation[i] = float(abs(q - exact))
+            continue
         e = Fraction(float(estimate[i]))
         total[i] = float(abs(e - exact))
         truncation[i] = float(abs(q - exact))
@@ -927,6 +970,10 @@ def sweep_caches_exact_by_point(
         q = (opening_objective_exact(*upper) - opening_objective_exact(*lower)) / (
             Fraction(float(up)) - Fraction(float(low))
         )
+        if not np.isfinite(estimate[i]):  # L overflowed: the errors are as unbounded as the estimate
+            total[i] = rounding[i] = abs(float(estimate[i]))
+            truncation[i] = float(abs(q - exact))
+            continue
         e = Fraction(float(estimate[i]))
         total[i] = float(abs(e - exact))
         truncation[i] = float(abs(q - exact))
@@ -980,6 +1027,10 @@ def sweep_sorts_callers_ks(
         q = (opening_objective_exact(*upper) - opening_objective_exact(*lower)) / (
             Fraction(float(up)) - Fraction(float(low))
         )
+        if not np.isfinite(estimate[i]):  # L overflowed: the errors are as unbounded as the estimate
+            total[i] = rounding[i] = abs(float(estimate[i]))
+            truncation[i] = float(abs(q - exact))
+            continue
         e = Fraction(float(estimate[i]))
         total[i] = float(abs(e - exact))
         truncation[i] = float(abs(q - exact))

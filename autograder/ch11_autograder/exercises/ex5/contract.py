@@ -58,7 +58,8 @@ _SA, _CC, _FM, _RR = "store_all_cotangents", "checkpointed_cotangents", "first_m
 CONTRACT: tuple[Clause, ...] = (
     Clause(_SA, "behaviour", "one forward pass, reverse rules L-1 .. 0; row i is dL/dz_i", _s("store_all_derivatives")),
     Clause(_SA, "tolerance", "derivatives within a relative 1e-10 of the reference", _s("store_all_derivatives")),
-    Clause(_SA, "accepts", "any StochasticChain", _s("store_all_derivatives", "store_all_counts"), "chain"),
+    Clause(_SA, "accepts", "any StochasticChain (one layer too)", _s("store_all_derivatives", "store_all_counts"),
+           "chain"),
     Clause(_SA, "accepts", "a float64 array of shape (width,)", _s("store_all_derivatives"), "z0"),
     Clause(_SA, "accepts", "a numpy Generator (advanced by the draw)",
            _s("store_all_derivatives", "store_all_leaves_arguments"), "rng"),
@@ -101,7 +102,7 @@ CONTRACT: tuple[Clause, ...] = (
            _c("checkpointed_form", "checkpointed_refuses_bad_arguments"), "block_size", "ValueError"),
     Clause(_FM, "behaviour", "rows compared by bytes: 0.0 and -0.0 differ, same NaNs agree", _m("bitwise_comparison")),
     Clause(_FM, "behaviour", "scan from the last row: the largest differing index", _m("largest_differing_row")),
-    Clause(_FM, "accepts", "an array of at least one dimension", _m("largest_differing_row"), "saved"),
+    Clause(_FM, "accepts", "an array of at least one dimension (no rows too)", _m("largest_differing_row"), "saved"),
     Clause(_FM, "accepts", "an array of the same shape and dtype", _m("largest_differing_row"), "replayed"),
     Clause(_FM, "returns", "an int index (numpy integer accepted) or None", _m("largest_differing_row")),
     Clause(_FM, "purity", "same index swapped and repeated; arrays unmodified", _m("largest_differing_row")),

@@ -125,6 +125,8 @@ _SEQUENCE_EXAMPLES = 12
 _VISIBLE_STORE_ALL = make_case(12, 5, 3, 11, [0.3, -0.2, 0.5], 1, 1)
 _VISIBLE_BLOCKS = make_case(16, 5, 3, 11, [0.3, -0.2, 0.5], 4, 2)
 _VISIBLE_ONE_BLOCK = make_case(16, 5, 3, 11, [0.3, -0.2, 0.5], 16, 2)
+#: The shortest chain the contract admits: one layer (random), one block of one.
+_ONE_LAYER = make_case(1, 0, 2, 5, [0.4, -0.1], 1, 3)
 # The prediction of the notebook: r = 4 gives the same rows as r = 5; r = 7 ends its block.
 _PREDICTION_R4 = make_case(16, 4, 3, 11, [0.3, -0.2, 0.5], 4, 2)
 _PREDICTION_R7 = make_case(16, 7, 3, 11, [0.3, -0.2, 0.5], 4, 2)
@@ -1197,6 +1199,11 @@ _VISIBLE_PAIRS = (
         "replayed": np.arange(12.0).reshape(6, 2) + np.array([[0, 0], [1, 0], [0, 0], [0, 0], [0, 1e-12], [0, 0]]),
     },
 )
+#: Arrays with no rows (at least one dimension, as the contract asks): identical, so None.
+_NO_ROWS = (
+    {"saved": np.zeros((0, 3)), "replayed": np.zeros((0, 3))},
+    {"saved": np.zeros(0, dtype=np.float32), "replayed": np.zeros(0, dtype=np.float32)},
+)
 _VISIBLE_SPECIAL = (
     {"saved": np.zeros((3, 2)), "replayed": np.array([[0.0, -0.0], [0.0, 0.0], [0.0, 0.0]])},
     {"saved": np.full((3, 2), np.nan), "replayed": np.full((3, 2), np.nan)},
@@ -1225,7 +1232,7 @@ STORE_ALL_SUITE = register(
                 "counts) and raises ValueError for a z0 that is not float64 of shape (width,).",
                 _store_all_form,
                 _CASES,
-                (_VISIBLE_STORE_ALL,),
+                (_VISIBLE_STORE_ALL, _ONE_LAYER),
             ),
             _property(
                 STORE_ALL_TESTS,
@@ -1235,7 +1242,7 @@ STORE_ALL_SUITE = register(
                     "(bit for bit, or to a relative 1e-10).",
                     judge_store_all_values,
                     _CASES,
-                    (_VISIBLE_STORE_ALL, _VISIBLE_BLOCKS),
+                    (_VISIBLE_STORE_ALL, _VISIBLE_BLOCKS, _ONE_LAYER),
                 ),
             ),
             _property(
@@ -1245,7 +1252,7 @@ STORE_ALL_SUITE = register(
                     "Store-all reports L forward evaluations, 0 replayed, and a peak of L + 1 states.",
                     judge_store_all_counts,
                     _CASES,
-                    (_VISIBLE_STORE_ALL,),
+                    (_VISIBLE_STORE_ALL, _ONE_LAYER),
                 ),
             ),
             _property(
@@ -1435,10 +1442,11 @@ FIRST_MISMATCH_SUITE = register(
                 _Spec(
                     "largest_differing_row",
                     "first_mismatch returns the largest row index that differs (or None), for 1-D, 2-D and 3-D "
-                    "arrays of float64 and float32, the same with the arrays swapped or compared again.",
+                    "arrays of float64 and float32 (with no rows too), the same with the arrays swapped or compared "
+                    "again.",
                     judge_first_mismatch,
                     array_pairs(),
-                    _VISIBLE_PAIRS,
+                    (*_VISIBLE_PAIRS, *_NO_ROWS),
                     _unpack_pair,
                 ),
             ),

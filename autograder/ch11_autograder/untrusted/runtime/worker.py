@@ -25,7 +25,8 @@ nothing else of ch11_autograder.
    be given the same object; ``call`` looks the name up among the namespace's
    top-level names, calls it (kept objects substituted) and returns the
    encoded result, or an error that says what went wrong in the student's
-   terms. A watched call also returns the arguments as the call left them.
+   terms. A watched call also returns the arguments as the call left them and
+   the warnings it emitted.
 
 Exit status: 0 at end of input; 2 when the protocol module or cells.json
 cannot be loaded (diagnostics on the original stderr).
@@ -43,6 +44,7 @@ import re
 import signal
 import sys
 import traceback
+import warnings
 from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO
@@ -252,14 +254,22 @@ class Worker:
             kwargs = {k: self._substitute(v) for k, v in request.kwargs.items()}
         except KeyError as exc:
             return proto.make_error(request.id, "bad_request", "KeyError", f"nothing is kept under {exc.args[0]!r}")
+        emitted: list[str] = []
         try:
-            result = fn(*args, **kwargs)
+            if request.watch:
+                # Every warning is recorded, not printed once per place: a contract may promise none.
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    result = fn(*args, **kwargs)
+                emitted = [f"{w.category.__name__}: {w.message}" for w in caught]
+            else:
+                result = fn(*args, **kwargs)
         except BaseException as exc:  # includes SystemExit from student code
             type_name, message = _describe(exc)
             return proto.make_error(request.id, "exception", type_name, message, _where(exc.__traceback__))
         try:
             if request.watch:
-                return proto.make_ok(request.id, result, args=args, kwargs=kwargs)
+                return proto.make_ok(request.id, result, args=args, kwargs=kwargs, warnings=emitted)
             return proto.make_ok(request.id, result)
         except proto.ProtocolError as exc:
             return proto.make_error(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+import warnings
 from fractions import Fraction
 
 import hypothesis
@@ -270,7 +271,20 @@ def test_every_property_fails_for_some_wrong_answer_in_process():
         _calls.append(x)
         return ref.exact_gradient(x, y) * (1.0 if len(_calls) % 2 else 1 + 2.0**-30)
 
+    def warning_estimate(x, y, k, scheme="forward", wrt="x"):
+        with np.errstate(all="warn"):
+            if np.isnan(value := ref.fd_estimate(x, y, k, scheme, wrt)):
+                return np.float32(0.0) / np.float32(0.0)  # nan, with numpy's warning
+            return value
+
+    def sweep_reading_ks_twice(x, y, ks=range(1, 25), scheme="forward", wrt="x"):
+        if len(list(ks)) == 0:  # the first pass over ks: a generator is empty after it
+            raise ValueError("ks must contain at least one k")
+        return ref.fd_sweep(x, y, ks, scheme, wrt)
+
     variants += [
+        {"fd_estimate": warning_estimate},
+        {"fd_sweep": sweep_reading_ks_twice},
         {"fd_estimate": not_validating_estimate},
         {"fd_sweep": not_validating_sweep},
         {"fd_estimate": central_by_default},
@@ -316,15 +330,19 @@ class _InProcess:
         args = [decode_value(encode_value(a, request=True), request=True) for a in args]
         kwargs = {k: decode_value(encode_value(v, request=True), request=True) for k, v in kwargs.items()}
         try:
-            value = self.functions[fn](*args, **kwargs)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                value = self.functions[fn](*args, **kwargs)
         except Exception as exc:
             raise StudentError(type(exc).__name__, str(exc)) from None
+        emitted = tuple(f"{w.category.__name__}: {w.message}" for w in caught)
         try:
             value = decode_value(encode_value(value))
         except UnencodableValue as exc:  # as the worker reports it
             raise Unencodable("UnencodableValue", f"{fn}() returned what cannot be sent: {exc}") from None
         left = tuple(decode_value(watch_form(a)) for a in args)
-        return Reply(0, True, value, args=left, kwargs={k: decode_value(watch_form(v)) for k, v in kwargs.items()})
+        kept = {k: decode_value(watch_form(v)) for k, v in kwargs.items()}
+        return Reply(0, True, value, args=left, kwargs=kept, warnings=emitted)
 
 
 # --------------------------------------------------------------------------- graded through the worker
@@ -392,7 +410,8 @@ def fd_estimate(x, y, k, scheme="forward", wrt="x"):
     step = up[i] - low[i]
     if step == np.float32(0):
         return np.float32("nan")
-    return (opening_objective(*up) - opening_objective(*low)) / step
+    with np.errstate(over="ignore", invalid="ignore"):
+        return (opening_objective(*up) - opening_objective(*low)) / step
 ''',
     "ex2_fd_sweep": '''
 def fd_sweep(x, y, ks=range(1, 25), scheme="forward", wrt="x"):
@@ -469,8 +488,8 @@ BEYOND_THE_VALUE = {
 
 
 def _is_clause(name: str) -> bool:
-    """The properties that compare the student's answers with each other, not with the reference."""
-    return name.endswith(("_defaults", "_calls_independent"))
+    """The properties that judge a clause beyond the value: answers compared with each other, warnings."""
+    return name.endswith(("_defaults", "_calls_independent", "_emits_no_warnings"))
 
 
 @pytest.mark.slow

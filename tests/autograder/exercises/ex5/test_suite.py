@@ -549,8 +549,9 @@ def first_mismatch(saved, replayed):
     a, b = np.asarray(saved), np.asarray(replayed)
     if a.shape != b.shape or a.dtype != b.dtype or a.ndim == 0:
         raise ValueError("incomparable arrays")
-    bytes_a = np.ascontiguousarray(a).view(np.uint8).reshape(a.shape[0], -1)
-    bytes_b = np.ascontiguousarray(b).view(np.uint8).reshape(b.shape[0], -1)
+    row_bytes = a.itemsize * int(np.prod(a.shape[1:]))  # not -1: an array may have no rows
+    bytes_a = np.ascontiguousarray(a).view(np.uint8).reshape(a.shape[0], row_bytes)
+    bytes_b = np.ascontiguousarray(b).view(np.uint8).reshape(b.shape[0], row_bytes)
     rows = np.flatnonzero((bytes_a != bytes_b).any(axis=1))
     return rows[-1] if rows.size else None
 
