@@ -8,7 +8,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-fast docker-engine lint demo example wheel release clean
+.PHONY: test test-fast docker-engine browser lint demo example wheel release clean
 
 $(STAMP): requirements/lock.txt pyproject.toml harness/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,9 +24,10 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports --no-logo
 	$(VENV)/bin/mypy
 
-# Every tier (see tests/conftest.py), with a Docker engine: installed and started
-# first when missing and this runs as root (.ci/docker-engine.sh).
-test: lint docker-engine
+# Every tier (see tests/conftest.py), with a Docker engine (installed and started
+# first when missing and this runs as root: .ci/docker-engine.sh) and Debian's
+# Chromium for the browser tier (installed when missing: .ci/browser.sh).
+test: lint docker-engine browser
 	$(PY) -m pytest
 
 # While developing: everything but the Docker image, the hostile-corpus batches and
@@ -36,6 +37,9 @@ test-fast: lint
 
 docker-engine:
 	bash .ci/docker-engine.sh
+
+browser:
+	bash .ci/browser.sh
 
 example: $(STAMP)
 	$(PY) examples/chapter_listings.py --out build/chapter

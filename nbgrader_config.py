@@ -107,5 +107,12 @@ c.GenerateFeedback.preprocessors = [
 # formgrader renders submissions with nbconvert's HTMLExporter, whose template shows
 # markdown answers unsanitized (HTMLExporter.sanitize_html does not reach nbgrader's
 # formgrade template). Sanitizing in a preprocessor changes only the rendering: stored
-# notebooks and nbgrader's checksums are untouched.
-c.HTMLExporter.preprocessors = ["ch11_autograder.trusted.preprocessors.SanitizeFeedback"]
+# notebooks and nbgrader's checksums are untouched. The hidden test regions are cut from
+# the rendering too: the autograded notebook keeps them (OverwriteCells restores test
+# cells from the gradebook), but they hold no check of their own (the suites grade), so
+# the grader's view shows what the student's feedback shows. tests/browser/ checks both
+# in Chromium. (GenerateFeedback's exporter runs these as well; both are idempotent.)
+c.HTMLExporter.preprocessors = [
+    "ch11_autograder.trusted.preprocessors.StripHiddenTests",
+    "ch11_autograder.trusted.preprocessors.SanitizeFeedback",
+]

@@ -1,6 +1,6 @@
 """Test-suite tiers, and the grading image built while other tests run.
 
-``make test`` (what CI runs) runs every tier; ``make test-fast`` leaves out three
+``make test`` (what CI runs) runs every tier; ``make test-fast`` leaves out the
 heavy ones:
 
 * ``docker``: tests that build the grading image and grade inside it;
@@ -9,6 +9,11 @@ heavy ones:
   and the sample graded without the defences;
 * ``class_batch``: the batch grader's end-to-end runs over the demo class (against
   ``make demo``, SIGKILL and resume, regrading, the CLI).
+
+A fourth tier, ``browser`` (``tests/browser/``), drives Debian's Chromium through nbgrader's
+formgrader on a real Jupyter server; it grades into a copy of the batch-graded demo class,
+so it is ``class_batch`` too and ``make test-fast`` leaves it out with that tier. Without
+chromium it skips (``make browser`` installs it as root), and fails under CI.
 
 Each test declares its tier where it is written: a module-level ``pytestmark``
 (``test_docker_grading.py``, ``test_batch.py``) or a mark on the test

@@ -64,6 +64,9 @@ DEV_ONLY = {
     "mdit-py-plugins",
     "setproctitle",
     "textual",
+    # the browser tier (tests/browser/): Playwright's client, which drives Debian's chromium
+    "playwright",
+    "greenlet",
 }
 
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import sys
 import textwrap
 from collections.abc import Callable, Iterable
@@ -510,10 +511,35 @@ def _nbformat5(nb: dict[str, Any]) -> str:
 
 # --------------------------------------------------------------------------- the cases
 
+
+def xss_hit(marker: str, quote: str = "'") -> str:
+    """JavaScript that, if it ever runs, shows itself three ways a browser test can see.
+
+    It sets ``document.title`` to ``marker``, opens an alert saying ``marker`` and appends a
+    ``<hostile-xss id=marker>`` element to the page. ``quote`` is the JavaScript string quote
+    (``'`` or a backtick) that fits where the payload is embedded. The marker text stays in the
+    payload, so the static checks (``active_markers`` in test_hostile.py) find it as before.
+    """
+    m = f"{quote}{marker}{quote}"
+    return (f"document.title={m};alert({m});"
+            f"document.documentElement.appendChild(document.createElement({quote}hostile-xss{quote})).id={m}")
+
+
+def _with_hits(source: str) -> str:
+    """``source`` with each ``@HITn@`` replaced by :func:`xss_hit` of ``HOSTILE_XSS_n`` (backtick strings).
+
+    Backticks because the payloads sit in Python strings of either quote inside HTML
+    attributes of double quotes: only a backtick is free in all of them.
+    """
+    return re.sub(r"@HIT(\d+)@", lambda m: xss_hit(f"HOSTILE_XSS_{m.group(1)}", "`"), source)
+
+
 #: A manually graded markdown answer carrying script.
 MARKDOWN_XSS = (
-    "My answer.\n\n<script>HOSTILE_XSS_MD1()</script>\n<img src=x onerror=\"HOSTILE_XSS_MD2()\">\n"
-    "<a href=\"javascript:HOSTILE_XSS_MD3()\">see</a>\n<iframe src=\"javascript:HOSTILE_XSS_MD4()\"></iframe>"
+    f"My answer.\n\n<script>{xss_hit('HOSTILE_XSS_MD1')}</script>\n"
+    f"<img src=x onerror=\"{xss_hit('HOSTILE_XSS_MD2')}\">\n"
+    f"<a href=\"javascript:{xss_hit('HOSTILE_XSS_MD3')}\">see</a>\n"
+    f"<iframe src=\"javascript:{xss_hit('HOSTILE_XSS_MD4')}\"></iframe>"
 )
 
 #: Module names a grader process might import; planted next to the notebook.
@@ -1014,19 +1040,19 @@ CASES: tuple[Case, ...] = (
         "SVG with onload, iframe with javascript: URL",
         _EX4, "complete", Expect(max_auto=_FULL4, checks=("feedback_no_script", "autograded_no_active_output")),
         "sanitize",
-        cells(new=[("ex4_audit_marks", """
+        cells(new=[("ex4_audit_marks", _with_hits("""
             from IPython.display import HTML, SVG, Javascript, display
 
-            display(HTML("<script>window.HOSTILE_XSS_1 = 1</script><img src=x onerror=\\"HOSTILE_XSS_2()\\">"
-                         "<a href=\\"javascript:HOSTILE_XSS_3()\\">click</a>"))
-            display(Javascript("HOSTILE_XSS_4()"))
-            display({"application/javascript": "HOSTILE_XSS_5()",
-                     "text/html": "<iframe src=\\"javascript:HOSTILE_XSS_6()\\"></iframe><style>body{}</style>"},
+            display(HTML("<script>@HIT1@</script><img src=x onerror=\\"@HIT2@\\">"
+                         "<a href=\\"javascript:@HIT3@\\">click</a>"))
+            display(Javascript("@HIT4@"))
+            display({"application/javascript": "@HIT5@",
+                     "text/html": "<iframe src=\\"javascript:@HIT6@\\"></iframe><style>body{}</style>"},
                     raw=True)
-            display(SVG('<svg xmlns="http://www.w3.org/2000/svg" onload="HOSTILE_XSS_7()"><script>HOSTILE_XSS_8()'
+            display(SVG('<svg xmlns="http://www.w3.org/2000/svg" onload="@HIT7@"><script>@HIT8@'
                         '</script></svg>'))
-            display({"text/markdown": "<script>HOSTILE_XSS_9()</script>"}, raw=True)
-        """)]),
+            display({"text/markdown": "<script>@HIT9@</script>"}, raw=True)
+        """))]),
         demo="plain",
     ),
     _case(
