@@ -283,3 +283,20 @@ def test_a_hand_mark_entered_after_grading_shows_after_ch11_grade_report(planted
     assert _num(row["total"]) == _num(row["autograded"]) + 3
     assert _num(row["pending by hand"]) == 25 - before
 
+
+
+def test_a_batch_whose_report_fails_keeps_its_grades_and_says_so(planted_course, tmp_path, tmp_path_factory, capsys):
+    course = batch_support.copy_course(planted_course, tmp_path / "course")
+    csv = course / "reports" / "ch11-grades.csv"
+    csv.unlink()
+    blocker = course / "reports" / "ch11-report.html"
+    blocker.unlink()
+    (blocker / "not-a-file").mkdir(parents=True)  # the report cannot be replaced by a file
+    source = tmp_path_factory.getbasetemp() / "planted-class"
+    assert cli_main(["batch", str(source), "--course", str(course)]) == 1  # p_broken is an error again
+    captured = capsys.readouterr()
+    assert "the class report could not be written" in captured.err
+    assert "The batch's grades are saved" in captured.err and "ch11-grade report --course" in captured.err
+    assert csv.is_file() and "p_lww_1,graded" in csv.read_text()
+    assert "5 unchanged since the last run, 1 errors" in captured.out
+    assert cli_main(["report", "--course", str(course)]) == 1
