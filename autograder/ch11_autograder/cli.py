@@ -2,12 +2,22 @@
 
     ch11-grade batch SOURCE --course DIR [--workers N] [--sandbox bwrap|container-user|none]
                             [--docker IMAGE] [--timeout SECONDS] [--regrade]
+    ch11-grade report --course DIR
+    ch11-grade student-bundle --out ch11-student.zip
     ch11-grade gradescope build --out autograder.zip
 
 ``batch`` grades a folder (nbgrader layout) or an LMS zip into an nbgrader
 course directory, one line per finished submission, then prints the grade
-table and where the reports are (docs/batch.md). With ``--docker IMAGE`` the
-whole batch runs inside the grading image instead.
+table and where the reports are (docs/batch.md), and writes the class report.
+With ``--docker IMAGE`` the whole batch runs inside the grading image instead.
+
+``report`` (re)writes the class report (``reports/ch11-report.html``, ``.md``
+and PNGs) from the course's gradebook and the batch's records alone, e.g. after
+marking by hand in formgrader.
+
+``student-bundle`` writes what students install and open (released notebooks,
+the harness wheel, manifest.json, pinned requirements, a README) into a new
+folder or a zip.
 
 ``gradescope build`` writes the Gradescope autograder zip (docs/batch.md,
 "Gradescope"). ``gradescope run`` and ``gradescope prepare`` are what the
@@ -72,7 +82,44 @@ def _batch(args: argparse.Namespace) -> int:
     print(f"grades:   {result.csv_path}")
     print(f"summary:  {result.summary_path}")
     print(f"feedback: {result.feedback_dir}/<student>/ch11/*.html")
-    return EXIT_ERRORS if counts["error"] or result.problems else EXIT_OK
+    report_ok = _write_report(args.course.resolve(), after_batch=True)
+    return EXIT_ERRORS if counts["error"] or result.problems or not report_ok else EXIT_OK
+
+
+def _write_report(course: Path, *, after_batch: bool) -> bool:
+    """Write the class report; on failure say why (and, after a batch, that its grades are saved)."""
+    try:
+        from .report import build_report
+
+        files = build_report(course)
+    except Exception as exc:  # the grades are committed already: a report failure must not hide them
+        kept = " The batch's grades are saved (gradebook, CSV, summary, feedback); run `ch11-grade report " \
+               f"--course {course}` once the cause is fixed." if after_batch else ""
+        print(f"ch11-grade: the class report could not be written: {type(exc).__name__}: {exc}.{kept}",
+              file=sys.stderr)
+        return False
+    print(f"report:   {files.html} (and {files.markdown.name}, {len(files.pngs)} PNGs)")
+    return True
+
+
+def _report(args: argparse.Namespace) -> int:
+    course = args.course.resolve()
+    if not (course / "gradebook.db").is_file():
+        print(f"ch11-grade: {course}: no gradebook.db; grade a batch into it first", file=sys.stderr)
+        return EXIT_REFUSED
+    return EXIT_OK if _write_report(course, after_batch=False) else EXIT_ERRORS
+
+
+def _student_bundle(args: argparse.Namespace) -> int:
+    from .bundle import BundleError, build_bundle
+
+    try:
+        result = build_bundle(args.out)
+    except BundleError as exc:
+        print(f"ch11-grade: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    print(f"wrote {result.path}: {len(result.files)} files, {result.wheel} (sha256 {result.wheel_sha256[:12]}...)")
+    return EXIT_OK
 
 
 def _gradescope(args: argparse.Namespace) -> int:
@@ -107,6 +154,14 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--timeout", type=float, default=1800.0, help="seconds per submission (default 1800)")
     b.add_argument("--regrade", action="store_true", help="regrade everything, ignoring the resume ledger")
     b.set_defaults(func=_batch)
+
+    r = sub.add_parser("report", help="(re)write the class report from the course's gradebook and records")
+    r.add_argument("--course", type=Path, required=True, help="the nbgrader course directory graded by batch")
+    r.set_defaults(func=_report)
+
+    sb = sub.add_parser("student-bundle", help="write the students' bundle: notebooks, wheel, requirements, README")
+    sb.add_argument("--out", type=Path, required=True, help="a new folder, or a path ending in .zip")
+    sb.set_defaults(func=_student_bundle)
 
     g = sub.add_parser("gradescope", help="the Gradescope autograder")
     gsub = g.add_subparsers(dest="gs_command", required=True)

@@ -24,6 +24,7 @@ from ch11_autograder.trusted.preprocessors import (
 )
 from ch11_autograder.trusted.submission_cells import strip_hidden_tests, submission_code_cells, worker_cells
 from ch11_autograder.trusted.suite import run_suite
+from ch11_autograder.trusted.verdicts import VERDICT_METADATA_KEY
 from nbconvert import HTMLExporter
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output, new_raw_cell
 from nbgrader.preprocessors import ClearHiddenTests
@@ -105,6 +106,19 @@ def test_partial_verdict_is_what_nbgrader_records(toy_suite, tmp_path):
     assert determine_grade(cell) == (1.0, 2.0)  # doubles_integers holds, doubles_floats fails
     assert [o.output_type for o in cell.outputs] == ["stream", "execute_result"]
     assert "[FAIL] doubles_floats" in cell.outputs[0].text
+    # Beside the outputs, the verdict as data for the class report.
+    props = cell.metadata[VERDICT_METADATA_KEY]["properties"]
+    assert [(p["name"], p["outcome"]) for p in props] == [("doubles_integers", "passed"), ("doubles_floats", "failed")]
+
+
+def test_a_planted_verdict_record_is_replaced(toy_suite, tmp_path):
+    nb = notebook("def double(x):\n    return x + 2")
+    nb.cells[2].metadata[VERDICT_METADATA_KEY] = {"v": 1, "grade_id": "double_tests", "properties": [
+        {"name": "doubles_integers", "outcome": "passed", "misconception": ""}]}
+    cell = verdicts(nb, tmp_path)
+    props = cell.metadata[VERDICT_METADATA_KEY]["properties"]
+    assert "passed" not in {p["outcome"] for p in props}  # x + 2 fails every property, visible checks included
+    assert "adds instead of multiplies" in {p["misconception"] for p in props}
 
 
 def test_test_cell_without_a_suite_fails_closed(toy_suite, tmp_path):

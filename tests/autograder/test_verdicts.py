@@ -535,3 +535,21 @@ def test_hypothesis_properties_draw_their_own_probe_inputs():
     pool = squares.probe_inputs()
     assert pool[0] == {"x": 3} and len(pool) > 10 and pool == squares.probe_inputs()  # deterministic
     assert run_property(squares, LocalSession(square=lambda x: x + 3)).misconception == "plus three instead of squared"
+
+
+# --------------------------------------------------------------------------- the verdict record
+
+
+def test_record_lists_every_property_in_suite_order_with_its_outcome_and_misconception():
+    wrong = Failure("b", "B holds", "mismatch", misconception="adds", advice="Multiply.")
+    verdict = CellVerdict.from_results(
+        "cell_tests", 4, [("a", "A"), ("b", "B"), ("c", "C"), ("d", "D"), ("e", "E")],
+        [Failure("d", "D", "timeout"), wrong, Failure("e", "E", "budget"), Failure("c", "C", "error")])
+    record = verdict.record()
+    assert record["grade_id"] == "cell_tests" and record["v"] == 1 and record["score"] == verdict.score
+    assert [(p["name"], p["outcome"], p["misconception"]) for p in record["properties"]] == [
+        ("a", "passed", ""), ("b", "failed", "adds"), ("c", "errored", ""), ("d", "timed_out", ""),
+        ("e", "timed_out", "")]
+    assert record["properties"][1]["advice"] == "Multiply."
+    unavailable = CellVerdict.unavailable("x_tests", 2, "no suite").record()
+    assert [(p["name"], p["outcome"]) for p in unavailable["properties"]] == [("grading", "errored")]

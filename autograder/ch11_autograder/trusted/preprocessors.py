@@ -7,7 +7,8 @@ Autograde (``Autograde.autograde_preprocessors``, see ``nbgrader_config.py``)::
                        sanitized data
     IgnorePattern, ClearMetadataPreprocessor, LimitOutput   (nbgrader's)
     TrustedVerdicts    replace every autograded test cell's outputs by the
-                       verdict of its hidden property suite
+                       verdict of its hidden property suite (and its metadata's
+                       ``ch11_verdict`` by the verdict's record, for the class report)
     SaveAutoGrades, AssignLatePenalties, CheckCellMetadata  (nbgrader's)
 
 GenerateFeedback (``GenerateFeedback.preprocessors``)::
@@ -50,7 +51,7 @@ from .grading import first_report
 from .registry import get_suite, load_suite_modules
 from .submission_cells import autograded_test_cells, is_autograded_test, strip_hidden_tests, worker_cells
 from .suite import run_suite
-from .verdicts import CellVerdict, verdict_outputs
+from .verdicts import VERDICT_METADATA_KEY, CellVerdict, verdict_outputs
 from .worker_client import WorkerSession
 
 __all__ = [
@@ -340,6 +341,8 @@ class TrustedVerdicts(NbGraderPreprocessor):
                 grade_id = str(cell.metadata.get("nbgrader", {}).get("grade_id", ""))
                 verdict = self._verdict(cell, session, cells.visible_outcome(grade_id, report))
                 cell.outputs = [nbformat.from_dict(o) for o in verdict_outputs(verdict, cell.get("execution_count"))]
+                # Set on every autograded test cell, so nothing a submission planted there survives.
+                cell.metadata[VERDICT_METADATA_KEY] = verdict.record()
                 self.log.info("%s/%s: %g of %g points", name, verdict.grade_id, verdict.score, verdict.points)
         for incident in session.incidents:
             self.log.warning("%s: worker incident: %s", name, incident)

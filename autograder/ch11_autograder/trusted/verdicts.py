@@ -27,6 +27,8 @@ from ..protocol import Kept, Once, Record
 
 __all__ = [
     "NOTHING",
+    "OUTCOMES",
+    "VERDICT_METADATA_KEY",
     "CellVerdict",
     "Failure",
     "format_call",
@@ -60,6 +62,14 @@ NOTHING: Any = _Nothing()
 
 #: Kinds of failure; see :class:`Failure`.
 FAILURE_KINDS = ("mismatch", "error", "timeout", "crash", "protocol", "budget", "internal", "unavailable")
+
+#: How a property ended, as the class report counts it: a failure's kind folded into three.
+OUTCOMES = ("passed", "failed", "errored", "timed_out")
+_OUTCOME_OF_KIND = {"mismatch": "failed", "timeout": "timed_out", "budget": "timed_out"}
+
+#: Key of the autograded test cell's metadata that holds :meth:`CellVerdict.record` (written by
+#: ``TrustedVerdicts`` beside the outputs; nbconvert's templates never render it, so feedback is unchanged).
+VERDICT_METADATA_KEY = "ch11_verdict"
 
 
 @dataclass(frozen=True)
@@ -168,6 +178,29 @@ class CellVerdict:
     @property
     def total(self) -> int:
         return len(self.passed) + len(self.failures)
+
+    def record(self) -> dict[str, Any]:
+        """The verdict as plain JSON data, for tools that count outcomes (the class report).
+
+        ``{"v": 1, "grade_id", "points", "score", "properties": [{"name", "outcome", "misconception",
+        "advice"}, ...]}``: every property in suite order (:attr:`descriptions`), ``outcome`` one of
+        :data:`OUTCOMES` (``mismatch`` -> ``failed``; ``timeout`` and ``budget`` -> ``timed_out``; every
+        other kind -> ``errored``); ``misconception`` and ``advice`` the
+        named catalogue entry's title and advice, ``""`` when none. Holds no student output: names and
+        the catalogue's words only.
+        """
+        failed = {f.property: f for f in self.failures}
+        order = [name for name, _ in self.descriptions] or [*self.passed, *failed]
+        order += [name for name in failed if name not in order]
+        props: list[dict[str, str]] = []
+        for name in order:
+            f = failed.get(name)
+            if f is None:
+                props.append({"name": name, "outcome": "passed", "misconception": "", "advice": ""})
+            else:
+                props.append({"name": name, "outcome": _OUTCOME_OF_KIND.get(f.kind, "errored"),
+                              "misconception": f.misconception, "advice": f.advice})
+        return {"v": 1, "grade_id": self.grade_id, "points": self.points, "score": self.score, "properties": props}
 
     def summary(self) -> str:
         """First line: how many checks passed and the points."""

@@ -155,6 +155,7 @@ def test_cli_prints_progress_table_and_paths(demo_graded, demo, tmp_path, capsys
     assert "lin      skipped_resume  7 " in out and "36.73/40" in out
     assert "0 graded, 4 unchanged since the last run, 0 errors" in out
     assert f"grades:   {course}/reports/ch11-grades.csv" in out
+    assert f"report:   {course}/reports/ch11-report.html (and ch11-report.md, 8 PNGs)" in out
     assert cli_main(["batch", str(tmp_path / "missing"), "--course", str(course)]) == 2
     assert "no such folder or zip file" in capsys.readouterr().err
     with pytest.raises(SystemExit):

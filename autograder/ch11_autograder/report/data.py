@@ -1,0 +1,416 @@
+"""The class report's numbers: read from the gradebook, the autograded notebooks and the batch's records.
+
+:func:`collect` is the whole data layer: no plotting, no formatting. Its sources, all
+written by trusted code:
+
+* the instructor's ``gradebook.db``: every score (autograded, manual overrides, hand
+  marks once entered in formgrader), manual points still pending, nbgrader's late penalty;
+* ``autograded/<student>/<assignment>/*.ipynb``: in each autograded test cell's metadata,
+  the verdict record ``TrustedVerdicts`` wrote (``trusted.verdicts.CellVerdict.record``:
+  every property's outcome and the misconception named). Outputs are never read: no student
+  output reaches the report;
+* ``.ch11-batch/ledger.jsonl`` (each student's last entry: status, seconds, error cause)
+  and ``reports/<assignment>-records.json`` (the last batch's records: LMS late flags).
+
+Student ids and error causes are student-derived text: renderers escape them.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from nbgrader.api import Gradebook, MissingEntry
+
+from ..batch.course import REPORTS_DIR, STATE_DIR
+from ..batch.ledger import Ledger
+from ..batch.merge import autograded_cells
+from ..exercises import EXERCISES
+from ..exercises.catalogue import WrongAnswer, catalogue
+from ..trusted.verdicts import OUTCOMES, VERDICT_METADATA_KEY
+
+__all__ = [
+    "ClassReport",
+    "Flag",
+    "MisconceptionCount",
+    "NotebookStats",
+    "PropertyCount",
+    "StudentScores",
+    "collect",
+    "entry_for_title",
+]
+
+#: The property that stands for a test cell's visible checks (``trusted.suite.VISIBLE_CHECKS``).
+VISIBLE_CHECKS = "visible_checks"
+NOTEBOOK_OF = {ex.key: ex.notebook for ex in EXERCISES}
+#: Largest autograded notebook read, bytes (they are written by nbgrader after LimitOutput).
+MAX_NOTEBOOK_BYTES = 64 * 1024**2
+
+
+@dataclass(frozen=True)
+class StudentScores:
+    """One student's line: points from the gradebook, status and time from the ledger.
+
+    Attributes:
+        student: nbgrader student id.
+        status: ``"graded"`` or ``"error"`` (the ledger's last entry; ``"graded"`` for a gradebook
+            submission the batch never saw, e.g. a plain ``nbgrader autograde``).
+        auto: notebook -> autograded points (manual overrides of test cells count), ``None`` without
+            a gradebook submission (an error never graded before).
+        manual: notebook -> hand-marked points entered so far (rubric cells).
+        manual_pending: rubric points not marked yet (``needs_manual_grade``).
+        late_penalty: nbgrader's, summed over notebooks (not subtracted from any total here).
+        seconds: grading time of the last entry, ``None`` when the ledger has none.
+        lms_late: the last batch's LMS download marked the submission late.
+        error: the last entry's cause, ``""`` when graded.
+    """
+
+    student: str
+    status: str
+    auto: dict[str, float] | None
+    manual: dict[str, float]
+    manual_pending: float
+    late_penalty: float
+    seconds: float | None
+    lms_late: bool = False
+    error: str = ""
+
+    @property
+    def auto_total(self) -> float | None:
+        return None if self.auto is None else round(sum(self.auto.values()), 6)
+
+    @property
+    def manual_total(self) -> float:
+        return round(sum(self.manual.values()), 6)
+
+    @property
+    def total(self) -> float | None:
+        """Autograded plus hand-marked points entered so far; ``None`` without a submission."""
+        auto = self.auto_total
+        return None if auto is None else round(auto + self.manual_total, 6)
+
+
+@dataclass(frozen=True)
+class NotebookStats:
+    """Points possible in one notebook: ``auto_max`` (hidden suites) and ``manual_max`` (rubric cells)."""
+
+    notebook: str
+    auto_max: float
+    manual_max: float
+
+
+@dataclass(frozen=True)
+class PropertyCount:
+    """How many students' verdicts of one test cell ended each way on one property.
+
+    ``outcomes`` maps every name of ``trusted.verdicts.OUTCOMES`` to a count of students. The
+    ``visible_checks`` property is recorded only when a student's visible checks failed, so its
+    row counts those students alone.
+    """
+
+    notebook: str
+    grade_id: str
+    prop: str
+    outcomes: dict[str, int]
+
+
+@dataclass(frozen=True)
+class MisconceptionCount:
+    """A misconception and how many students' verdicts named it (once per student, any cell).
+
+    ``name`` is the catalogue entry's name, ``""`` for a misconception a suite names itself (a group of
+    entries); ``students`` are the ids, sorted; ``advice`` is the catalogue's sentence (the suite's for
+    its own).
+    """
+
+    exercise: str
+    notebook: str
+    name: str
+    title: str
+    advice: str
+    students: tuple[str, ...]
+
+    @property
+    def count(self) -> int:
+        return len(self.students)
+
+
+@dataclass(frozen=True)
+class Flag:
+    """An error or a late flag: ``kind`` is ``"error"``, ``"LMS late"`` or ``"late penalty"``."""
+
+    student: str
+    kind: str
+    cause: str
+
+
+@dataclass
+class ClassReport:
+    """Everything the report shows, as data.
+
+    Attributes:
+        assignment: e.g. ``"ch11"``.
+        notebooks: per notebook, points possible, in name order.
+        students: one per student in the gradebook or the ledger, sorted by id.
+        properties: per test cell and property, in notebook, cell and suite order.
+        misconceptions: every catalogue entry, and every misconception a suite names itself, with its
+            count, most named first (ties: exercise, then catalogue order).
+        flags: errors first, then LMS late flags, then late penalties; each sorted by student.
+        notes: what the report could not read (cells without a verdict record, unreadable records).
+    """
+
+    assignment: str
+    notebooks: list[NotebookStats]
+    students: list[StudentScores]
+    properties: list[PropertyCount]
+    misconceptions: list[MisconceptionCount]
+    flags: list[Flag]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def auto_max(self) -> float:
+        return round(sum(nb.auto_max for nb in self.notebooks), 6)
+
+    @property
+    def manual_max(self) -> float:
+        return round(sum(nb.manual_max for nb in self.notebooks), 6)
+
+    @property
+    def scored(self) -> list[StudentScores]:
+        """Students the gradebook holds scores for."""
+        return [s for s in self.students if s.auto is not None]
+
+    def slowest(self, n: int = 5) -> list[StudentScores]:
+        """Up to ``n`` students with a grading time, slowest first (ties: student id)."""
+        timed = [s for s in self.students if s.seconds]
+        return sorted(timed, key=lambda s: (-(s.seconds or 0.0), s.student))[:n]
+
+
+def describe(values: Sequence[float]) -> dict[str, float]:
+    """``n``, ``mean``, ``median``, ``min``, ``max`` of ``values`` (all 0 when empty)."""
+    if not values:
+        return {"n": 0, "mean": 0.0, "median": 0.0, "min": 0.0, "max": 0.0}
+    return {"n": len(values), "mean": statistics.fmean(values), "median": float(statistics.median(values)),
+            "min": min(values), "max": max(values)}
+
+
+def entry_for_title(title: str, entries: Sequence[WrongAnswer]) -> WrongAnswer | None:
+    """The catalogue entry a named misconception stands for: its title, or its title and `` (where...)``
+    (an upstream entry seen through a downstream function); the longest such title wins."""
+    fits = [e for e in entries if title == e.title or title.startswith(e.title + " (")]
+    return max(fits, key=lambda e: len(e.title)) if fits else None
+
+
+def collect(course: Path, assignment: str) -> ClassReport:
+    """Read the class report's data from ``course`` (see the module docstring).
+
+    Raises:
+        FileNotFoundError: ``course`` has no ``gradebook.db``.
+        MissingEntry: the gradebook does not know ``assignment``.
+    """
+    db = course / "gradebook.db"
+    if not db.is_file():
+        raise FileNotFoundError(f"{db}: no gradebook (is {course} an nbgrader course graded by ch11-grade batch?)")
+    notes: list[str] = []
+    latest = Ledger(course / STATE_DIR / "ledger.jsonl").latest()
+    lms_late = _lms_late(course / REPORTS_DIR / f"{assignment}-records.json", notes)
+    students: list[StudentScores] = []
+    with Gradebook(f"sqlite:///{db}") as gb:
+        auto_cells = autograded_cells(gb, assignment)
+        notebooks = []
+        for nb in sorted(gb.find_assignment(assignment).notebooks, key=lambda n: n.name):
+            auto = auto_cells.get(nb.name, {})
+            manual = sum(float(c.max_score) for c in nb.grade_cells if c.name not in auto)
+            notebooks.append(NotebookStats(nb.name, round(sum(auto.values()), 6), round(manual, 6)))
+        ids = sorted({s.id for s in gb.students} | set(latest))
+        for student in ids:
+            try:
+                sub = gb.find_submission(assignment, student)
+            except MissingEntry:
+                sub = None
+            entry = latest.get(student)
+            status = entry.event if entry is not None and entry.event in ("graded", "error") else "graded"
+            if sub is None and entry is None:
+                continue  # a student row with no submission of this assignment
+            auto_points: dict[str, float] | None = None
+            manual_points: dict[str, float] = {}
+            pending = penalty = 0.0
+            if sub is not None:
+                auto_points = {}
+                for nb in sub.notebooks:
+                    cells = auto_cells.get(nb.name, {})
+                    auto_points[nb.name] = round(sum(g.score for g in nb.grades if g.name in cells), 6)
+                    manual_points[nb.name] = round(sum(float(g.manual_score) for g in nb.grades
+                                                       if g.name not in cells and g.manual_score is not None), 6)
+                    pending += sum(float(g.max_score) for g in nb.grades if g.needs_manual_grade)
+                penalty = float(sub.late_submission_penalty or 0.0)
+            students.append(StudentScores(
+                student=student, status=status, auto=auto_points, manual=manual_points,
+                manual_pending=round(pending, 6), late_penalty=round(penalty, 6),
+                seconds=entry.seconds if entry is not None else None, lms_late=student in lms_late,
+                error=(entry.error or "") if entry is not None and entry.event == "error" else "",
+            ))
+    verdicts = _verdicts(course, assignment, [s for s in students if s.auto is not None], auto_cells, notes)
+    return ClassReport(
+        assignment=assignment,
+        notebooks=notebooks,
+        students=students,
+        properties=_property_counts(verdicts, auto_cells),
+        misconceptions=_misconceptions(verdicts),
+        flags=_flags(students),
+        notes=notes,
+    )
+
+
+def _lms_late(path: Path, notes: list[str]) -> set[str]:
+    """Students the last batch's records mark ``lms_late``; empty when there are no records."""
+    if not path.is_file():
+        return set()
+    try:
+        records = json.loads(path.read_text(encoding="utf-8"))
+        return {r["student"] for r in records if isinstance(r, dict) and r.get("lms_late") is True}
+    except (ValueError, TypeError, KeyError) as exc:
+        notes.append(f"{path.name} unreadable ({type(exc).__name__}): LMS late flags not shown")
+        return set()
+
+
+#: (student, notebook, grade_id) -> the validated verdict record's properties.
+Verdicts = dict[tuple[str, str, str], list[dict[str, str]]]
+
+
+def _verdicts(course: Path, assignment: str, students: Sequence[StudentScores],
+              auto_cells: Mapping[str, Mapping[str, float]], notes: list[str]) -> Verdicts:
+    """The verdict records of every autograded test cell of every graded student's notebooks."""
+    out: Verdicts = {}
+    missing: Counter[str] = Counter()
+    for student in students:
+        for notebook, cells in sorted(auto_cells.items()):
+            if not cells:
+                continue
+            path = course / "autograded" / student.student / assignment / f"{notebook}.ipynb"
+            found = _read_records(path, set(cells)) if path.is_file() else {}
+            for grade_id in sorted(cells):
+                record = found.get(grade_id)
+                if record is None:
+                    missing[notebook] += 1
+                else:
+                    out[(student.student, notebook, grade_id)] = record
+    for notebook, count in sorted(missing.items()):
+        notes.append(f"{notebook}: {count} test cell verdict(s) not recorded (notebook not submitted, or graded "
+                     "before verdicts were recorded); they are left out of the property and misconception counts")
+    return out
+
+
+def _read_records(path: Path, grade_ids: set[str]) -> dict[str, list[dict[str, str]]]:
+    """grade_id -> the properties of its verdict record, for the test cells of one autograded notebook.
+
+    Only cells whose nbgrader ``grade_id`` is one of ``grade_ids`` count; a record that is not of the
+    documented shape (``CellVerdict.record``) is skipped as if absent.
+    """
+    if path.stat().st_size > MAX_NOTEBOOK_BYTES:
+        return {}
+    try:
+        nb = nbformat.reads(path.read_text(encoding="utf-8"), as_version=4)
+    except Exception:  # an unreadable notebook only loses its counts; the report notes them as missing
+        return {}
+    found: dict[str, list[dict[str, str]]] = {}
+    for cell in nb.cells:
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if grade_id not in grade_ids:
+            continue
+        record = cell.get("metadata", {}).get(VERDICT_METADATA_KEY)
+        props = _valid_properties(record, grade_id)
+        if props is not None:
+            found[grade_id] = props
+    return found
+
+
+def _valid_properties(record: Any, grade_id: str) -> list[dict[str, str]] | None:
+    if not isinstance(record, Mapping) or record.get("v") != 1 or record.get("grade_id") != grade_id:
+        return None
+    props = record.get("properties")
+    if not isinstance(props, list):
+        return None
+    out = []
+    for prop in props:
+        if not isinstance(prop, Mapping) or prop.get("outcome") not in OUTCOMES:
+            return None
+        if not all(isinstance(prop.get(k), str) for k in ("name", "misconception")):
+            return None
+        advice = prop.get("advice", "")
+        out.append({"name": prop["name"], "outcome": prop["outcome"], "misconception": prop["misconception"],
+                    "advice": advice if isinstance(advice, str) else ""})
+    return out
+
+
+def _property_counts(verdicts: Verdicts, auto_cells: Mapping[str, Mapping[str, float]]) -> list[PropertyCount]:
+    """Per (notebook, grade_id, property): outcome -> students; cells by name, properties in suite order."""
+    counts: dict[tuple[str, str], dict[str, Counter[str]]] = defaultdict(dict)
+    for (_student, notebook, grade_id), props in sorted(verdicts.items()):
+        per_cell = counts[(notebook, grade_id)]
+        for prop in props:
+            per_cell.setdefault(prop["name"], Counter())[prop["outcome"]] += 1
+    rows = []
+    for notebook, cells in sorted(auto_cells.items()):
+        for grade_id in sorted(cells):
+            per_cell = counts.get((notebook, grade_id), {})
+            # Records are in suite order; visible_checks (recorded only when failing) goes last.
+            names = sorted(per_cell, key=lambda n: (n == VISIBLE_CHECKS, list(per_cell).index(n)))
+            rows += [PropertyCount(notebook, grade_id, name, {o: per_cell[name].get(o, 0) for o in OUTCOMES})
+                     for name in names]
+    return rows
+
+
+def _misconceptions(verdicts: Verdicts) -> list[MisconceptionCount]:
+    """Every catalogue entry of every exercise, and every other misconception a suite named, with the students
+    whose verdicts named it.
+
+    A name that is a catalogue entry's title (or that title with `` (where...)``) counts for the entry, with
+    the catalogue's advice. A suite may also name a misconception of its own (e.g. one name for several
+    entries whose outputs never differ): it gets a row of its own (``name`` ``""``) with the advice its
+    verdicts gave. Sorted by count, most first; ties by exercise, then catalogue order, then name.
+    """
+    by_notebook = {ex.notebook: ex.key for ex in EXERCISES}
+    order = {ex.key: i for i, ex in enumerate(EXERCISES)}
+    named: dict[tuple[str, str], set[str]] = defaultdict(set)
+    own: dict[tuple[str, str], str] = {}  # (exercise, title) -> advice, for names outside the catalogue
+    for (student, notebook, _grade_id), props in verdicts.items():
+        key = by_notebook.get(notebook)
+        if key is None:
+            continue
+        entries = catalogue(key)
+        for prop in props:
+            if not prop["misconception"]:
+                continue
+            entry = entry_for_title(prop["misconception"], entries)
+            if entry is None:
+                own.setdefault((key, prop["misconception"]), prop.get("advice", ""))
+                named[(key, "\0" + prop["misconception"])].add(student)
+            else:
+                named[(key, entry.name)].add(student)
+    rows = []
+    for ex in EXERCISES:
+        for position, entry in enumerate(catalogue(ex.key)):
+            students = tuple(sorted(named.get((ex.key, entry.name), ())))
+            rows.append(((-len(students), order[ex.key], position, ""),
+                         MisconceptionCount(ex.key, ex.notebook, entry.name, entry.title, entry.advice, students)))
+    for (key, title), advice in own.items():
+        students = tuple(sorted(named[(key, "\0" + title)]))
+        rows.append(((-len(students), order[key], len(rows), title),
+                     MisconceptionCount(key, NOTEBOOK_OF[key], "", title, advice, students)))
+    return [row for _key, row in sorted(rows, key=lambda r: r[0])]
+
+
+def _flags(students: Sequence[StudentScores]) -> list[Flag]:
+    flags = [Flag(s.student, "error", s.error) for s in students if s.status == "error"]
+    flags += [Flag(s.student, "LMS late", "the LMS download marked the submission LATE; no penalty applied")
+              for s in students if s.lms_late]
+    flags += [Flag(s.student, "late penalty", f"nbgrader's late penalty {s.late_penalty:g} points")
+              for s in students if s.late_penalty]
+    return flags

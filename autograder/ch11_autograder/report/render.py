@@ -1,0 +1,232 @@
+"""The class report as files: ``reports/<assignment>-report.html``, ``.md`` and its PNGs.
+
+One list of blocks (headings, paragraphs, tables, figures) is rendered twice, so the
+HTML and the Markdown say the same. The HTML is self-contained: inline CSS, figures as
+``data:image/png;base64`` URIs, no script, no link to fetch. Every piece of text is
+escaped for its format (``html.escape``; in Markdown, every character that could start
+markup is backslash-escaped and newlines are folded), because student ids and error
+causes come from submissions.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..batch.course import REPORTS_DIR
+from ..batch.records import format_score
+from ..batch.report import write_atomically
+from .data import ClassReport, describe
+from .figures import Figure, draw_all
+
+__all__ = ["ReportFiles", "html_text", "markdown_text", "report_blocks", "write_report"]
+
+
+@dataclass(frozen=True)
+class Heading:
+    text: str
+    level: int = 2
+
+
+@dataclass(frozen=True)
+class Para:
+    text: str
+
+
+@dataclass(frozen=True)
+class Table:
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class Plot:
+    figure: Figure
+    filename: str
+
+
+Block = Heading | Para | Table | Plot
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    """Where :func:`write_report` wrote: the HTML, the Markdown and the PNGs (in figure order)."""
+
+    html: Path
+    markdown: Path
+    pngs: tuple[Path, ...]
+
+
+def _pts(value: float | None) -> str:
+    return "-" if value is None else format_score(value)
+
+
+def report_blocks(report: ClassReport, figures: Sequence[Figure], stem: str) -> list[Block]:
+    """The report's content in order; ``stem`` names the PNG files (``<stem>-<figure>.png``)."""
+    plots = {f.name: Plot(f, f"{stem}-{f.name}.png") for f in figures}
+    scored = report.scored
+    blocks: list[Block] = [
+        Heading(f"Class report: {report.assignment}", 1),
+        Para(f"{len(report.students)} students: {len(scored)} with scores in the gradebook, "
+             f"{sum(s.status == 'error' for s in report.students)} whose last grading failed. Points possible: "
+             f"{format_score(report.auto_max)} autograded, {format_score(report.manual_max)} graded by hand."),
+        Heading("Scores"),
+    ]
+    if "scores" in plots:
+        blocks.append(plots["scores"])
+    stats = []
+    for nb in report.notebooks:
+        auto = describe([(s.auto or {}).get(nb.notebook, 0.0) for s in scored])
+        stats.append((nb.notebook, format_score(nb.auto_max), *(_stat(auto, k) for k in ("mean", "median", "min",
+                                                                                           "max"))))
+    total = describe([s.auto_total or 0.0 for s in scored])
+    stats.append(("autograded total", format_score(report.auto_max),
+                  *(_stat(total, k) for k in ("mean", "median", "min", "max"))))
+    blocks.append(Table(("notebook", "autograded max", "mean", "median", "min", "max"), tuple(stats)))
+    names = [nb.notebook for nb in report.notebooks]
+    blocks.append(Para("Per student: autograded points per notebook (manual overrides of test cells count), "
+                       "hand marks entered so far, rubric points still to mark, and the total of both."))
+    blocks.append(Table(
+        ("student", "status", *names, "autograded", "hand marked", "pending by hand", "total"),
+        tuple((s.student, s.status, *(_pts((s.auto or {}).get(n)) if s.auto is not None else "-" for n in names),
+               _pts(s.auto_total), format_score(s.manual_total), format_score(s.manual_pending), _pts(s.total))
+              for s in report.students),
+    ))
+    blocks.append(Heading("Test cells and properties"))
+    blocks.append(Para("Students per outcome of each property of each autograded test cell, from the verdicts "
+                       "the grader recorded. visible_checks counts only students whose visible checks failed "
+                       "(a passing visible check is no property)."))
+    blocks += [plots[f"properties-{nb.notebook}"] for nb in report.notebooks if f"properties-{nb.notebook}" in plots]
+    blocks.append(Table(("notebook", "test cell", "property", "passed", "failed", "errored", "timed out"),
+                        tuple((p.notebook, p.grade_id, p.prop, *(str(v) for v in p.outcomes.values()))
+                              for p in report.properties)))
+    blocks.append(Heading("Misconceptions: the re-teach list"))
+    blocks.append(Para("Students whose verdicts named each catalogued wrong answer (once per student), most first, "
+                       "with the catalogue's advice. Entry '-' is a name a suite gives to several catalogue entries "
+                       "whose answers cannot be told apart."))
+    if "misconceptions" in plots:
+        blocks.append(plots["misconceptions"])
+    matched = [m for m in report.misconceptions if m.count]
+    unmatched = [m for m in report.misconceptions if not m.count]
+    if matched:
+        blocks.append(Table(("students", "exercise", "misconception", "entry", "advice"),
+                            tuple((str(m.count), m.exercise, m.title, m.name or "-", m.advice) for m in matched)))
+    if unmatched:
+        blocks.append(Para(f"Catalogued but matched by no student ({len(unmatched)}):"))
+        blocks.append(Table(("students", "exercise", "misconception", "entry"),
+                            tuple(("0", m.exercise, m.title, m.name or "-") for m in unmatched)))
+    blocks.append(Heading("Slowest submissions, errors and late flags"))
+    if "timing" in plots:
+        blocks.append(plots["timing"])
+    blocks.append(Table(("student", "status", "seconds"),
+                        tuple((s.student, s.status, f"{s.seconds:.1f}") for s in report.slowest(10))))
+    if report.flags:
+        blocks.append(Table(("student", "flag", "cause"), tuple((f.student, f.kind, f.cause) for f in report.flags)))
+    else:
+        blocks.append(Para("No errors and no late flags."))
+    if report.notes:
+        blocks.append(Heading("Notes"))
+        blocks += [Para(note) for note in report.notes]
+    return blocks
+
+
+def _stat(values: dict[str, float], key: str) -> str:
+    return f"{values[key]:.2f}" if key == "mean" else format_score(values[key])
+
+
+# --------------------------------------------------------------------------- Markdown
+
+#: Characters that can start inline markup, links, HTML, entities or a table cell. Digits, ``.`` and ``-``
+#: stay plain (no block starts with student text, so list markers cannot form).
+#: An underscore inside a word (``ex1_fanout``) starts no emphasis in CommonMark, so only one at a word's
+#: edge is escaped: the text stays readable as plain text.
+_MD_SPECIAL = re.compile(r"([\\`*{}\[\]<>#!|~&]|(?<!\w)_|_(?!\w))")
+
+
+def md_escape(text: str) -> str:
+    """``text`` as literal Markdown inline text: markup characters escaped, newlines and tabs as spaces."""
+    flat = " ".join(str(text).split())
+    return _MD_SPECIAL.sub(r"\\\1", flat)
+
+
+def markdown_text(blocks: Sequence[Block]) -> str:
+    lines: list[str] = []
+    for block in blocks:
+        if isinstance(block, Heading):
+            lines += ["#" * block.level + " " + md_escape(block.text), ""]
+        elif isinstance(block, Para):
+            lines += [md_escape(block.text), ""]
+        elif isinstance(block, Table):
+            lines.append("| " + " | ".join(md_escape(h) for h in block.headers) + " |")
+            lines.append("|" + "|".join("---" for _ in block.headers) + "|")
+            lines += ["| " + " | ".join(md_escape(c) for c in row) + " |" for row in block.rows]
+            lines.append("")
+        else:
+            lines += [f"![{md_escape(block.figure.title)}]({block.filename})", "",
+                      f"*{md_escape(block.figure.takeaway)}*", ""]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- HTML
+
+_CSS = """
+body { font-family: sans-serif; max-width: 1100px; margin: 2em auto; color: #111; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.85em; }
+th, td { border: 1px solid #888; padding: 0.2em 0.5em; text-align: left; vertical-align: top; }
+th { background: #e8e8e8; }
+figure { margin: 1em 0; }
+figcaption { font-style: italic; }
+img { max-width: 100%; }
+"""
+
+
+def html_text(blocks: Sequence[Block]) -> str:
+    esc = html.escape
+    title = next((b.text for b in blocks if isinstance(b, Heading)), "Class report")
+    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+             # No script, no remote fetch: the page opens offline and runs nothing.
+             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; "
+             "style-src 'unsafe-inline'\">",
+             f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>"]
+    for block in blocks:
+        if isinstance(block, Heading):
+            parts.append(f"<h{block.level}>{esc(block.text)}</h{block.level}>")
+        elif isinstance(block, Para):
+            parts.append(f"<p>{esc(block.text)}</p>")
+        elif isinstance(block, Table):
+            parts.append("<table><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in block.headers)
+                         + "</tr></thead><tbody>")
+            parts += ["<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in block.rows]
+            parts.append("</tbody></table>")
+        else:
+            data = base64.b64encode(block.figure.png).decode("ascii")
+            parts.append(f'<figure><img alt="{esc(block.figure.title)}" src="data:image/png;base64,{data}">'
+                         f"<figcaption>{esc(block.figure.takeaway)}</figcaption></figure>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def write_report(course: Path, assignment: str, report: ClassReport) -> ReportFiles:
+    """Draw the figures and write the HTML, the Markdown and the PNGs into ``<course>/reports/``."""
+    stem = f"{assignment}-report"
+    figures = draw_all(report)
+    blocks = report_blocks(report, figures, stem)
+    out = course / REPORTS_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    pngs = []
+    for block in blocks:
+        if isinstance(block, Plot):
+            path = out / block.filename
+            tmp = path.with_name(f".{path.name}.tmp")
+            tmp.write_bytes(block.figure.png)
+            tmp.replace(path)
+            pngs.append(path)
+    markdown = out / f"{stem}.md"
+    page = out / f"{stem}.html"
+    write_atomically(markdown, markdown_text(blocks))
+    write_atomically(page, html_text(blocks))
+    return ReportFiles(page, markdown, tuple(pngs))

@@ -1,0 +1,134 @@
+"""The class report's data layer and renderers on hand-made data (no grading, no gradebook).
+
+The counts of a really graded class are checked in test_report_planted_class.py; here, what
+each step does with records of every shape: counting, ordering, refusing malformed records,
+escaping student-derived text, and drawing one PNG per figure.
+"""
+
+from __future__ import annotations
+
+import html
+
+import pytest
+from ch11_autograder.cli import main as cli_main
+from ch11_autograder.exercises.catalogue import catalogue
+from ch11_autograder.report import data
+from ch11_autograder.report.data import ClassReport, Flag, NotebookStats, StudentScores
+from ch11_autograder.report.figures import draw_all
+from ch11_autograder.report.render import html_text, markdown_text, md_escape, report_blocks
+
+EX1 = catalogue("ex1")
+LWW = next(e for e in EX1 if e.name == "last_writer_wins")
+
+
+def prop(name: str, outcome: str, misconception: str = "") -> dict[str, str]:
+    return {"name": name, "outcome": outcome, "misconception": misconception}
+
+
+def test_a_record_of_another_shape_is_refused():
+    good = {"v": 1, "grade_id": "g", "properties": [prop("a", "passed")]}
+    assert data._valid_properties(good, "g") == [{**prop("a", "passed"), "advice": ""}]
+    for bad in (None, [], {**good, "v": 2}, {**good, "grade_id": "other"}, {**good, "properties": "a"},
+                {**good, "properties": [prop("a", "won")]}, {**good, "properties": [{"name": 1, "outcome": "passed",
+                                                                                    "misconception": ""}]}):
+        assert data._valid_properties(bad, "g") is None, bad
+
+
+def test_a_title_with_where_names_its_entry_and_an_unknown_title_none():
+    assert data.entry_for_title(LWW.title, EX1) == LWW
+    assert data.entry_for_title(f"{LWW.title} (in extended_tape, which this function reads)", EX1) == LWW
+    assert data.entry_for_title(LWW.title + "s", EX1) is None
+    assert data.entry_for_title("<script>", EX1) is None
+
+
+def test_properties_counted_per_outcome_in_suite_order_with_visible_checks_last():
+    verdicts = {
+        ("ann", "ex1_fanout", "ex1_extended_tape_tests"): [prop("visible_checks", "errored"), prop("a", "failed"),
+                                                           prop("b", "timed_out")],
+        ("bob", "ex1_fanout", "ex1_extended_tape_tests"): [prop("a", "passed"), prop("b", "passed")],
+        ("cy", "ex1_fanout", "ex1_extended_tape_tests"): [prop("a", "errored"), prop("b", "passed")],
+    }
+    rows = data._property_counts(verdicts, {"ex1_fanout": {"ex1_extended_tape_tests": 3.0}})
+    assert [(r.prop, r.outcomes) for r in rows] == [
+        ("a", {"passed": 1, "failed": 1, "errored": 1, "timed_out": 0}),
+        ("b", {"passed": 2, "failed": 0, "errored": 0, "timed_out": 1}),
+        ("visible_checks", {"passed": 0, "failed": 0, "errored": 1, "timed_out": 0}),
+    ]
+
+
+def test_a_misconception_counts_once_per_student_and_a_suites_own_name_gets_its_own_row():
+    verdicts = {
+        ("ann", "ex1_fanout", "ex1_extended_tape_tests"): [prop("a", "failed", LWW.title)],
+        ("ann", "ex1_fanout", "ex1_input_gradient_tests"): [prop("a", "failed", f"{LWW.title} (in extended_tape)")],
+        ("bob", "ex1_fanout", "ex1_input_gradient_tests"): [prop("a", "failed", LWW.title),
+                                                            {**prop("b", "failed", "A group"), "advice": "Add."}],
+    }
+    rows = data._misconceptions(verdicts)
+    assert rows[0].name == "last_writer_wins" and rows[0].students == ("ann", "bob") and rows[0].advice == LWW.advice
+    assert (rows[1].name, rows[1].title, rows[1].advice, rows[1].students) == ("", "A group", "Add.", ("bob",))
+    assert all(r.count == 0 for r in rows[2:])
+    assert len(rows) == 1 + sum(len(catalogue(f"ex{i}")) for i in range(1, 6))
+
+
+def student(name: str, status: str = "graded", **kw) -> StudentScores:
+    base = {"auto": {"ex1_fanout": 4.0}, "manual": {"ex1_fanout": 0.0}, "manual_pending": 4.0, "late_penalty": 0.0,
+            "seconds": 10.0}
+    base.update(kw)
+    return StudentScores(student=name, status=status, **base)
+
+
+def test_flags_list_errors_then_lms_late_then_penalties():
+    students = [student("a", late_penalty=2.0), student("b", "error", auto=None, error="b/ch11/x.ipynb: malformed"),
+                student("c", lms_late=True)]
+    assert [(f.student, f.kind) for f in data._flags(students)] == [("b", "error"), ("c", "LMS late"),
+                                                                    ("a", "late penalty")]
+
+
+HOSTILE = "<img src=x onerror=alert(1)>|*[link](http://x)*"
+
+
+def hostile_report() -> ClassReport:
+    return ClassReport(
+        assignment="ch11",
+        notebooks=[NotebookStats("ex1_fanout", 8.0, 4.0)],
+        students=[student("ann", seconds=30.0), student("bob", manual={"ex1_fanout": 2.5}),
+                  student("zed", "error", auto=None, seconds=1.0, error=HOSTILE)],
+        properties=[data.PropertyCount("ex1_fanout", "ex1_extended_tape_tests", "a",
+                                       {"passed": 1, "failed": 1, "errored": 0, "timed_out": 0})],
+        misconceptions=data._misconceptions({("ann", "ex1_fanout", "g"): [prop("a", "failed", LWW.title)]}),
+        flags=[Flag("zed", "error", HOSTILE)],
+    )
+
+
+def test_student_derived_text_is_escaped_in_both_formats():
+    report = hostile_report()
+    figures = draw_all(report)
+    assert [f.name for f in figures] == ["scores", "properties-ex1_fanout", "misconceptions", "timing"]
+    assert all(f.png.startswith(b"\x89PNG\r\n\x1a\n") and f.takeaway for f in figures)
+    blocks = report_blocks(report, figures, "ch11-report")
+    page = html_text(blocks)
+    assert HOSTILE not in page and html.escape(HOSTILE) in page
+    assert "<img src=x" not in page and "<script" not in page
+    text = markdown_text(blocks)
+    assert HOSTILE not in text and md_escape(HOSTILE) in text
+    assert "\\<img" in text and "\\|" in text and "\\[link\\]" in text
+    assert "| bob | graded | 4 | 4 | 2.5 | 4 | 6.5 |" in text  # autograded 4 + hand marked 2.5
+
+
+def test_md_escape_keeps_words_readable_and_folds_lines():
+    assert md_escape("ex1_fanout") == "ex1_fanout"
+    assert md_escape("_x_ a*b\nc") == "\\_x\\_ a\\*b c"
+
+
+def test_takeaways_are_written_from_the_data():
+    figures = {f.name: f for f in draw_all(hostile_report())}
+    assert figures["misconceptions"].takeaway.startswith(f"Re-teach first: {LWW.title} (ex1), matched by 1 student;")
+    assert figures["timing"].takeaway == "Slowest: ann at 30.0 s (median 10.0 s); 1 error."
+    assert "Median autograded total 4 of 8 over 2 students" in figures["scores"].takeaway
+
+
+def test_collect_and_the_command_refuse_a_course_without_gradebook(tmp_path, capsys):
+    with pytest.raises(FileNotFoundError, match="no gradebook"):
+        data.collect(tmp_path, "ch11")
+    assert cli_main(["report", "--course", str(tmp_path)]) == 2
+    assert "no gradebook.db" in capsys.readouterr().err
