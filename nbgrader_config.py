@@ -42,11 +42,19 @@ c.CourseDirectory.source_directory = "source"
 c.CourseDirectory.release_directory = "assignments"
 
 # Files other than notebooks that an assignment ships to students. List each
-# one here; nbgrader's exchange (release/fetch/submit) copies only notebooks
-# and these. generate_assignment copies every file of source/<assignment>/
-# that `ignore` does not exclude, so keep source/ free of anything else.
+# one here; nbgrader's exchange (release/fetch/submit/collect) copies only
+# notebooks, these and the exchange's own files. generate_assignment copies
+# every file of source/<assignment>/ that `ignore` does not exclude, so keep
+# source/ free of anything else.
 DECLARED_FILES: list[str] = []
-c.CourseDirectory.include = ["*.ipynb", *DECLARED_FILES]
+# `nbgrader submit` writes these two beside the notebooks in the exchange, and
+# `collect` must bring them into submitted/: timestamp.txt is the submission
+# time that autograde's late penalty reads, submission_secret.txt is the key
+# that release_feedback files each student's feedback under (without it,
+# release_feedback fails and fetch_feedback finds nothing). Submit rewrites
+# both after copying, so a student's own copies never reach the exchange.
+EXCHANGE_FILES = ["timestamp.txt", "submission_secret.txt"]
+c.CourseDirectory.include = ["*.ipynb", *DECLARED_FILES, *EXCHANGE_FILES]
 c.CourseDirectory.ignore = [
     ".ipynb_checkpoints",
     "*.pyc",
