@@ -132,7 +132,6 @@ def export_grades(
     with out.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(columns)
-        if roster.points_row is not None:
-            writer.writerow([roster.points_row.get(c, "") for c in columns])
+        writer.writerows([row.get(c, "") for c in columns] for row in roster.preamble)
         writer.writerows(rows)
     return result

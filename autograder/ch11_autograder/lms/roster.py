@@ -1,8 +1,10 @@
 """Reading an LMS gradebook export (the roster) and finding its login and assignment columns.
 
 A roster is read as the LMS wrote it: UTF-8 with or without a byte-order mark, a header
-row, and (Canvas) a "Points Possible" row right under it, whose first cell is
-``Points Possible`` with leading spaces. Rows that name no login (Canvas's "Student, Test"
+row, and (Canvas) rows about the columns right under it, before the first student: the
+"Points Possible" row, whose first cell is ``Points Possible`` with leading spaces, and,
+where an assignment has a manual posting policy, a row with an empty first cell that says
+``Manual Posting`` under it. They are kept, in order, as the preamble. Rows that name no login (Canvas's "Student, Test"
 has an empty ``SIS Login ID``) are kept in the output as they are and reported.
 """
 
@@ -54,7 +56,8 @@ class Roster:
     """An LMS export as read: header, the optional "Points Possible" row, the student rows.
 
     ``rows`` are dicts keyed by header name, each with the 1-based line number it came from
-    in ``lines`` (same order).
+    in ``lines`` (same order). ``preamble`` holds the rows about the columns between the
+    header and the first student, the "Points Possible" row (also ``points_row``) among them.
     """
 
     path: Path
@@ -62,6 +65,7 @@ class Roster:
     rows: list[dict[str, str]]
     lines: list[int]
     points_row: dict[str, str] | None = None
+    preamble: list[dict[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
 
@@ -95,8 +99,10 @@ def read_roster(path: Path) -> Roster:
             if len(cells) > len(header):
                 raise RosterError(f"{path}, line {number}: {len(cells)} cells but the header has {len(header)}")
             row = dict(zip(header, [*cells, *[""] * (len(header) - len(cells))], strict=True))
-            if cells[0].strip() == POINTS_POSSIBLE and roster.points_row is None and not roster.rows:
-                roster.points_row = row
+            if not roster.rows and (cells[0].strip() in ("", POINTS_POSSIBLE)):
+                roster.preamble.append(row)
+                if cells[0].strip() == POINTS_POSSIBLE and roster.points_row is None:
+                    roster.points_row = row
                 continue
             roster.rows.append(row)
             roster.lines.append(number)

@@ -3,7 +3,7 @@
 The gradebook is made with nbgrader's own API (an assignment of two notebooks, code and
 markdown cells, submissions with autograded, hand-entered and late-penalised scores); the
 rosters are laid out as Canvas's "Export Entire Gradebook" (UTF-8 byte-order mark, a
-"Points Possible" row, Canvas's test student without a login, other assignments and
+"Manual Posting" row and a "Points Possible" row, Canvas's test student without a login, other assignments and
 read-only totals) and Moodle's plain-text grade export with the Username field.
 The end-to-end run on a gradebook made by the real loop is in tests/exchange/.
 """
@@ -78,6 +78,7 @@ def _write(path: Path, rows: list[list[str]], *, bom: bool = False) -> Path:
 def _canvas_roster(path: Path) -> Path:
     return _write(path, [
         CANVAS_HEADER,
+        ["", "", "", "", "", "", "Manual Posting", "", "", ""],
         ["    Points Possible", "", "", "", "", "10.00", "20.00", "(read only)", "(read only)", "(read only)"],
         ["Lovelace, Ada", "1001", "S1001", "ada", "CS 101 Section 1", "9.00", "", "9.00", "90.00%", "45.00%"],
         ["Babbage, Bob", "1002", "S1002", "BOB", "CS 101 Section 1", "7.50", "", "7.50", "75.00%", "37.50%"],
@@ -97,6 +98,7 @@ def test_canvas_import_keeps_the_roster_and_fills_the_assignment_column(course, 
     result = export_grades(course, _canvas_roster(tmp_path / "roster.csv"), out, assignment="ch11")
     assert _rows(out) == [
         ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "ch11 (4411)"],
+        ["", "", "", "", "", "Manual Posting"],
         ["    Points Possible", "", "", "", "", "20.00"],
         ["Lovelace, Ada", "1001", "S1001", "ada", "CS 101 Section 1", "12"],
         ["Babbage, Bob", "1002", "S1002", "BOB", "CS 101 Section 1", "4"],  # 6 - 2 late; prose not graded yet
@@ -108,7 +110,7 @@ def test_canvas_import_keeps_the_roster_and_fills_the_assignment_column(course, 
     assert result.scored == {"ada": 12.0, "BOB": 4.0}
     assert result.no_submission == ["cy", "em"]
     assert [s.student for s in result.unmatched] == ["dee"]
-    assert result.without_login == [7]
+    assert result.without_login == [8]
     assert result.pending_manual == {"BOB": 1}
     assert result.warnings == []  # 20 points possible in both
 
@@ -124,7 +126,7 @@ def test_the_command_lists_every_unmatched_student_loudly_and_exits_1(course, tm
     assert "warning: BOB has 1 cell(s) not yet graded by hand" in captured.err
     assert "2 scored, 2 without a submission (cell left empty)" in captured.out
     assert "no submission: cy" in captured.out and "no submission: em" in captured.out
-    assert "roster line 7: no login" in captured.out
+    assert "roster line 8: no login" in captured.out
     assert out.is_file()
 
 
