@@ -32,8 +32,10 @@ import os
 import secrets
 import shutil
 import tempfile
+import threading
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -55,6 +57,7 @@ NOTEBOOK = "ex4_audit"
 WRONG = "general_dag"
 HIDDEN_TEXT = "hidden checks run outside this notebook"
 ROLES = ("complete", "mistake", "hostile")
+_LOCK = threading.Lock()
 
 #: Appended to the hostile student's ``audit_marks`` answer cell. It runs as the student
 #: (``nbgrader validate``) and inside the grader's sandbox (autograde, the verdict worker),
@@ -178,7 +181,7 @@ def loop():
     exchange.chmod(0o777)  # nbgrader: the exchange root is writable by everyone
     users: list[User] = []
     try:
-        course_users.install_package_copy(grader_venv, root / "lib")
+        course_users.install_package_copy(root / "lib")
         instructor = course_users.make_user("c11i", homes)
         users.append(instructor)
         students = {}
@@ -207,36 +210,46 @@ def loop():
 
 
 def _timed(loop: Loop, name: str, user: User, argv: list[str], **kwargs):
+    """Run a step as ``user``; ``loop.seconds[name]`` adds up its time (over users, also when they run at once)."""
     started = time.monotonic()
     done = run_as(user, argv, **kwargs)
-    loop.seconds[name] = loop.seconds.get(name, 0.0) + time.monotonic() - started
-    loop.log.append(f"$ [{user.name}] {' '.join(argv)}\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    with _LOCK:
+        loop.seconds[name] = loop.seconds.get(name, 0.0) + time.monotonic() - started
+        loop.log.append(f"$ [{user.name}] {' '.join(argv)}\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
     return _ok(done, f"{user.name}: {' '.join(argv)}")
+
+
+def _at_once(step, roles) -> None:
+    """``step(role)`` for every role, in threads (each waits on its user's nbgrader); the first error is raised."""
+    with ThreadPoolExecutor(len(roles)) as pool:
+        list(pool.map(step, roles))
+
+
+def _student_turn(loop: Loop, role: str, targets: list[str]) -> None:
+    user, student = loop.students[role], {"venv": loop.student_venv}
+    _timed(loop, "fetch", user, ["nbgrader", "fetch_assignment", ASSIGNMENT], **student)
+    _answer(user, role, loop.markers[role], targets)
+    _timed(loop, "validate", user, ["nbgrader", "validate", f"{ASSIGNMENT}/{NOTEBOOK}.ipynb"], **student)
+    _timed(loop, "submit", user, ["nbgrader", "submit", ASSIGNMENT], **student)
 
 
 def _run_loop(loop: Loop, homes: Path) -> None:
     ins, course = loop.instructor, loop.course
-    grader = {"venv": loop.grader_venv, "cwd": course}
+    grader = {"venv": loop.grader_venv, "cwd": course, "env": {"PYTHONPATH": str(loop.root / "lib")}}
 
     # 1. Hand-out.
     _timed(loop, "generate", ins, ["nbgrader", "generate_assignment", ASSIGNMENT], **grader)
     _timed(loop, "release", ins, ["nbgrader", "release_assignment", ASSIGNMENT], **grader)
 
-    # 2. Students: fetch, answer, validate, submit. `mistake` submits after the due date.
+    # 2. Students, at once as in a class: fetch, answer, validate, submit. `mistake` comes after the due date.
     targets = _hostile_targets(loop.exchange, course, homes, loop.students)
-    for role in ("complete", "hostile", "mistake"):
-        user = loop.students[role]
-        student = {"venv": loop.student_venv}
-        if role == "mistake":
-            time.sleep(1.1)
-            loop.due = datetime.now(UTC).replace(microsecond=0)
-            _timed(loop, "due date", ins, ["nbgrader", "db", "assignment", "add", ASSIGNMENT,
-                                           f"--duedate={loop.due.strftime('%Y-%m-%d %H:%M:%S')} UTC"], **grader)
-            time.sleep(1.1)
-        _timed(loop, "fetch", user, ["nbgrader", "fetch_assignment", ASSIGNMENT], **student)
-        _answer(user, role, loop.markers[role], targets)
-        _timed(loop, "validate", user, ["nbgrader", "validate", f"{ASSIGNMENT}/{NOTEBOOK}.ipynb"], **student)
-        _timed(loop, "submit", user, ["nbgrader", "submit", ASSIGNMENT], **student)
+    _at_once(lambda role: _student_turn(loop, role, targets), ("complete", "hostile"))
+    time.sleep(1.1)
+    loop.due = datetime.now(UTC).replace(microsecond=0)
+    _timed(loop, "due date", ins, ["nbgrader", "db", "assignment", "add", ASSIGNMENT,
+                                   f"--duedate={loop.due.strftime('%Y-%m-%d %H:%M:%S')} UTC"], **grader)
+    time.sleep(1.1)
+    _student_turn(loop, "mistake", targets)
 
     # 3. Collect, then grade twice: nbgrader autograde in the course, the batch in a copy made before grading.
     _timed(loop, "collect", ins, ["nbgrader", "collect", ASSIGNMENT], **grader)
@@ -250,8 +263,8 @@ def _run_loop(loop: Loop, homes: Path) -> None:
     _timed(loop, "release_feedback", ins, ["nbgrader", "release_feedback", ASSIGNMENT], **grader)
 
     # 4. Feedback back to each student.
-    for user in loop.students.values():
-        _timed(loop, "fetch_feedback", user, ["nbgrader", "fetch_feedback", ASSIGNMENT], venv=loop.student_venv)
+    _at_once(lambda role: _timed(loop, "fetch_feedback", loop.students[role],
+                                 ["nbgrader", "fetch_feedback", ASSIGNMENT], venv=loop.student_venv), ROLES)
 
     # The hostile student, knowing every path, looks again once everything is in place.
     probe = loop.students["hostile"].home / "probe_after.py"
@@ -302,6 +315,17 @@ def test_autograde_and_the_batch_give_the_same_gradebook(loop):
               for role, u in loop.students.items()}
     # The catalogued mistake costs one of the four points; the hostile code changes nothing of an honest answer.
     assert scores == {"complete": 4.0, "mistake": 3.0, "hostile": 4.0}
+
+
+def test_the_batch_keeps_what_release_feedback_needs(loop):
+    """The batch's course holds each submission's time and key beside its feedback, as autograde's does."""
+    for user in loop.students.values():
+        collected = loop.course / "submitted" / user.name / ASSIGNMENT
+        for course in (loop.course, loop.batch_course):
+            feedback = course / "feedback" / user.name / ASSIGNMENT
+            assert (feedback / f"{NOTEBOOK}.html").is_file()
+            for name in ("timestamp.txt", "submission_secret.txt"):
+                assert (feedback / name).read_text().strip() == (collected / name).read_text().strip(), (course, name)
 
 
 def test_lateness_comes_from_the_exchange_timestamps(loop):
@@ -370,7 +394,7 @@ def test_lms_export_of_the_real_gradebook(loop):
     out = loop.instructor.home / "canvas_import.csv"
     done = run_as(loop.instructor, ["python", "-m", "ch11_autograder.cli", "lms-export", "--course", str(loop.course),
                                     "--roster", str(roster), "--out", str(out)], venv=loop.grader_venv,
-                  cwd=loop.course)
+                  cwd=loop.course, env={"PYTHONPATH": str(loop.root / "lib")})
     assert done.returncode == 1, done.stderr  # a gradebook student is not in the roster
     assert f"NOT EXPORTED: gradebook student {names['hostile']!r} (4)" in done.stderr
     with out.open(newline="") as handle:

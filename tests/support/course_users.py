@@ -9,8 +9,9 @@ is a unix user who runs nbgrader as themselves. What it needs from the machine:
   pinned versions of ``requirements/lock.txt``: the students' (nbgrader, numpy,
   matplotlib, the harness wheel: what a hub's user image has) and the grader's (the
   same plus the grading package's dependencies; the package itself is a copy of
-  this checkout on its path). They are cached under :data:`VENV_CACHE` by a digest
-  of everything they are built from, so only the first session pays for them.
+  this checkout on the grader's ``PYTHONPATH``, :func:`install_package_copy`). They
+  are cached under :data:`VENV_CACHE` by a digest of everything they are built from,
+  so only the first session pays for them.
 
 :func:`require_root` skips without root, except under CI (``$CI`` set), where the tier
 must run: it fails.
@@ -171,15 +172,15 @@ def course_venvs() -> tuple[Path, Path]:
     return root / "student", root / "grader"
 
 
-def install_package_copy(grader_venv: Path, dest: Path) -> Path:
-    """Copy this checkout's grading package (and the reference answers) to ``dest`` and put it on the venv's path.
+def install_package_copy(dest: Path) -> Path:
+    """Copy this checkout's grading package (and the reference answers) to ``dest``; put ``dest`` on PYTHONPATH.
 
     The copy, not the checkout, is what the grader imports: the checkout may sit where other
-    users cannot enter. The venv's ``ch11.pth`` names ``dest`` (one tier at a time uses a venv).
+    users cannot enter. It goes on the grader's ``PYTHONPATH`` (not into the shared venv), so
+    two sessions never import each other's copy; the sandbox clears the environment of
+    student code, and the copy's path does not exist inside it.
     """
     shutil.copytree(PACKAGE_DIR, dest / "ch11_autograder", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(REPO_ROOT / "solutions" / "ch11_solutions", dest / "ch11_solutions",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    site = next((grader_venv / "lib").glob("python3*/site-packages"))
-    (site / "ch11.pth").write_text(f"{dest}\n")
     return dest
