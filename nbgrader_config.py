@@ -18,6 +18,7 @@ trusted runs such as CI grading the reference solutions. A backend that
 cannot run here makes grading refuse, never fall back.
 """
 
+from ch11_autograder.exchange_collect import OwnerCheckedCollect
 from ch11_autograder.exercises import SUITE_MODULES, WORKER_SKIP_CELLS
 from ch11_autograder.trusted.preprocessors import (
     SandboxedExecute,
@@ -69,6 +70,12 @@ c.CourseDirectory.ignore = [
     "*~",
 ]
 c.CourseDirectory.max_file_size = 10_000  # kilobytes
+
+# --------------------------------------------------------------------------- exchange
+# nbgrader collect takes each student's newest folder in the exchange's inbound, which any
+# user can write; a folder named for a classmate would be collected as theirs (nbgrader
+# only warns). This collect refuses folders not owned by the student they name, loudly.
+c.ExchangeFactory.collect = OwnerCheckedCollect
 
 # --------------------------------------------------------------------------- autograde
 # nbgrader's sanitize steps stay as they are; a deleted test cell comes back.

@@ -9,8 +9,9 @@ directory laid out as nbgrader documents it (world-writable root; ``inbound`` 07
 2. each student, as themselves: ``fetch_assignment``, answers Exercise 4 (``complete``:
    every answer; ``mistake``: the catalogued "general DAG" mark; ``hostile``: the complete
    answer plus code that hunts for the exchange's other submissions, the other students'
-   homes and the instructor's course), ``validate``, ``submit``. ``mistake`` submits after
-   the due date the instructor set in the gradebook;
+   homes and the instructor's course, and later drops a newer submission named for
+   ``complete`` in the exchange), ``validate``, ``submit``. ``mistake`` submits after the
+   due date the instructor set in the gradebook;
 3. the instructor: ``collect``, ``autograde`` (student code in the bwrap sandbox), and
    ``ch11-grade batch`` of the collected folder into a copy of the course, which must give
    the same gradebook; ``generate_feedback``, ``release_feedback``;
@@ -109,6 +110,8 @@ class Loop:
     probe_as_hostile: list = field(default_factory=list)
     student_venv: Path | None = None
     grader_venv: Path | None = None
+    collect_output: str = ""
+    forged: str = ""
 
 
 def _ok(done, what: str):
@@ -233,6 +236,18 @@ def _student_turn(loop: Loop, role: str, targets: list[str]) -> None:
     _timed(loop, "submit", user, ["nbgrader", "submit", ASSIGNMENT], **student)
 
 
+def _forge_submission(loop: Loop) -> None:
+    """The hostile student drops, in the exchange, a newer submission named for `complete`: its own notebook."""
+    hostile, victim = loop.students["hostile"], loop.students["complete"]
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    loop.forged = f"{victim.name}+{ASSIGNMENT}+{stamp}+forged"
+    folder = loop.exchange / COURSE_ID / "inbound" / loop.forged
+    script = ('mkdir "$1" && cp "$2" "$1/" && printf %s "$3" > "$1/timestamp.txt" && '
+              'printf %s "$4" > "$1/submission_secret.txt" && chmod -R a+rX "$1"')
+    _timed(loop, "forge", hostile, ["sh", "-c", script, "sh", str(folder),
+                                    str(hostile.home / ASSIGNMENT / f"{NOTEBOOK}.ipynb"), stamp, "ab" * 64])
+
+
 def _run_loop(loop: Loop, homes: Path) -> None:
     ins, course = loop.instructor, loop.course
     grader = {"venv": loop.grader_venv, "cwd": course, "env": {"PYTHONPATH": str(loop.root / "lib")}}
@@ -244,6 +259,7 @@ def _run_loop(loop: Loop, homes: Path) -> None:
     # 2. Students, at once as in a class: fetch, answer, validate, submit. `mistake` comes after the due date.
     targets = _hostile_targets(loop.exchange, course, homes, loop.students)
     _at_once(lambda role: _student_turn(loop, role, targets), ("complete", "hostile"))
+    _forge_submission(loop)
     time.sleep(1.1)
     loop.due = datetime.now(UTC).replace(microsecond=0)
     _timed(loop, "due date", ins, ["nbgrader", "db", "assignment", "add", ASSIGNMENT,
@@ -252,7 +268,7 @@ def _run_loop(loop: Loop, homes: Path) -> None:
     _student_turn(loop, "mistake", targets)
 
     # 3. Collect, then grade twice: nbgrader autograde in the course, the batch in a copy made before grading.
-    _timed(loop, "collect", ins, ["nbgrader", "collect", ASSIGNMENT], **grader)
+    loop.collect_output = _timed(loop, "collect", ins, ["nbgrader", "collect", ASSIGNMENT], **grader).stderr
     shutil.copytree(course, loop.batch_course, symlinks=True,
                     ignore=shutil.ignore_patterns("submitted", "autograded", "feedback"))
     course_users.chown_tree(loop.batch_course, ins)
@@ -300,10 +316,21 @@ def test_collect_brings_the_submission_time_and_secret(loop):
         folder = loop.course / "submitted" / user.name / ASSIGNMENT
         assert sorted(p.name for p in folder.iterdir()) == [f"{NOTEBOOK}.ipynb", "submission_secret.txt",
                                                             "timestamp.txt"], role
-        inbound = [p for p in (loop.exchange / COURSE_ID / "inbound").iterdir() if p.name.startswith(user.name + "+")]
+        inbound = [p for p in (loop.exchange / COURSE_ID / "inbound").iterdir()
+                   if p.name.startswith(user.name + "+") and p.stat().st_uid == user.uid]
         assert len(inbound) == 1
         assert (folder / "timestamp.txt").read_text() == (inbound[0] / "timestamp.txt").read_text()
         assert (folder / "submission_secret.txt").read_text() == (inbound[0] / "submission_secret.txt").read_text()
+
+
+def test_a_submission_forged_in_a_classmate_s_name_is_refused_at_collect(loop):
+    """The hostile student's newer folder named for `complete` is not collected; `complete`'s own work is."""
+    victim, hostile = loop.students["complete"], loop.students["hostile"]
+    assert (loop.exchange / COURSE_ID / "inbound" / loop.forged).stat().st_uid == hostile.uid
+    collected = (loop.course / "submitted" / victim.name / ASSIGNMENT / f"{NOTEBOOK}.ipynb").read_text()
+    assert loop.markers["complete"] in collected and loop.markers["hostile"] not in collected
+    assert f"Refusing {loop.forged}: it claims to be {victim.name}'s submission but is owned by {hostile.name}" \
+        in loop.collect_output
 
 
 def test_autograde_and_the_batch_give_the_same_gradebook(loop):
