@@ -18,6 +18,7 @@ trusted runs such as CI grading the reference solutions. A backend that
 cannot run here makes grading refuse, never fall back.
 """
 
+from ch11_autograder.exchange_collect import OwnerCheckedCollect
 from ch11_autograder.exercises import SUITE_MODULES, WORKER_SKIP_CELLS
 from ch11_autograder.trusted.preprocessors import (
     SandboxedExecute,
@@ -42,11 +43,19 @@ c.CourseDirectory.source_directory = "source"
 c.CourseDirectory.release_directory = "assignments"
 
 # Files other than notebooks that an assignment ships to students. List each
-# one here; nbgrader's exchange (release/fetch/submit) copies only notebooks
-# and these. generate_assignment copies every file of source/<assignment>/
-# that `ignore` does not exclude, so keep source/ free of anything else.
+# one here; nbgrader's exchange (release/fetch/submit/collect) copies only
+# notebooks, these and the exchange's own files. generate_assignment copies
+# every file of source/<assignment>/ that `ignore` does not exclude, so keep
+# source/ free of anything else.
 DECLARED_FILES: list[str] = []
-c.CourseDirectory.include = ["*.ipynb", *DECLARED_FILES]
+# `nbgrader submit` writes these two beside the notebooks in the exchange, and
+# `collect` must bring them into submitted/: timestamp.txt is the submission
+# time that autograde's late penalty reads, submission_secret.txt is the key
+# that release_feedback files each student's feedback under (without it,
+# release_feedback fails and fetch_feedback finds nothing). Submit rewrites
+# both after copying, so a student's own copies never reach the exchange.
+EXCHANGE_FILES = ["timestamp.txt", "submission_secret.txt"]
+c.CourseDirectory.include = ["*.ipynb", *DECLARED_FILES, *EXCHANGE_FILES]
 c.CourseDirectory.ignore = [
     ".ipynb_checkpoints",
     "*.pyc",
@@ -61,6 +70,12 @@ c.CourseDirectory.ignore = [
     "*~",
 ]
 c.CourseDirectory.max_file_size = 10_000  # kilobytes
+
+# --------------------------------------------------------------------------- exchange
+# nbgrader collect takes each student's newest folder in the exchange's inbound, which any
+# user can write; a folder named for a classmate would be collected as theirs (nbgrader
+# only warns). This collect refuses folders not owned by the student they name, loudly.
+c.ExchangeFactory.collect = OwnerCheckedCollect
 
 # --------------------------------------------------------------------------- autograde
 # nbgrader's sanitize steps stay as they are; a deleted test cell comes back.

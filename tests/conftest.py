@@ -8,7 +8,11 @@ heavy ones:
   Docker one also checks that the demo class grades identically in the image),
   and the sample graded without the defences;
 * ``class_batch``: the batch grader's end-to-end runs over the demo class (against
-  ``make demo``, SIGKILL and resume, regrading, the CLI).
+  ``make demo``, SIGKILL and resume, regrading, the CLI);
+* ``exchange``: the course loop through nbgrader's file exchange with real unix users
+  (``tests/exchange/``: release, fetch, submit, collect, autograde and the batch,
+  feedback back, the LMS export). It creates users, so it needs root: without root it
+  is skipped, except under CI (``$CI`` set), where it fails, as the Docker tier does.
 
 A fourth tier, ``browser`` (``tests/browser/``), drives Debian's Chromium through nbgrader's
 formgrader on a real Jupyter server; it grades into a copy of the batch-graded demo class,
@@ -16,9 +20,9 @@ so it is ``class_batch`` too and ``make test-fast`` leaves it out with that tier
 chromium it skips (``make browser`` installs it as root), and fails under CI.
 
 Each test declares its tier where it is written: a module-level ``pytestmark``
-(``test_docker_grading.py``, ``test_batch.py``) or a mark on the test
-(``test_gradescope.py``, ``test_hostile.py``, ``test_unchanged.py``), so renaming or
-moving a test keeps its tier. ``tests/test_suite_layout.py`` fails if a test that
+(``test_docker_grading.py``, ``test_batch.py``, ``test_course_loop.py``) or a mark on
+the test (``test_gradescope.py``, ``test_hostile.py``, ``test_unchanged.py``), so renaming
+or moving a test keeps its tier. ``tests/test_suite_layout.py`` fails if a test that
 grades in the image or batch-grades the demo class lacks its mark, or if a
 conftest assigns tiers by name again.
 

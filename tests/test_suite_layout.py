@@ -1,6 +1,6 @@
 """The test suite's own layout: tiers are declared where the tests are, and the package is this checkout's.
 
-The heavy tiers (``docker``, ``hostile_batch``, ``class_batch``, ``browser``; tests/conftest.py) are
+The heavy tiers (``docker``, ``hostile_batch``, ``class_batch``, ``browser``, ``exchange``; tests/conftest.py) are
 selected by marks. A mark is written on the test or as its module's ``pytestmark``, never
 assigned by a conftest from a list of names: there, renaming a test silently moved it out
 of its tier. What these tests hold to, read from the sources (no collection, no import):
@@ -33,7 +33,7 @@ import pytest
 from ch11_autograder import paths
 from support.paths import TESTS_DIR
 
-TIERS = frozenset({"docker", "hostile_batch", "class_batch", "browser"})
+TIERS = frozenset({"docker", "hostile_batch", "class_batch", "browser", "exchange"})
 
 #: (what a test reaches, the names that reach it, the tiers a test reaching it must carry one of).
 RULES = (

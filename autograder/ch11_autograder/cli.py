@@ -5,6 +5,7 @@
     ch11-grade report --course DIR
     ch11-grade student-bundle --out ch11-student.zip
     ch11-grade gradescope build --out autograder.zip
+    ch11-grade lms-export --course DIR --roster ROSTER.csv --out IMPORT.csv [--format canvas|moodle]
 
 ``batch`` grades a folder (nbgrader layout) or an LMS zip into an nbgrader
 course directory, one line per finished submission, then prints the grade
@@ -22,6 +23,11 @@ folder or a zip.
 ``gradescope build`` writes the Gradescope autograder zip (docs/batch.md,
 "Gradescope"). ``gradescope run`` and ``gradescope prepare`` are what the
 zip's ``run_autograder`` and ``setup.sh`` call.
+
+``lms-export`` writes the LMS's gradebook import file from the course's
+gradebook and the LMS's own gradebook export (the roster): students matched by
+login, an empty cell for no submission, every gradebook student the roster
+lacks listed on stderr (exit 1). docs/course.md, "Grades to the LMS".
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ import argparse
 import os
 import sys
 from pathlib import Path
+
+from .paths import ASSIGNMENT
 
 __all__ = ["main"]
 
@@ -41,7 +49,6 @@ EXIT_REFUSED = 2  # nothing graded: bad arguments, unusable course, source or sa
 def _batch(args: argparse.Namespace) -> int:
     from .batch import BatchError, IntakeError, grade_class
     from .batch.report import format_duration, format_progress, grade_rows, render_table
-    from .paths import ASSIGNMENT
 
     if args.docker:
         from .batch.docker import DockerError, run_in_docker
@@ -135,6 +142,38 @@ def _gradescope(args: argparse.Namespace) -> int:
     return gradescope.run(Path(args.root))
 
 
+def _lms_export(args: argparse.Namespace) -> int:
+    from .lms import RosterError, export_grades
+    from .lms.export import format_points
+
+    try:
+        result = export_grades(args.course, args.roster, args.out, assignment=args.assignment, fmt=args.format,
+                               column=args.column, login_column=args.login_column)
+    except (RosterError, FileNotFoundError, KeyError, ValueError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"ch11-grade: {message}", file=sys.stderr)
+        return EXIT_REFUSED
+    print(f"wrote {result.out}: column {result.column!r}, {len(result.scored)} scored, "
+          f"{len(result.no_submission)} without a submission (cell left empty)")
+    for login in result.no_submission:
+        print(f"  no submission: {login}")
+    for line in result.without_login:
+        print(f"  roster line {line}: no login; its cell is left empty")
+    for login, cells in sorted(result.pending_manual.items()):
+        print(f"  warning: {login} has {cells} cell(s) not yet graded by hand (scored 0 so far)", file=sys.stderr)
+    for warning in result.warnings:
+        print(f"  warning: {warning}", file=sys.stderr)
+    for student in result.unmatched:
+        got = format_points(student.score) if student.score is not None else "no submission"
+        print(f"  NOT EXPORTED: gradebook student {student.student!r} ({got}) is not in the roster "
+              f"{args.roster}", file=sys.stderr)
+    if result.unmatched:
+        print(f"ch11-grade: {len(result.unmatched)} gradebook student(s) are not in the roster and are not in "
+              f"{result.out}; add them to the LMS course or enter their grades by hand", file=sys.stderr)
+        return EXIT_ERRORS
+    return EXIT_OK
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ch11-grade", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -174,6 +213,19 @@ def _parser() -> argparse.ArgumentParser:
     gr = gsub.add_parser("run", help="(run_autograder) grade /autograder/submission, write results.json")
     gr.add_argument("--root", default="/autograder")
     g.set_defaults(func=_gradescope)
+
+    x = sub.add_parser("lms-export", help="write an LMS gradebook import file (Canvas, Moodle) from the gradebook")
+    x.add_argument("--course", type=Path, required=True, help="the instructor's nbgrader course directory")
+    x.add_argument("--roster", type=Path, required=True,
+                   help="the LMS's gradebook export (Canvas: Export Entire Gradebook; Moodle: plain text export)")
+    x.add_argument("--out", type=Path, required=True, help="the import file to write")
+    x.add_argument("--format", choices=("canvas", "moodle"), default="canvas", help="the LMS (default canvas)")
+    x.add_argument("--assignment", default=ASSIGNMENT, help=f"nbgrader assignment (default {ASSIGNMENT})")
+    x.add_argument("--column", default=None,
+                   help="the roster's column for the assignment (default: the one named after the assignment)")
+    x.add_argument("--login-column", default=None,
+                   help="the roster column holding hub logins (default: canvas 'SIS Login ID', moodle 'Username')")
+    x.set_defaults(func=_lms_export)
     return parser
 
 

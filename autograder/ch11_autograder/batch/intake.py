@@ -10,7 +10,9 @@ Accepted sources (``read_source``):
 * **A folder in nbgrader layout**: ``<source>/<student>/ch11/<notebook>.ipynb``,
   or the same below ``<source>/submitted/`` (an nbgrader course's own
   ``submitted/`` folder works as it is). ``timestamp.txt`` beside the notebooks
-  is kept when nbgrader can parse it.
+  is kept when nbgrader can parse it, and ``submission_secret.txt`` (the key
+  ``nbgrader submit`` writes, which ``release_feedback`` files feedback under)
+  when it is a hex string of at most ``max_secret_bytes``.
 * **A zip of that layout**: ``[<one top folder>/][submitted/]<student>/ch11/<notebook>.ipynb``.
 * **A Canvas "Download Submissions" zip**: flat members named
   ``<name>_<userid>_<attachmentid>_<file>`` or ``<name>_LATE_<userid>_<attachmentid>_<file>``
@@ -51,8 +53,8 @@ Rules shared by every source:
   counts toward ``max_total_bytes``; its members count toward ``max_members``
   together with the outer archive's (more: that student's error), checked
   before its directory is parsed. A zip inside it is not unpacked (noted), and
-  a ``timestamp.txt`` inside it is ignored with a note: a file the student
-  wrote is not an nbgrader submission time. A notebook both loose and inside
+  a ``timestamp.txt`` or ``submission_secret.txt`` inside it is ignored with a
+  note: a file the student wrote is not an nbgrader submission time or key. A notebook both loose and inside
   the student's zip (or in two of their zips) is the usual "two files" error.
 * Each notebook must be JSON with ``"nbformat": 4`` and a ``cells`` list;
   otherwise that student is an intake error naming the file and the cause.
@@ -89,6 +91,8 @@ __all__ = [
 ]
 
 TIMESTAMP_FILE = "timestamp.txt"
+SECRET_FILE = "submission_secret.txt"
+_SECRET = re.compile(r"[0-9a-fA-F]{16,}")
 MAX_ID_CHARS = 64
 _ID_BAD = re.compile(r"[^A-Za-z0-9_.-]+")
 _CANVAS = re.compile(
@@ -112,6 +116,8 @@ class IntakeLimits:
         max_total_bytes: bytes read from the whole source; students whose files
             would exceed it are errors.
         max_timestamp_bytes: bytes of a ``timestamp.txt``; a larger one is ignored.
+        max_secret_bytes: bytes of a ``submission_secret.txt`` (nbgrader's is 128 hex digits);
+            a larger one is ignored.
         max_nested_archive_bytes: bytes of one student's own zip inside the source (read
             into memory to be unpacked); a larger one makes its student an error.
     """
@@ -120,6 +126,7 @@ class IntakeLimits:
     max_notebook_bytes: int = 10_000 * 1024
     max_total_bytes: int = 512 * 1024**2
     max_timestamp_bytes: int = 256
+    max_secret_bytes: int = 1024
     max_nested_archive_bytes: int = 64 * 1024**2
 
 
@@ -132,6 +139,8 @@ class StudentSubmission:
         origin: where it came from (folder name, or Canvas name and user id).
         files: notebook file name -> staged path (only notebooks of the assignment).
         timestamp: nbgrader submission timestamp text, or ``None``.
+        secret: the submission's ``submission_secret.txt`` text, or ``None``; it goes into
+            the course beside the notebooks, for ``release_feedback``.
         sha256: digest over the staged inputs (see :func:`inputs_sha256`).
         notes: things a TA should know that do not stop grading.
         error: why this student cannot be graded (names the file and the cause), or ``None``.
@@ -142,6 +151,7 @@ class StudentSubmission:
     origin: str
     files: dict[str, Path] = field(default_factory=dict)
     timestamp: str | None = None
+    secret: str | None = None
     sha256: str = ""
     notes: list[str] = field(default_factory=list)
     error: str | None = None
@@ -451,8 +461,9 @@ def _nested_entries(
         if filename.lower().endswith(".zip"):
             notes.append(f"{shown}: ignored (a zip inside the student's zip; only one level is unpacked)")
             continue
-        if filename == TIMESTAMP_FILE:
-            notes.append(f"{shown}: ignored (a file inside the student's own zip is not an nbgrader submission time)")
+        if filename in (TIMESTAMP_FILE, SECRET_FILE):
+            what = "submission time" if filename == TIMESTAMP_FILE else "submission key"
+            notes.append(f"{shown}: ignored (a file inside the student's own zip is not an nbgrader {what})")
             continue
         entries.append(_Entry(outer.raw_student, outer.origin, filename, shown, info.file_size,
                               read=_member_reader(archive, info), late=outer.late))
@@ -519,6 +530,7 @@ def _stage(
             continue
         chosen: dict[str, _Entry] = {}
         timestamp_entry: _Entry | None = None
+        secret_entry: _Entry | None = None
         for entry in sorted(group, key=lambda e: e.shown):
             if entry.no_folder:
                 sub.error = f"{entry.shown}: no {ASSIGNMENT}/ folder (expected {entry.shown}/{ASSIGNMENT}/*.ipynb)"
@@ -528,6 +540,9 @@ def _stage(
                 continue
             if entry.filename == TIMESTAMP_FILE:
                 timestamp_entry = entry
+                continue
+            if entry.filename == SECRET_FILE:
+                secret_entry = entry
                 continue
             canonical = _canonical_notebook(entry.filename, wanted)
             if canonical is None:
@@ -579,6 +594,8 @@ def _stage(
             continue
         if timestamp_entry is not None:
             sub.timestamp = _timestamp(timestamp_entry, limits, sub.notes)
+        if secret_entry is not None:
+            sub.secret = _secret(secret_entry, limits, sub.notes)
         for missing in sorted(wanted - set(contents)):
             sub.notes.append(f"{missing}: not submitted (nbgrader scores it 0)")
         target = staging / student
@@ -601,6 +618,19 @@ def _timestamp(entry: _Entry, limits: IntakeLimits, notes: list[str]) -> str | N
         notes.append(f"{entry.shown}: ignored (not an nbgrader timestamp: {type(exc).__name__})")
         return None
     return text or None
+
+
+def _secret(entry: _Entry, limits: IntakeLimits, notes: list[str]) -> str | None:
+    try:
+        assert entry.read is not None
+        text = entry.read(limits.max_secret_bytes).decode("ascii")
+    except Exception as exc:  # too big, not text
+        notes.append(f"{entry.shown}: ignored (not an nbgrader submission secret: {type(exc).__name__})")
+        return None
+    if not _SECRET.fullmatch(text.strip()):
+        notes.append(f"{entry.shown}: ignored (not an nbgrader submission secret: not a hex string)")
+        return None
+    return text.strip()
 
 
 def read_source(

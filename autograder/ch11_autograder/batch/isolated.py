@@ -172,6 +172,8 @@ def grade_isolated(
             shutil.copy2(path, submitted / name)
         if sub.timestamp:
             (submitted / "timestamp.txt").write_text(sub.timestamp + "\n")
+        if sub.secret:  # nbgrader copies it to autograded/ and feedback/, where release_feedback reads it
+            (submitted / "submission_secret.txt").write_text(sub.secret)
         if running.cancelled.is_set():
             return done("batch cancelled before grading started")
         env = nbgrader_env({SLOT_ENV: str(slot), SANDBOX_ENV: sandbox})

