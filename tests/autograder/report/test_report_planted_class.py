@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import html
 import importlib
-import re
 import statistics
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -31,6 +30,7 @@ from nbgrader.api import Gradebook
 from nbgrader.utils import determine_grade
 from support import batch_support
 from support.paths import ASSIGNMENT, RELEASE_DIR, SOURCE_DIR
+from support.report_tables import md_tables, table
 
 pytestmark = [pytest.mark.slow, pytest.mark.class_batch]
 
@@ -155,35 +155,6 @@ def expected() -> dict:
 # --------------------------------------------------------------------------- the report, read back
 
 
-def _unescape(cell: str) -> str:
-    return re.sub(r"\\(.)", r"\1", cell.strip())
-
-
-def md_tables(text: str) -> dict[tuple[str, ...], list[list[str]]]:
-    """Header -> rows of every table of the Markdown report (cells unescaped)."""
-    tables: dict[tuple[str, ...], list[list[str]]] = {}
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        if lines[i].startswith("| ") and i + 1 < len(lines) and lines[i + 1].startswith("|---"):
-            header = tuple(_unescape(c) for c in re.split(r"(?<!\\)\|", lines[i])[1:-1])
-            rows = []
-            i += 2
-            while i < len(lines) and lines[i].startswith("| "):
-                rows.append([_unescape(c) for c in re.split(r"(?<!\\)\|", lines[i])[1:-1]])
-                i += 1
-            assert header not in tables, f"two tables headed {header}"
-            tables[header] = rows
-        else:
-            i += 1
-    return tables
-
-
-def _table(tables, first: str, *more: str) -> list[dict[str, str]]:
-    header = next(h for h in tables if h[0] == first and all(m in h for m in more))
-    return [dict(zip(header, row, strict=True)) for row in tables[header]]
-
-
 def _num(text: str) -> float | None:
     return None if text == "-" else float(text)
 
@@ -195,7 +166,7 @@ def test_every_count_in_the_report_is_what_was_planted(planted_course):
     want = expected()
     tables = md_tables((planted_course / "reports" / "ch11-report.md").read_text())
 
-    students = {row["student"]: row for row in _table(tables, "student", "total")}
+    students = {row["student"]: row for row in table(tables, "student", "total")}
     assert set(students) == set(_labels()) | {BROKEN}
     stems = [ex.notebook for ex in EXERCISES]
     for student, row in students.items():
@@ -208,7 +179,7 @@ def test_every_count_in_the_report_is_what_was_planted(planted_course):
         assert _num(row["autograded"]) == pytest.approx(sum(want["scores"][student].values()))
         assert row["hand marked"] == "0"
 
-    stats = {row["notebook"]: row for row in _table(tables, "notebook", "median")}
+    stats = {row["notebook"]: row for row in table(tables, "notebook", "median")}
     graded = list(_labels())
     for stem in stems:
         values = [want["scores"][s].get(stem, 0.0) for s in graded]
@@ -216,7 +187,7 @@ def test_every_count_in_the_report_is_what_was_planted(planted_course):
         assert float(stats[stem]["median"]) == pytest.approx(statistics.median(values))
         assert (float(stats[stem]["min"]), float(stats[stem]["max"])) == (min(values), max(values))
 
-    props = _table(tables, "notebook", "property", "passed")
+    props = table(tables, "notebook", "property", "passed")
     got_passed = Counter({(r["test cell"], r["property"]): int(r["passed"]) for r in props})
     got_missed = Counter({(r["test cell"], r["property"]): int(r["failed"]) + int(r["errored"]) + int(r["timed out"])
                           for r in props})
@@ -240,10 +211,10 @@ def test_every_count_in_the_report_is_what_was_planted(planted_course):
     assert advice[("ex1", "last_writer_wins")] == next(e.advice for e in catalogue("ex1")
                                                        if e.name == "last_writer_wins")
 
-    flags = _table(tables, "student", "flag", "cause")
+    flags = table(tables, "student", "flag", "cause")
     assert [(f["student"], f["flag"]) for f in flags] == [(BROKEN, "error")]
     assert "malformed JSON" in flags[0]["cause"]
-    slow = _table(tables, "student", "seconds")
+    slow = table(tables, "student", "seconds")
     seconds = [float(r["seconds"]) for r in slow]
     assert len(slow) == min(10, len(_labels())) and seconds == sorted(seconds, reverse=True)
     assert BROKEN not in {r["student"] for r in slow}  # refused at once: no grading time
@@ -277,7 +248,7 @@ def test_a_hand_mark_entered_after_grading_shows_after_ch11_grade_report(planted
         grade.needs_manual_grade = False  # as formgrader saves a mark
         gb.db.commit()
     assert cli_main(["report", "--course", str(course)]) == 0
-    row = next(r for r in _table(md_tables((course / "reports" / "ch11-report.md").read_text()), "student", "total")
+    row = next(r for r in table(md_tables((course / "reports" / "ch11-report.md").read_text()), "student", "total")
                if r["student"] == "ada")
     assert row["hand marked"] == "3"
     assert _num(row["total"]) == _num(row["autograded"]) + 3
