@@ -389,6 +389,14 @@ def _error_entry(record: SubmissionRecord) -> LedgerEntry:
                        per_notebook={}, error=record.error, seconds=record.seconds)
 
 
+def _notes(outcome: Outcome) -> list[str]:
+    """The submission's intake notes, plus one when its notebook-execution budget ran out."""
+    notes = list(outcome.sub.notes)
+    if outcome.execution is not None and outcome.execution.exhausted:
+        notes.append(outcome.execution.describe())
+    return notes
+
+
 def _finish(
     outcome: Outcome,
     plan: BatchPlan,
@@ -408,6 +416,8 @@ def _finish(
 
     def failed(cause: str, earlier: EarlierGrades | None) -> SubmissionRecord:
         record = _error_record(sub, cause, max_score, earlier, outcome.seconds, log)
+        record.execution = outcome.execution
+        record.notes = _notes(outcome)
         ledger.append(_error_entry(record))
         return record
 
@@ -425,8 +435,8 @@ def _finish(
     except Exception as exc:  # recorded; the rerun regrades and merges again (merging only sets values)
         return failed(f"merging into the course failed: {type(exc).__name__}: {str(exc)[:300]}", earlier)
     record = SubmissionRecord(sub.student, "graded", None, result.score, max_score, dict(result.per_notebook),
-                              sub.sha256, round(outcome.seconds, 3), list(sub.notes), sub.origin, log,
-                              lms_late=sub.late)
+                              sub.sha256, round(outcome.seconds, 3), _notes(outcome), sub.origin, log,
+                              lms_late=sub.late, execution=outcome.execution)
     ledger.append(LedgerEntry("graded", sub.student, sub.sha256, score=record.score, max_score=max_score,
                               per_notebook=record.per_notebook, error=None, seconds=record.seconds, due=due))
     return record
