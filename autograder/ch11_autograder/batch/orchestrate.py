@@ -49,13 +49,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from nbgrader.api import Gradebook
-
 from ..paths import ASSIGNMENT
 from ..untrusted.choose import resolve_backend
 from . import report
 from .cellcheck import check_submission, load_released
 from .course import REPORTS_DIR, STATE_DIR, course_step, ensure_assignment, init_course, make_template
+from .gradebook import open_gradebook
 from .guards import BatchLock, check_private, check_sandbox
 from .intake import IntakeError, IntakeLimits, StudentSubmission, read_source
 from .isolated import Outcome, RunningGraders, grade_isolated, kill_slot
@@ -355,7 +354,7 @@ def _iso(moment: datetime | None) -> str | None:
 
 
 def _max_score(course: Path, assignment: str) -> float:
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+    with open_gradebook(course / "gradebook.db") as gb:
         return round(sum(p for cells in autograded_cells(gb, assignment).values() for p in cells.values()), 6)
 
 
