@@ -94,6 +94,8 @@ c.Autograde.autograde_preprocessors = [
 
 c.SandboxedExecute.timeout = 60  # seconds per cell
 c.SandboxedExecute.wall_seconds = 900.0  # seconds for the whole notebook
+c.SandboxedExecute.submission_wall_seconds = 600.0  # seconds for all of one submission's notebooks together
+c.SandboxedExecute.interrupt_grace = 5.0  # seconds a timed-out cell's kernel has to answer its interrupt
 c.TrustedVerdicts.call_timeout = 10.0  # seconds per call of a student function
 c.TrustedVerdicts.startup_timeout = 120.0  # seconds to run the submission's cells in the worker
 # Figure cells only draw; the sandboxed notebook execution runs them for the

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -25,6 +27,7 @@ from ch11_autograder.trusted.preprocessors import (
 from ch11_autograder.trusted.submission_cells import strip_hidden_tests, submission_code_cells, worker_cells
 from ch11_autograder.trusted.suite import run_suite
 from ch11_autograder.trusted.verdicts import VERDICT_METADATA_KEY
+from ch11_autograder.untrusted.launch import EXECUTION_REPORT_ENV
 from nbconvert import HTMLExporter
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output, new_raw_cell
 from nbgrader.preprocessors import ClearHiddenTests
@@ -279,10 +282,80 @@ def test_feedback_html_renders_no_untrusted_script():
 # --------------------------------------------------------------------------- SandboxedExecute
 
 
-def execute(nb, tmp_path, **traits):
-    pp = SandboxedExecute(sandbox="none", **traits)
-    nb, _ = pp.preprocess(nb, {"metadata": {"path": str(tmp_path)}, "unique_key": "toy"})
+def execute(nb, tmp_path, *, student="toy-student", notebook_name="toy", **traits):
+    traits.setdefault("sandbox", "none")
+    pp = SandboxedExecute(**traits)
+    resources = {"metadata": {"path": str(tmp_path)}, "unique_key": notebook_name,
+                 "nbgrader": {"student": student, "assignment": "toy", "notebook": notebook_name}}
+    nb, _ = pp.preprocess(nb, resources)
     return nb
+
+
+#: A cell that leaves its kernel alive but deaf: garbage into every inherited descriptor (the
+#: kernel's sockets to the runner included) breaks the connection its replies travel on.
+DEAFENING_CELL = """
+import os
+for _fd in range(3, 256):
+    try:
+        os.set_blocking(_fd, False)
+        os.write(_fd, b"\\xff\\x00garbage" * 64)
+    except OSError:
+        pass
+"""
+
+
+@pytest.mark.slow
+def test_a_deaf_kernel_costs_one_cell_timeout_and_says_it_stopped_responding(tmp_path):
+    nb = notebook("def double(x):\n    return 2 * x\nprint('first cell done')")
+    nb.cells.insert(2, new_code_cell(DEAFENING_CELL))
+    nb.cells.insert(3, new_code_cell("print('never')"))
+    nb.cells.insert(4, new_code_cell("print('never either')"))
+    started = time.monotonic()
+    nb = execute(nb, tmp_path, sandbox="bwrap", timeout=5, interrupt_grace=2.0, wall_seconds=120.0)
+    elapsed = time.monotonic() - started
+    assert nb.cells[1].outputs[0].text == "first cell done\n"
+    error = nb.cells[1].outputs[-1]
+    assert error.ename == SANDBOX_ERROR_NAME
+    assert "the kernel stopped responding (it did not answer the interrupt within 2 s)" in error.evalue
+    assert [o.ename for o in nb.cells[2].outputs] == ["CellTimeoutError"]
+    assert nb.cells[3].outputs == [] and nb.cells[4].outputs == []
+    # One cell timeout, nbclient's 4 s wait for the cell's last output, the grace, and the kernel's
+    # start: well under the two timeouts (and the wall limit) that the cells after it would cost.
+    assert elapsed < 40, elapsed
+
+
+@pytest.mark.slow
+def test_a_kernel_that_answers_the_interrupt_runs_the_later_cells(tmp_path):
+    nb = notebook("def double(x):\n    return 2 * x")
+    nb.cells.insert(2, new_code_cell("while True:\n    pass"))
+    nb.cells.insert(3, new_code_cell("print('after the loop', double(2))"))
+    nb = execute(nb, tmp_path, timeout=3, interrupt_grace=2.0)
+    assert not any(o.get("ename") == SANDBOX_ERROR_NAME for o in nb.cells[1].outputs)
+    assert "CellTimeoutError" in [o.get("ename") for o in nb.cells[2].outputs]
+    assert nb.cells[3].outputs[0].text == "after the loop 4\n"
+
+
+@pytest.mark.slow
+def test_one_budget_across_a_submissions_notebooks(tmp_path, monkeypatch):
+    report = tmp_path / "budget.json"
+    monkeypatch.setenv(EXECUTION_REPORT_ENV, str(report))
+    student = f"budget-{time.monotonic_ns()}"  # budgets live as long as the process: a student of its own
+    slow = notebook("import time\ntime.sleep(60)\ndef double(x):\n    return 2 * x")
+    first = execute(slow, tmp_path, student=student, notebook_name="first", submission_wall_seconds=8.0,
+                    wall_seconds=60.0, timeout=60)
+    second = execute(notebook("def double(x):\n    return 2 * x\nprint('ran')"), tmp_path, student=student,
+                     notebook_name="second", submission_wall_seconds=8.0, wall_seconds=60.0)
+    budget_words = "this submission's notebooks together may run for 8 s (its execution budget), and that was spent"
+    assert budget_words in first.cells[1].outputs[-1].evalue
+    assert budget_words + " before this notebook's turn, so it was not run" in second.cells[1].outputs[-1].evalue
+    assert [o.output_type for o in second.cells[1].outputs] == ["error"]  # never executed
+    used = json.loads(report.read_text())
+    assert used["budget_seconds"] == 8.0 and used["cut"] == ["first"] and used["not_run"] == ["second"]
+    assert 7.5 <= used["used_seconds"] < 20
+    # Another student's submission starts with a full budget of its own.
+    other = execute(notebook("def double(x):\n    return 2 * x\nprint('ran')"), tmp_path,
+                    student=student + "-other", notebook_name="second", submission_wall_seconds=8.0)
+    assert other.cells[1].outputs[0].text == "ran\n"
 
 
 @pytest.mark.slow

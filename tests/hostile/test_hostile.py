@@ -21,12 +21,15 @@ that the attack then succeeds. The fast tests at the end check the corpus itself
 (every payload compiles, the table and docs/hostile.md agree).
 
 Set ``CH11_HOSTILE_OBSERVED=<path>`` (``{backend}`` in it is replaced) to write the
-observed outcomes as JSON (what docs/hostile.md's "observed" column is made from).
+observed outcomes as JSON (what docs/hostile.md's "observed" column is made from), and
+``CH11_HOSTILE_CASES=name,...`` to grade only those cases with the honest class (the
+other cases' tests are skipped).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import html
 import json
 import os
@@ -203,6 +206,19 @@ c.TrustedVerdicts.startup_timeout = 25.0
 """
 
 
+#: Comma-separated case names: grade only these with the honest class (all when unset), to run single cases.
+CASES_ENV = "CH11_HOSTILE_CASES"
+
+
+def selected_cases() -> tuple[Case, ...]:
+    """The cases named in ``$CH11_HOSTILE_CASES``, or every case."""
+    names = {n.strip() for n in os.environ.get(CASES_ENV, "").split(",") if n.strip()}
+    unknown = names - {c.name for c in CASES}
+    if unknown:
+        raise ValueError(f"${CASES_ENV} names unknown cases: {sorted(unknown)}")
+    return tuple(c for c in CASES if not names or c.name in names)
+
+
 def new_course(course: Path) -> Path:
     """A fresh course with the repository's config and :data:`TEST_LIMITS`."""
     from ch11_autograder.batch import init_course
@@ -247,7 +263,7 @@ def _grade(root: Path, backend: str, listener: Listener, reference: Run | None =
     copy_class(source)
     ctx = Context(course=course, class_dir=source, allowed_root=root, listener_port=listener.port,
                   evidence_dir=root / "evidence")
-    build_corpus(source, ctx)
+    build_corpus(source, ctx, selected_cases())
     before: dict[str, dict] = {}
     started = time.monotonic()
     if backend == "docker":
@@ -415,6 +431,8 @@ def check_case(run: Run, c: Case) -> None:
     assert total >= c.expect.min_auto - TOLERANCE, f"earned {total} < {c.expect.min_auto} ({earned})"
     if record.status == "graded":
         assert record.score is not None and record.score <= c.expect.max_auto + TOLERANCE
+    if c.expect.max_seconds is not None:
+        assert record.seconds <= c.expect.max_seconds, f"grading took {record.seconds} s > {c.expect.max_seconds} s"
     for check in c.expect.checks:
         CHECK_FUNCTIONS[check](run, c)
 
@@ -524,6 +542,20 @@ def _no_secret_leak(run: Run, c: Case) -> None:
         assert snippet not in page, f"the feedback shows secret content: {snippet!r}"
 
 
+def _kernel_stopped_responding(run: Run, c: Case) -> None:
+    outputs = outputs_text(run.autograded(c.name, c.notebook))
+    assert "the kernel stopped responding" in outputs, "no output says that the kernel stopped responding"
+    assert "a cell after the deafening one" not in outputs, "a cell after the deafening one ran"
+    execution = record_field(run.records[c.name], "execution")
+    assert execution and execution["used_seconds"] < c.expect.max_seconds, f"budget use not reported: {execution}"
+
+
+def record_field(record: Any, name: str) -> Any:
+    """A record's field as JSON data (the bwrap run holds dataclasses, the Docker run the JSON's rows)."""
+    value = getattr(record, name)
+    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
+
+
 CHECK_FUNCTIONS = {
     "gradebook_untouched": _gradebook_untouched,
     "no_loopback_connection": _no_loopback_connection,
@@ -538,6 +570,7 @@ CHECK_FUNCTIONS = {
     "scratch_bounded": _scratch_bounded,
     "no_host_import": _no_host_import,
     "no_secret_leak": _no_secret_leak,
+    "kernel_stopped_responding": _kernel_stopped_responding,
 }
 
 
@@ -617,6 +650,8 @@ def test_gradebook_holds_no_payload_traces(run):
 @pytest.mark.hostile_batch
 @pytest.mark.parametrize("c", CASES, ids=[c.name for c in CASES])
 def test_case_gets_its_safe_outcome(run, c):
+    if c not in selected_cases():
+        pytest.skip(f"not among ${CASES_ENV}")
     check_case(run, c)
 
 

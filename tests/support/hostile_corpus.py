@@ -15,7 +15,9 @@ An :class:`Expect` states the safe outcome:
   cost anything);
 * ``completes``: ``graded`` (the notebook is graded and its score recorded) or
   ``error`` (the grader records a failure for this submission and goes on);
-* ``checks``: named extra checks the test runs for this case (``CHECKS``).
+* ``checks``: named extra checks the test runs for this case (``CHECKS``);
+* ``max_seconds``: the most wall time the batch may spend on it, for cases that try
+  to stall the grader (the bound depends on the test's limits, see test_hostile.py).
 
 Every case also requires that the honest students' gradebook rows are unchanged.
 
@@ -102,6 +104,7 @@ CHECKS = {
     "scratch_bounded": "the payload could not put more than 256 MiB on the host disk in total",
     "no_host_import": "no planted module was imported by the trusted grader (no evidence file appears on the host)",
     "no_secret_leak": "the feedback shows no gradebook bytes and no reference source",
+    "kernel_stopped_responding": "the notebook's run ended with an error saying the kernel stopped responding",
 }
 
 
@@ -134,6 +137,9 @@ class Expect:
     min_auto: float = 0.0
     completes: str = GRADED
     checks: tuple[str, ...] = ()
+    #: Most wall seconds the batch may spend on the submission (``SubmissionRecord.seconds``), for
+    #: cases that try to stall the grader; ``None``: bounded only by the batch's own limits.
+    max_seconds: float | None = None
 
     def __post_init__(self) -> None:
         if self.completes not in (GRADED, ERROR):
@@ -1032,6 +1038,29 @@ CASES: tuple[Case, ...] = (
                     pass
         """)]),
     ),
+    _case(
+        "deaf_kernel",
+        "stall the grader: leave the kernel alive but deaf, so that every later cell waits its full timeout",
+        "write garbage into every inherited file descriptor (the kernel's sockets to the notebook runner, the "
+        "worker's pipes), then keep the process alive; two more cells follow",
+        _EX4, "blank",
+        # One cell timeout (30 s in the test), the 5 s grace for the interrupt's answer and the rest of
+        # the submission (about 10 s): the cells after it, and the notebook's 240 s wall, cost nothing.
+        Expect(max_auto=0.0, checks=("kernel_stopped_responding",), max_seconds=90.0), "sandbox",
+        # Each new cell goes right after the answer cell, so the list runs from the last cell to the first.
+        cells(new=[("ex4_audit_marks", "print('and another')"),
+                   ("ex4_audit_marks", "print('a cell after the deafening one')"),
+                   ("ex4_audit_marks", """
+            import os
+
+            for _fd in range(0, 1024):
+                try:
+                    os.set_blocking(_fd, False)
+                    os.write(_fd, b"\\xff\\x00deaf garbage\\x01" * 256)
+                except OSError:
+                    pass
+        """)]),
+    ),
     # ------------------------------------------------------------------ what browsers render
     _case(
         "script_in_outputs",
@@ -1381,7 +1410,8 @@ def render_table(cases: Iterable[Case] = CASES, observed: dict[str, dict[str, st
             c.how,
             f"{c.notebook} ({c.base})",
             earn,
-            "graded" if c.expect.completes == GRADED else "recorded error",
+            ("graded" if c.expect.completes == GRADED else "recorded error")
+            + (f" within {c.expect.max_seconds:g} s" if c.expect.max_seconds is not None else ""),
             c.defence,
             *(column.get(c.name, "") for column in observed.values()),
         ]

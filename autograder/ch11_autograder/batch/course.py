@@ -17,10 +17,11 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
-from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.api import MissingEntry
 
 from ..nbgrader_cli import run_nbgrader
 from ..paths import ASSIGNMENT, COURSE_CONFIG, REPO_ROOT
+from .gradebook import open_gradebook
 from .nbgrader_log import nbgrader_error_line
 from .records import BatchError
 
@@ -74,7 +75,7 @@ def init_course(
 def _has_assignment(course: Path, assignment: str) -> bool:
     if not (course / "gradebook.db").is_file():
         return False
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+    with open_gradebook(course / "gradebook.db") as gb:
         try:
             return bool(gb.find_assignment(assignment).notebooks)
         except MissingEntry:
@@ -103,7 +104,7 @@ def make_template(course: Path, dest: Path, assignment: str) -> None:
     with contextlib.closing(sqlite3.connect(course / "gradebook.db")) as src, \
             contextlib.closing(sqlite3.connect(dest)) as out:
         src.backup(out)
-    with Gradebook(f"sqlite:///{dest}") as gb:
+    with open_gradebook(dest) as gb:
         for student in [s.id for s in gb.students]:
             gb.remove_student(student)
         for other in [a.name for a in gb.assignments if a.name != assignment]:

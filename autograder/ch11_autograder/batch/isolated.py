@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import json
+import math
 import os
 import shutil
 import signal
@@ -31,10 +33,11 @@ from pathlib import Path
 from nbgrader.api import MissingEntry
 
 from ..nbgrader_cli import nbgrader_argv, nbgrader_env
-from ..untrusted.launch import SANDBOX_ENV, SLOT_ENV
+from ..untrusted.launch import EXECUTION_REPORT_ENV, SANDBOX_ENV, SLOT_ENV
 from .intake import StudentSubmission
 from .merge import PriorSubmission, SubmissionResult, read_result, seed_prior
 from .nbgrader_log import nbgrader_error_line
+from .records import ExecutionUse
 
 __all__ = ["SCRATCH_ROOT_ENV", "Outcome", "RunningGraders", "grade_isolated", "kill_processes_in", "kill_slot"]
 
@@ -57,12 +60,32 @@ class Outcome:
         seconds: wall time it took.
         result: what nbgrader recorded, or (a ``str``) why there is nothing to merge, naming the log
             when it helps.
+        execution: the notebook-execution budget's use that nbgrader reported, or ``None``.
     """
 
     sub: StudentSubmission
     work: Path
     seconds: float
     result: SubmissionResult | str
+    execution: ExecutionUse | None = None
+
+
+#: The file in an isolated course where its nbgrader process reports the execution budget's use.
+EXECUTION_REPORT = "execution-budget.json"
+
+
+def read_execution_report(path: Path) -> ExecutionUse | None:
+    """The budget report at ``path`` (``trusted.budget``'s JSON), or ``None`` when absent or unusable."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        budget, used = float(data["budget_seconds"]), float(data["used_seconds"])
+        not_run = tuple(str(n) for n in data.get("not_run", []))
+        cut = tuple(str(n) for n in data.get("cut", []))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if not (math.isfinite(budget) and math.isfinite(used)):
+        return None
+    return ExecutionUse(budget, round(used, 2), not_run, cut)
 
 
 class RunningGraders:
@@ -157,7 +180,7 @@ def grade_isolated(
     work = Path(tempfile.mkdtemp(prefix=f"{sub.student}.", dir=work_root))
 
     def done(result: SubmissionResult | str) -> Outcome:
-        return Outcome(sub, work, time.monotonic() - started, result)
+        return Outcome(sub, work, time.monotonic() - started, result, read_execution_report(work / EXECUTION_REPORT))
 
     try:
         shutil.copy2(course / "nbgrader_config.py", work / "nbgrader_config.py")
@@ -176,7 +199,8 @@ def grade_isolated(
             (submitted / "submission_secret.txt").write_text(sub.secret)
         if running.cancelled.is_set():
             return done("batch cancelled before grading started")
-        env = nbgrader_env({SLOT_ENV: str(slot), SANDBOX_ENV: sandbox})
+        env = nbgrader_env({SLOT_ENV: str(slot), SANDBOX_ENV: sandbox,
+                            EXECUTION_REPORT_ENV: str(work / EXECUTION_REPORT)})
         if os.environ.get(SCRATCH_ROOT_ENV):
             env["TMPDIR"] = f"{os.environ[SCRATCH_ROOT_ENV]}/slot{slot}"
         elif sandbox == "none":

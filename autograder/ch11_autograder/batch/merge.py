@@ -44,6 +44,8 @@ from pathlib import Path
 from nbgrader.api import Gradebook, MissingEntry
 from sqlalchemy.exc import SAWarning
 
+from .gradebook import open_gradebook
+
 __all__ = [
     "GradeValue",
     "PriorSubmission",
@@ -122,7 +124,7 @@ class PriorSubmission:
 
 def read_prior(course: Path, assignment: str) -> tuple[datetime | None, dict[str, PriorSubmission]]:
     """The assignment's due date (naive UTC or ``None``) and, per student with a submission row, its prior state."""
-    with Gradebook(_db_url(course)) as gb:
+    with open_gradebook(_db_url(course)) as gb:
         duedate = gb.find_assignment(assignment).duedate
         out: dict[str, PriorSubmission] = {}
         for sub in gb.assignment_submissions(assignment):
@@ -144,7 +146,7 @@ def seed_prior(work_course: Path, assignment: str, student: str, prior: PriorSub
     timestamp; none keeps it, as in the real course) and computes the late penalty
     from the same timestamp, extension and score the real course would use.
     """
-    with warnings.catch_warnings(), Gradebook(_db_url(work_course)) as gb:
+    with warnings.catch_warnings(), open_gradebook(_db_url(work_course)) as gb:
         warnings.simplefilter("ignore", SAWarning)
         gb.update_or_create_student(student)
         gb.add_submission(assignment, student, timestamp=prior.timestamp, extension=prior.extension)
@@ -179,7 +181,7 @@ def read_result(work_course: Path, assignment: str, student: str) -> SubmissionR
     Raises:
         MissingEntry: autograde recorded no submission for the student.
     """
-    with Gradebook(_db_url(work_course)) as gb:
+    with open_gradebook(_db_url(work_course)) as gb:
         auto = autograded_cells(gb, assignment)
         sub = gb.find_submission(assignment, student)
         result = SubmissionResult(student=student, timestamp=sub.timestamp)
@@ -245,7 +247,7 @@ def merge_result(course: Path, assignment: str, result: SubmissionResult) -> Non
     Raises whatever the gradebook raises (e.g. ``MissingEntry`` for a cell the course does not
     have, ``sqlite3.OperationalError`` wrapped by SQLAlchemy); the gradebook is then unchanged.
     """
-    with warnings.catch_warnings(), Gradebook(_db_url(course)) as gb, _one_transaction(gb):
+    with warnings.catch_warnings(), open_gradebook(_db_url(course)) as gb, _one_transaction(gb):
         # nbgrader's add_submission builds rows in a way SQLAlchemy 2 warns about; the rows are right.
         warnings.simplefilter("ignore", SAWarning)
         _apply(gb, assignment, result)
@@ -313,7 +315,7 @@ def gradebook_snapshot(course: Path, assignment: str) -> dict[str, dict[tuple[st
     the same submissions compare equal on it.
     """
     out: dict[str, dict[tuple[str, str], tuple]] = {}
-    with Gradebook(_db_url(course)) as gb:
+    with open_gradebook(_db_url(course)) as gb:
         for sub in gb.assignment_submissions(assignment):
             rows = {}
             for nb in sub.notebooks:

@@ -49,13 +49,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from nbgrader.api import Gradebook
-
 from ..paths import ASSIGNMENT
 from ..untrusted.choose import resolve_backend
 from . import report
 from .cellcheck import check_submission, load_released
 from .course import REPORTS_DIR, STATE_DIR, course_step, ensure_assignment, init_course, make_template
+from .gradebook import open_gradebook
 from .guards import BatchLock, check_private, check_sandbox
 from .intake import IntakeError, IntakeLimits, StudentSubmission, read_source
 from .isolated import Outcome, RunningGraders, grade_isolated, kill_slot
@@ -355,7 +354,7 @@ def _iso(moment: datetime | None) -> str | None:
 
 
 def _max_score(course: Path, assignment: str) -> float:
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+    with open_gradebook(course / "gradebook.db") as gb:
         return round(sum(p for cells in autograded_cells(gb, assignment).values() for p in cells.values()), 6)
 
 
@@ -389,6 +388,14 @@ def _error_entry(record: SubmissionRecord) -> LedgerEntry:
                        per_notebook={}, error=record.error, seconds=record.seconds)
 
 
+def _notes(outcome: Outcome) -> list[str]:
+    """The submission's intake notes, plus one when its notebook-execution budget ran out."""
+    notes = list(outcome.sub.notes)
+    if outcome.execution is not None and outcome.execution.exhausted:
+        notes.append(outcome.execution.describe())
+    return notes
+
+
 def _finish(
     outcome: Outcome,
     plan: BatchPlan,
@@ -408,6 +415,8 @@ def _finish(
 
     def failed(cause: str, earlier: EarlierGrades | None) -> SubmissionRecord:
         record = _error_record(sub, cause, max_score, earlier, outcome.seconds, log)
+        record.execution = outcome.execution
+        record.notes = _notes(outcome)
         ledger.append(_error_entry(record))
         return record
 
@@ -425,8 +434,8 @@ def _finish(
     except Exception as exc:  # recorded; the rerun regrades and merges again (merging only sets values)
         return failed(f"merging into the course failed: {type(exc).__name__}: {str(exc)[:300]}", earlier)
     record = SubmissionRecord(sub.student, "graded", None, result.score, max_score, dict(result.per_notebook),
-                              sub.sha256, round(outcome.seconds, 3), list(sub.notes), sub.origin, log,
-                              lms_late=sub.late)
+                              sub.sha256, round(outcome.seconds, 3), _notes(outcome), sub.origin, log,
+                              lms_late=sub.late, execution=outcome.execution)
     ledger.append(LedgerEntry("graded", sub.student, sub.sha256, score=record.score, max_score=max_score,
                               per_notebook=record.per_notebook, error=None, seconds=record.seconds, due=due))
     return record

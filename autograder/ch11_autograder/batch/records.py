@@ -14,6 +14,7 @@ __all__ = [
     "BatchError",
     "BatchReport",
     "EarlierGrades",
+    "ExecutionUse",
     "ProgressEvent",
     "SubmissionRecord",
     "format_score",
@@ -69,6 +70,38 @@ def _utc_text(iso: str | None) -> str:
     return iso.replace("T", " ").removesuffix("+00:00") + " UTC"
 
 
+@dataclass(frozen=True)
+class ExecutionUse:
+    """How much of its notebook-execution budget a submission used (``SandboxedExecute.submission_wall_seconds``).
+
+    Attributes:
+        budget_seconds: wall seconds all its notebooks together may run.
+        used_seconds: wall seconds they ran (the sandboxed runs, not the verdict suites).
+        not_run: notebooks left unexecuted because the budget was spent.
+        cut: notebooks whose run the budget stopped.
+    """
+
+    budget_seconds: float
+    used_seconds: float
+    not_run: tuple[str, ...] = ()
+    cut: tuple[str, ...] = ()
+
+    @property
+    def exhausted(self) -> bool:
+        return bool(self.not_run or self.cut)
+
+    def describe(self) -> str:
+        """``notebook execution stopped at the submission's budget of 600 s: ex3 cut short; ex4, ex5 not run``."""
+        parts = []
+        if self.cut:
+            parts.append(f"{', '.join(self.cut)} cut short")
+        if self.not_run:
+            parts.append(f"{', '.join(self.not_run)} not run")
+        return f"notebook execution stopped at the submission's budget of {self.budget_seconds:g} s: " + "; ".join(
+            parts
+        )
+
+
 @dataclass
 class SubmissionRecord:
     """What happened to one student's submission in a batch.
@@ -92,6 +125,8 @@ class SubmissionRecord:
         lms_late: the LMS download marked the submission late (Canvas ``LATE``). The download
             carries no submission time, so nbgrader computes no lateness from it: no late
             penalty follows from this flag (the CSV and the summary say so).
+        execution: its notebook-execution budget and what it used, when nbgrader ran and
+            reported it (``None`` otherwise); an exhausted budget also adds a note.
     """
 
     student: str
@@ -107,6 +142,7 @@ class SubmissionRecord:
     log: str | None = None
     earlier: EarlierGrades | None = None
     lms_late: bool = False
+    execution: ExecutionUse | None = None
 
 
 @dataclass

@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.api import MissingEntry
 
+from .gradebook import open_gradebook
 from .merge import autograded_cells
 from .records import ProgressEvent, SubmissionRecord, format_score
 
@@ -89,7 +90,7 @@ class CsvRow:
 def grade_rows(course: Path, assignment: str, records: Sequence[SubmissionRecord]) -> list[CsvRow]:
     """One row per record, scores read from the instructor's gradebook (manual overrides count)."""
     rows = []
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+    with open_gradebook(course / "gradebook.db") as gb:
         auto = autograded_cells(gb, assignment)
         max_total = round(sum(p for cells in auto.values() for p in cells.values()), 6)
         for record in sorted(records, key=lambda r: r.student):

@@ -46,6 +46,7 @@ from ..protocol import CellOutcome
 from ..untrusted.capped_run import read_untrusted_file, run_limited
 from ..untrusted.choose import choose_launcher, resolve_backend
 from ..untrusted.launch import Launcher, Limits
+from .budget import budget_for
 from .feedback import OutputBudget, sanitize_notebook, sanitize_outputs
 from .grading import first_report
 from .registry import get_suite, load_suite_modules
@@ -142,6 +143,13 @@ class SandboxedExecute(NbGraderPreprocessor):
     When execution fails (timeout, crash, unreadable result) the first code
     cell that is not a test cell gets an error output saying so, and grading
     continues: test cell scores never depend on these outputs.
+
+    A cell that times out is interrupted; a kernel that does not answer within
+    ``interrupt_grace`` seconds ends the notebook's run ("the kernel stopped
+    responding"). All notebooks of one submission share one wall budget,
+    ``submission_wall_seconds`` (:mod:`.budget`): each run is limited to what
+    the earlier ones left, and once it is spent the remaining notebooks are not
+    executed (each gets the error output).
     """
 
     sandbox = Unicode("", help="Sandbox backend: bwrap, docker or none. Empty: $CH11_SANDBOX, else bwrap.").tag(
@@ -150,6 +158,12 @@ class SandboxedExecute(NbGraderPreprocessor):
     timeout = Integer(60, help="Seconds one cell may run before its kernel is interrupted.").tag(config=True)
     startup_timeout = Integer(60, help="Seconds the kernel may take to start.").tag(config=True)
     wall_seconds = Float(900.0, help="Wall-clock limit for executing the whole notebook, seconds.").tag(config=True)
+    submission_wall_seconds = Float(
+        600.0, help="Wall-clock budget for executing all of one submission's notebooks together, seconds."
+    ).tag(config=True)
+    interrupt_grace = Float(
+        5.0, help="Seconds a kernel has to answer after a timed-out cell's interrupt before the run ends."
+    ).tag(config=True)
     cpu_seconds = Integer(900, help="CPU-time limit per process, seconds.").tag(config=True)
     memory_bytes = Integer(2 * 1024**3, help="Memory limit, bytes.").tag(config=True)
     kernel_name = Unicode("python3", help="Kernel to execute with (the submission's choice is ignored).").tag(
@@ -162,16 +176,25 @@ class SandboxedExecute(NbGraderPreprocessor):
         config=True
     )
 
-    def _limits(self) -> Limits:
+    def _limits(self, wall_seconds: float) -> Limits:
         return Limits(
             cpu_seconds=self.cpu_seconds,
-            wall_seconds=self.wall_seconds,
+            wall_seconds=wall_seconds,
             memory_bytes=self.memory_bytes,
             max_output_bytes=1024**2,
         )
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
         launcher = _launcher(self.sandbox)
+        who = resources.get("nbgrader", {})
+        budget = budget_for(str(who.get("assignment", "")), str(who.get("student", "")), self.submission_wall_seconds)
+        notebook_name = str(who.get("notebook") or resources.get("unique_key") or "notebook")
+        wall = budget.limit_for(self.wall_seconds)
+        if wall < 1.0:
+            budget.skip(notebook_name)
+            problem = self._budget_words() + " before this notebook's turn, so it was not run"
+            self._report_problem(nb, resources, problem)
+            return nb, resources
         sandbox_nb = copy.deepcopy(nb)
         for cell in sandbox_nb.cells:
             if cell.cell_type == "code":
@@ -197,11 +220,14 @@ class SandboxedExecute(NbGraderPreprocessor):
                 "kernel_name": self.kernel_name,
                 "timeout": self.timeout,
                 "startup_timeout": self.startup_timeout,
+                "interrupt_grace": self.interrupt_grace,
             }
             (scratch / "job.json").write_text(json.dumps(job), encoding="utf-8")
-            result = run_limited(launcher, "execute_notebook.py", ["job.json"], scratch, self._limits(),
+            result = run_limited(launcher, "execute_notebook.py", ["job.json"], scratch, self._limits(wall),
                                  writeback=["executed.ipynb"])
-            problem = self._describe(result)
+            cut = result.timed_out and wall < self.wall_seconds
+            budget.charge(notebook_name, result.elapsed_seconds, cut=cut)
+            problem = self._budget_words() if cut else self._describe(result)
             executed = None
             try:
                 raw = read_untrusted_file(scratch, "executed.ipynb", self.max_notebook_bytes)
@@ -214,19 +240,29 @@ class SandboxedExecute(NbGraderPreprocessor):
 
         copied = self._copy_outputs(nb, executed, expected) if executed is not None else 0
         if problem:
-            self.log.warning("sandboxed execution of %s: %s", resources.get("unique_key", "notebook"), problem)
-            target = _first_message_cell(nb)
-            if target is not None:
-                message = (
-                    f"The grader could not execute this notebook completely in its sandbox: {problem}. "
-                    "Outputs of cells that did not run are missing. Automatic grading does not use these "
-                    "outputs and continued."
-                )
-                target.outputs.append(
-                    nbformat.v4.new_output("error", ename=SANDBOX_ERROR_NAME, evalue=message, traceback=[message])
-                )
+            self._report_problem(nb, resources, problem)
         self.log.info("sandboxed execution: outputs of %d cells copied back", copied)
         return nb, resources
+
+    def _budget_words(self) -> str:
+        return (
+            f"this submission's notebooks together may run for {self.submission_wall_seconds:g} s "
+            "(its execution budget), and that was spent"
+        )
+
+    def _report_problem(self, nb: NotebookNode, resources: ResourcesDict, problem: str) -> None:
+        """Log ``problem`` and put it, as an error output, on the notebook's first message cell."""
+        self.log.warning("sandboxed execution of %s: %s", resources.get("unique_key", "notebook"), problem)
+        target = _first_message_cell(nb)
+        if target is not None:
+            message = (
+                f"The grader could not execute this notebook completely in its sandbox: {problem}. "
+                "Outputs of cells that did not run are missing. Automatic grading does not use these "
+                "outputs and continued."
+            )
+            target.outputs.append(
+                nbformat.v4.new_output("error", ename=SANDBOX_ERROR_NAME, evalue=message, traceback=[message])
+            )
 
     def _describe(self, result: Any) -> str:
         """What went wrong with a run, in deterministic words, or ``""``."""
@@ -250,6 +286,11 @@ class SandboxedExecute(NbGraderPreprocessor):
             # The runner's message is untrusted text: only recognise it, never echo it.
             if status == "error" and message.startswith("KernelFrozen:"):
                 return "cells kept timing out and the kernel stopped answering, so later cells were not run"
+            if status == "error" and message.startswith("KernelUnresponsive:"):
+                return (
+                    f"a cell ran longer than {self.timeout} s and the kernel stopped responding (it did not "
+                    f"answer the interrupt within {self.interrupt_grace:g} s), so later cells were not run"
+                )
             return "the notebook runner failed"
         return ""
 

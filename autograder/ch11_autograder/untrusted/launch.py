@@ -37,12 +37,17 @@ RUNTIME_READONLY_PATHS: tuple[Path, ...] = (RUNTIME_DIR, PROTOCOL_FILE)
 #: ``choose.resolve_backend``.
 SANDBOX_ENV = "CH11_SANDBOX"
 DEFAULT_SANDBOX = "bwrap"
+#: Environment variable naming the file where an nbgrader process reports how much of each
+#: submission's notebook-execution budget it used (JSON, see ``trusted.budget``); set by the
+#: batch grader for its isolated runs, unset otherwise (nothing is written then).
+EXECUTION_REPORT_ENV = "CH11_EXECUTION_REPORT"
 #: Environment variable holding this process's grading slot (0..7) for the container-user
 #: backend; the batch grader sets it per worker, ``choose.slot_from_env`` reads it.
 SLOT_ENV = "CH11_SLOT"
 
 __all__ = [
     "DEFAULT_SANDBOX",
+    "EXECUTION_REPORT_ENV",
     "PROTOCOL_FILE",
     "RUNTIME_DIR",
     "RUNTIME_READONLY_PATHS",
