@@ -30,10 +30,10 @@ lint: $(STAMP)
 test: lint docker-engine browser
 	$(PY) -m pytest
 
-# While developing: everything but the Docker image, the hostile-corpus batches and
-# the batch grader's whole-class runs.
+# While developing: everything but the Docker image, the hostile-corpus batches, the batch
+# grader's whole-class runs and the Dask cluster.
 test-fast: lint
-	$(PY) -m pytest -m "not docker and not hostile_batch and not class_batch"
+	$(PY) -m pytest -m "not docker and not hostile_batch and not class_batch and not dask"
 
 docker-engine:
 	bash .ci/docker-engine.sh

@@ -8,7 +8,10 @@ heavy ones:
   Docker one also checks that the demo class grades identically in the image),
   and the sample graded without the defences;
 * ``class_batch``: the batch grader's end-to-end runs over the demo class (against
-  ``make demo``, SIGKILL and resume, regrading, the CLI).
+  ``make demo``, SIGKILL and resume, regrading, the CLI);
+* ``dask``: grading on a real ``dask scheduler`` and two ``dask worker`` processes on
+  127.0.0.1 (``tests/autograder/batch/test_cluster.py``: the demo class equal to local
+  workers', a worker SIGKILLed mid-batch).
 
 A fourth tier, ``browser`` (``tests/browser/``), drives Debian's Chromium through nbgrader's
 formgrader on a real Jupyter server; it grades into a copy of the batch-graded demo class,

@@ -70,6 +70,7 @@ DEV_ONLY = {
     # the dask extra (`--cluster`, docs/batch.md): the coordinator and the Dask workers run on
     # hosts with the bwrap sandbox, never inside the grading image
     "dask",
+    "dask-jobqueue",
     "distributed",
     "cloudpickle",
     "fsspec",
