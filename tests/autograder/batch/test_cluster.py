@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 from behaviour import capture
-from ch11_autograder.batch import grade_class, gradebook_snapshot
+from ch11_autograder.batch import BatchError, grade_class, gradebook_snapshot
 from ch11_autograder.batch.cluster import connection_warning, is_loopback_address
 from support import batch_support
 from support.paths import ASSIGNMENT, REPO_ROOT
@@ -57,17 +57,17 @@ class Cluster:
         self._start("scheduler", [str(DASK), "scheduler", "--host", "127.0.0.1", "--port",
                                   self.address.rsplit(":", 1)[1], "--no-dashboard"])
 
-    def _start(self, name: str, argv: list[str]) -> None:
+    def _start(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
         cwd = self.root / name
         (cwd / "tmp").mkdir(parents=True)
         log = (cwd / "dask.log").open("wb")
-        self.procs[name] = subprocess.Popen(argv, cwd=cwd, env={**os.environ, "TMPDIR": str(cwd / "tmp")},
-                                            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                            start_new_session=True)
+        env = {**os.environ, "TMPDIR": str(cwd / "tmp"), **(env or {})}
+        self.procs[name] = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                            stderr=subprocess.STDOUT, start_new_session=True)
 
-    def start_worker(self, name: str) -> None:
+    def start_worker(self, name: str, env: dict[str, str] | None = None) -> None:
         self._start(name, [str(DASK), "worker", self.address, "--nthreads", "1", "--nworkers", "1", "--name", name,
-                           "--no-dashboard", "--host", "127.0.0.1"])
+                           "--no-dashboard", "--host", "127.0.0.1"], env)
 
     def wait_for_workers(self, count: int, timeout: float = 120.0) -> None:
         from distributed import Client
@@ -203,6 +203,31 @@ def test_the_demo_class_grades_on_dask_as_on_local_workers(dask_cluster, tmp_pat
     # Resume: nothing changed, nothing is sent to the cluster again.
     again, _ = _graded_on(dask_cluster, inputs / "class", course)
     assert [r.status for r in again.records] == ["skipped_resume"] * 4
+
+
+@pytest.mark.slow
+@pytest.mark.dask
+def test_a_worker_with_another_course_refuses_the_batch_before_anything_is_graded(tmp_path_factory, tmp_path):
+    """A worker whose course (``CH11_WORKER_COURSE``) has one changed source notebook: the batch is refused
+    naming that worker and both digests; the gradebook has no student."""
+    base = tmp_path_factory.getbasetemp()
+    other = batch_support.new_course(base, tmp_path / "worker-course")
+    notebook = other / "source" / ASSIGNMENT / "ex3_block_length.ipynb"
+    notebook.write_bytes(notebook.read_bytes() + b"\n")
+    course = batch_support.assigned_course(base, tmp_path / "course")
+    cluster = Cluster(tmp_path / "cluster")
+    try:
+        cluster.start_worker("other", {"CH11_WORKER_COURSE": str(other)})
+        cluster.wait_for_workers(1)
+        with pytest.raises(BatchError) as refused:
+            grade_class(batch_support.inputs(base) / "class", course, workers=1, sandbox="bwrap",
+                        cluster=cluster.address)
+    finally:
+        cluster.stop()
+    message = str(refused.value)
+    assert message.startswith("Dask workers cannot grade: tcp://127.0.0.1:")
+    assert "release and suites differ from the coordinator's" in message and str(other) in message
+    assert gradebook_snapshot(course, ASSIGNMENT) == {}
 
 
 @pytest.mark.slow
