@@ -13,7 +13,7 @@ serial step for every variant), bwrap sandbox:
 
 Each repetition runs the three in an order rotated from the last. "grading" is from the
 end of intake to the last merged submission (progress events); "batch" is the whole
-``grade_class``. Results: ``bench/results/dask.json``. Nothing is asserted.
+``grade_class``. Results: ``bench/results/dask.json`` (``--out``). Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -74,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--students", default="ada,hal")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=RESULTS / "dask.json", help="where the results go")
     args = parser.parse_args(argv)
     WORK.mkdir(parents=True, exist_ok=True)
     source = WORK / "class"
@@ -95,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         "dask_w2_over_local_w2_throughput": round(grading["local_w2"] / grading["dask_w2"], 3),
         "dask_w2_over_dask_w1_throughput": round(grading["dask_w1"] / grading["dask_w2"], 3),
     }
-    write_json(RESULTS / "dask.json", {"machine": machine(), "summary": summary, "runs": runs})
+    write_json(args.out, {"machine": machine(), "summary": summary, "runs": runs})
     print(summary)
     return 0
 
