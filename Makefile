@@ -31,9 +31,10 @@ test: lint docker-engine browser
 	$(PY) -m pytest
 
 # While developing: everything but the Docker image, the hostile-corpus batches, the
-# batch grader's whole-class runs and the exchange tier's course loop with unix users.
+# batch grader's whole-class runs, the exchange tier's course loop with unix users and
+# the Dask cluster.
 test-fast: lint
-	$(PY) -m pytest -m "not docker and not hostile_batch and not class_batch and not exchange"
+	$(PY) -m pytest -m "not docker and not hostile_batch and not class_batch and not exchange and not dask"
 
 docker-engine:
 	bash .ci/docker-engine.sh

@@ -13,8 +13,11 @@ heavy ones:
   (``tests/exchange/``: release, fetch, submit, collect, autograde and the batch,
   feedback back, the LMS export). It creates users, so it needs root: without root it
   is skipped, except under CI (``$CI`` set), where it fails, as the Docker tier does.
+* ``dask``: grading on a real ``dask scheduler`` and two ``dask worker`` processes on
+  127.0.0.1 (``tests/autograder/batch/test_cluster.py``: the demo class equal to local
+  workers', a worker SIGKILLed mid-batch).
 
-A fourth tier, ``browser`` (``tests/browser/``), drives Debian's Chromium through nbgrader's
+A further tier, ``browser`` (``tests/browser/``), drives Debian's Chromium through nbgrader's
 formgrader on a real Jupyter server; it grades into a copy of the batch-graded demo class,
 so it is ``class_batch`` too and ``make test-fast`` leaves it out with that tier. Without
 chromium it skips (``make browser`` installs it as root), and fails under CI.

@@ -1,7 +1,7 @@
 """The test suite's own layout: tiers are declared where the tests are, and the package is this checkout's.
 
-The heavy tiers (``docker``, ``hostile_batch``, ``class_batch``, ``browser``, ``exchange``; tests/conftest.py) are
-selected by marks. A mark is written on the test or as its module's ``pytestmark``, never
+The heavy tiers (``docker``, ``hostile_batch``, ``class_batch``, ``browser``, ``exchange``, ``dask``;
+tests/conftest.py) are selected by marks. A mark is written on the test or as its module's ``pytestmark``, never
 assigned by a conftest from a list of names: there, renaming a test silently moved it out
 of its tier. What these tests hold to, read from the sources (no collection, no import):
 
@@ -13,7 +13,9 @@ of its tier. What these tests hold to, read from the sources (no collection, no 
 * every test that reaches the demo class graded by the batch
   (``batch_support.graded_demo_class``) is marked ``class_batch`` or ``docker``;
 * every test that starts Chromium or a Jupyter server (``support.browser``: ``require_browser``,
-  ``chromium``, ``jupyter_server``) is marked ``browser``.
+  ``chromium``, ``jupyter_server``) is marked ``browser``;
+* every test that grades on a real Dask scheduler and workers (the ``dask_cluster`` fixture of
+  tests/autograder/batch/test_cluster.py) is marked ``dask``.
 
 "Reaches" follows names within a module and its conftests: a function reaches another
 when it names it (a call, a parameter naming a fixture, a string given to
@@ -33,7 +35,7 @@ import pytest
 from ch11_autograder import paths
 from support.paths import TESTS_DIR
 
-TIERS = frozenset({"docker", "hostile_batch", "class_batch", "browser", "exchange"})
+TIERS = frozenset({"docker", "hostile_batch", "class_batch", "browser", "exchange", "dask"})
 
 #: (what a test reaches, the names that reach it, the tiers a test reaching it must carry one of).
 RULES = (
@@ -42,6 +44,7 @@ RULES = (
     ("the demo class graded by the batch", frozenset({"graded_demo_class"}), frozenset({"class_batch", "docker"})),
     ("a browser or the Jupyter server", frozenset({"require_browser", "chromium", "jupyter_server"}),
      frozenset({"browser"})),
+    ("a Dask scheduler and workers", frozenset({"dask_cluster"}), frozenset({"dask"})),
 )
 
 

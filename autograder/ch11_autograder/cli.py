@@ -1,7 +1,8 @@
 """``ch11-grade``: the command line of the chapter 11 grader.
 
     ch11-grade batch SOURCE --course DIR [--workers N] [--sandbox bwrap|container-user|none]
-                            [--docker IMAGE] [--timeout SECONDS] [--regrade]
+                            [--docker IMAGE | --cluster tcp://HOST:PORT|tls://HOST:PORT|local]
+                            [--timeout SECONDS] [--regrade]
     ch11-grade report --course DIR
     ch11-grade student-bundle --out ch11-student.zip
     ch11-grade gradescope build --out autograder.zip
@@ -9,16 +10,10 @@
 
 ``batch`` grades a folder (nbgrader layout) or an LMS zip into an nbgrader
 course directory, one line per finished submission, then prints the grade
-table and where the reports are (docs/batch.md), and writes the class report.
-With ``--docker IMAGE`` the whole batch runs inside the grading image instead.
-
-``report`` (re)writes the class report (``reports/ch11-report.html``, ``.md``
-and PNGs) from the course's gradebook and the batch's records alone, e.g. after
-marking by hand in formgrader.
-
-``student-bundle`` writes what students install and open (released notebooks,
-the harness wheel, manifest.json, pinned requirements, a README) into a new
-folder or a zip.
+                            [--docker IMAGE | --cluster tcp://HOST:PORT|tls://HOST:PORT|local]
+                            [--timeout SECONDS] [--regrade]
+    ch11-grade report --course DIR
+    ch11-grade student-bundle --out ch11-student.zip
 
 ``gradescope build`` writes the Gradescope autograder zip (docs/batch.md,
 "Gradescope"). ``gradescope run`` and ``gradescope prepare`` are what the
@@ -50,6 +45,9 @@ def _batch(args: argparse.Namespace) -> int:
     from .batch import BatchError, IntakeError, grade_class
     from .batch.report import format_duration, format_progress, grade_rows, render_table
 
+    if args.docker and args.cluster:
+        print("ch11-grade: --docker and --cluster exclude each other", file=sys.stderr)
+        return EXIT_REFUSED
     if args.docker:
         from .batch.docker import DockerError, run_in_docker
 
@@ -66,7 +64,8 @@ def _batch(args: argparse.Namespace) -> int:
 
     try:
         result = grade_class(args.source, args.course, workers=args.workers, sandbox=args.sandbox,
-                             progress=progress, timeout=args.timeout, regrade=args.regrade)
+                             progress=progress, timeout=args.timeout, regrade=args.regrade,
+                             cluster=args.cluster)
     except (BatchError, IntakeError) as exc:
         print(f"ch11-grade: {exc}", file=sys.stderr)
         return EXIT_REFUSED
@@ -188,6 +187,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="backend for student code (default $CH11_SANDBOX, else bwrap)")
     b.add_argument("--docker", metavar="IMAGE", default=None,
                    help="run the whole batch inside this grading image (container-user backend inside)")
+    b.add_argument("--cluster", metavar="ADDRESS", default=None,
+                   help="grade on a Dask cluster: a scheduler's address (tcp://HOST:8786, tls://HOST:8786) or "
+                        "'local' (a cluster of --workers processes on 127.0.0.1); needs the dask extra")
     b.add_argument("--docker-memory", default="6g", help="memory limit of the container (default 6g)")
     b.add_argument("--docker-pids", type=int, default=2048, help="process limit of the container (default 2048)")
     b.add_argument("--timeout", type=float, default=1800.0, help="seconds per submission (default 1800)")

@@ -67,6 +67,22 @@ DEV_ONLY = {
     # the browser tier (tests/browser/): Playwright's client, which drives Debian's chromium
     "playwright",
     "greenlet",
+    # the dask extra (`--cluster`, docs/batch.md): the coordinator and the Dask workers run on
+    # hosts with the bwrap sandbox, never inside the grading image
+    "dask",
+    "dask-jobqueue",
+    "distributed",
+    "cloudpickle",
+    "fsspec",
+    "importlib_metadata",
+    "lazy-importer",
+    "locket",
+    "msgpack",
+    "partd",
+    "tblib",
+    "toolz",
+    "zict",
+    "zipp",
 }
 
 

@@ -11,7 +11,9 @@ isolated ``nbgrader autograde`` and its processes), :mod:`.nbgrader_log` (the
 telling line of a failed run), :mod:`.merge` (into the instructor's gradebook,
 idempotent), :mod:`.ledger` (resume after a kill), :mod:`.records` (what
 happened to each submission), :mod:`.report` (progress, CSV, summary),
-:mod:`.docker` (the whole batch inside the grading image).
+:mod:`.docker` (the whole batch inside the grading image), :mod:`.plan` (a batch's
+settings), :mod:`.runners` (where submissions are graded: the local pool),
+:mod:`.cluster` and :mod:`.jobs` (grading on the workers of a Dask cluster).
 """
 
 from .course import STATE_DIR, init_course

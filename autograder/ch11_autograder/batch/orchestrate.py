@@ -40,12 +40,10 @@ gradebook as an uninterrupted run.
 
 from __future__ import annotations
 
-import queue
+import contextlib
 import shutil
 import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -53,88 +51,21 @@ from ..paths import ASSIGNMENT
 from ..untrusted.choose import resolve_backend
 from . import report
 from .cellcheck import check_submission, load_released
-from .course import REPORTS_DIR, STATE_DIR, course_step, ensure_assignment, init_course, make_template
+from .course import course_step, ensure_assignment, init_course, make_template
 from .gradebook import open_gradebook
 from .guards import BatchLock, check_private, check_sandbox
 from .intake import IntakeError, IntakeLimits, StudentSubmission, read_source
-from .isolated import Outcome, RunningGraders, grade_isolated, kill_slot
+from .isolated import Outcome, kill_slot
 from .ledger import Ledger, LedgerEntry
 from .merge import autograded_cells, install_files, merge_result, read_prior
+from .plan import BatchPlan
 from .records import BatchError, BatchReport, EarlierGrades, ProgressEvent, SubmissionRecord
+from .runners import LocalPool, Runner
 
 __all__ = ["DEFAULT_TIMEOUT", "BatchPlan", "grade_class"]
 
 #: Wall-time limit per submission, seconds.
 DEFAULT_TIMEOUT = 1800.0
-
-
-@dataclass(frozen=True)
-class BatchPlan:
-    """One batch's settings: :func:`grade_class`'s arguments, checked and resolved.
-
-    Attributes:
-        source: the folder or zip to grade (resolved).
-        course: the instructor's course directory (resolved).
-        workers: submissions graded at the same time (slots ``0 .. workers - 1``).
-        sandbox: backend name for student code (lower case, ``$CH11_SANDBOX`` already applied).
-        timeout: wall-time limit per submission, seconds.
-        limits: intake caps (``None``: intake's defaults).
-        regrade: grade everything again, ignoring the ledger.
-        assignment: nbgrader assignment name.
-        keep_work: keep the isolated course directories.
-        feedback: run ``nbgrader generate_feedback`` and ``export`` at the end.
-        progress: called in the orchestrating thread after each finished submission and at each step.
-        started: ``time.monotonic()`` when the batch started (elapsed times and ETAs count from it).
-    """
-
-    source: Path
-    course: Path
-    workers: int
-    sandbox: str
-    timeout: float
-    limits: IntakeLimits | None
-    regrade: bool
-    assignment: str
-    keep_work: bool
-    feedback: bool
-    progress: Callable[[ProgressEvent], None] | None
-    started: float
-
-    @property
-    def state(self) -> Path:
-        """The batch's own files in the course (mode 0700): ledger, logs, staging, work dirs, lock."""
-        return self.course / STATE_DIR
-
-    @property
-    def logs(self) -> Path:
-        return self.state / "logs"
-
-    @property
-    def work_root(self) -> Path:
-        """Where the isolated courses are made (emptied at the start of each run)."""
-        return self.state / "work"
-
-    @property
-    def template(self) -> Path:
-        """The gradebook copy every isolated course starts from (:func:`.course.make_template`)."""
-        return self.state / "template.db"
-
-    @property
-    def ledger(self) -> Path:
-        return self.state / "ledger.jsonl"
-
-    @property
-    def reports(self) -> Path:
-        return self.course / REPORTS_DIR
-
-    @property
-    def source_inside_course(self) -> bool:
-        """The source is the course or lies in it: nbgrader's ``submitted/`` is already where it belongs."""
-        return self.source == self.course or self.course in self.source.parents
-
-    def log_for(self, student: str) -> Path:
-        """The student's nbgrader log of this run."""
-        return self.logs / f"{student}.log"
 
 
 def grade_class(
@@ -150,6 +81,7 @@ def grade_class(
     assignment: str = ASSIGNMENT,
     keep_work: bool = False,
     feedback: bool = True,
+    cluster: str | None = None,
 ) -> BatchReport:
     """Grade every submission in ``source`` into the nbgrader course ``course``.
 
@@ -171,14 +103,24 @@ def grade_class(
         keep_work: keep the isolated course directories (for debugging).
         feedback: run ``nbgrader generate_feedback`` and ``export`` at the end
             (the Gradescope autograder, which reports through results.json, does not).
+        cluster: ``None`` grades on this machine (``workers`` threads); a Dask scheduler's
+            address (``tcp://HOST:8786``, ``tls://...``) or ``"local"`` (a ``LocalCluster`` of
+            ``workers`` processes on 127.0.0.1) grades on that cluster's workers instead
+            (:mod:`.cluster`; needs the ``dask`` extra). Everything else is the same.
 
     Raises:
-        BatchError: the course, the sandbox or the lock is unusable; nothing was graded.
+        BatchError: the course, the sandbox or the lock is unusable, or a cluster is asked for without
+            Dask installed, or its scheduler cannot be reached, or one of its workers cannot grade
+            (:mod:`.cluster`); nothing was graded.
         IntakeError: the source is refused as a whole.
     """
     started = time.monotonic()
     if workers < 1:
         raise BatchError("workers must be at least 1")
+    if cluster is not None:
+        from .cluster import require_dask
+
+        require_dask()
     try:
         sandbox = resolve_backend(sandbox)
     except ValueError as exc:
@@ -187,12 +129,13 @@ def grade_class(
     course = Path(course).resolve()
     if not source.exists():
         raise IntakeError(f"{source}: no such folder or zip file")
-    check_sandbox(sandbox, workers)
+    if cluster is None or cluster == "local":
+        check_sandbox(sandbox, workers)  # a remote cluster's workers check their own (.cluster.check_worker)
     init_course(course, assignment=assignment)
     check_private(sandbox, [source, course])
     plan = BatchPlan(source, course, workers=workers, sandbox=sandbox, timeout=timeout, limits=limits,
                      regrade=regrade, assignment=assignment, keep_work=keep_work, feedback=feedback,
-                     progress=progress, started=started)
+                     progress=progress, started=started, cluster=cluster)
     plan.state.mkdir(mode=0o700, exist_ok=True)
     lock = BatchLock(plan.state / "lock")
     try:
@@ -265,50 +208,23 @@ def _run(plan: BatchPlan) -> BatchReport:
         done += 1
         emit(done, total, record)
 
-    running = RunningGraders()
-    slots: queue.Queue[int] = queue.Queue()
-    for slot in range(plan.workers):
-        slots.put(slot)
-
-    def task(sub: StudentSubmission) -> Outcome:
-        slot = slots.get()
-        try:
-            return grade_isolated(sub, course=course, template=plan.template, work_root=plan.work_root,
-                                  log_path=plan.log_for(sub.student), slot=slot, sandbox=plan.sandbox,
-                                  timeout=plan.timeout, assignment=assignment, running=running,
-                                  prior=priors.get(sub.student))
-        finally:
-            slots.put(slot)
-
     if jobs:
         make_template(course, plan.template, assignment)
         grading_started = time.monotonic()
         finished_jobs = 0
-        pool = ThreadPoolExecutor(max_workers=plan.workers, thread_name_prefix="ch11-grade")
-        pending: set[Future[Outcome]] = set()
-        try:
-            pending = {pool.submit(task, sub) for sub in jobs}
-            while pending:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in sorted(finished, key=lambda f: f.result().sub.student):
-                    outcome = future.result()
-                    record = _finish(outcome, plan, max_score, ledger,
-                                     _earlier(outcome.sub.student, graded_before, last_graded),
-                                     due(outcome.sub.student))
-                    if not plan.keep_work:
-                        shutil.rmtree(outcome.work, ignore_errors=True)
-                    records[record.student] = record
-                    done += 1
-                    finished_jobs += 1
-                    rate = (time.monotonic() - grading_started) / finished_jobs
-                    emit(done, total, record, eta=rate * (len(jobs) - finished_jobs))
-        except BaseException:
-            running.kill_all()
-            pool.shutdown(wait=True, cancel_futures=True)
-            for slot in range(plan.workers):
-                kill_slot(plan.sandbox, slot)
-            raise
-        pool.shutdown(wait=True)
+        with contextlib.closing(_runner(plan, lambda message: emit(done, total, None, message))
+                                .outcomes(jobs, priors)) as outcomes:
+            for outcome in outcomes:
+                record = _finish(outcome, plan, max_score, ledger,
+                                 _earlier(outcome.sub.student, graded_before, last_graded),
+                                 due(outcome.sub.student))
+                if not plan.keep_work:
+                    shutil.rmtree(outcome.work, ignore_errors=True)
+                records[record.student] = record
+                done += 1
+                finished_jobs += 1
+                rate = (time.monotonic() - grading_started) / finished_jobs
+                emit(done, total, record, eta=rate * (len(jobs) - finished_jobs))
 
     problems: list[str] = []
     ordered = [records[s.student] for s in intake.submissions]
@@ -331,6 +247,15 @@ def _run(plan: BatchPlan) -> BatchReport:
         intake_notes=intake.notes, batch_problems=problems))
     report.write_atomically(reports / f"{assignment}-records.json", report.records_json(ordered))
     return BatchReport(ordered, csv_path, summary_path, course / "feedback", elapsed, problems)
+
+
+def _runner(plan: BatchPlan, say: Callable[[str], None]) -> Runner:
+    """The plan's runner: this machine's pool, or a Dask cluster (imported only then: an optional extra)."""
+    if plan.cluster is None:
+        return LocalPool(plan)
+    from .cluster import DaskRunner
+
+    return DaskRunner(plan, say)
 
 
 def _resumable(
