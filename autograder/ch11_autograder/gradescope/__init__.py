@@ -111,12 +111,12 @@ def _work(root: Path) -> Path:
 
 def prepare(root: Path) -> Path:
     """Create the course under ``root/ch11-work/course`` and generate the assignment; returns the course."""
-    from ..batch.course import ensure_assignment, init_course
+    from ..batch.course import STATE_DIR, ensure_assignment, init_course
 
     bundled = root / "source" / "ch11" / "course"
     course = _work(root) / "course"
     init_course(course, config=bundled / "nbgrader_config.py", source_dir=bundled / "source" / ASSIGNMENT)
-    logs = course / ".ch11-batch" / "logs"
+    logs = course / STATE_DIR / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     ensure_assignment(course, ASSIGNMENT, logs / "generate_assignment.log")
     return course
