@@ -5,6 +5,8 @@
 # installed). Idempotent: a chromium already on PATH is left alone. Without root
 # nothing can be installed: the browser tests then skip (and fail when $CI is set).
 set -euo pipefail
+# shellcheck source=apt.sh
+. "$(dirname "$0")/apt.sh"
 
 if command -v chromium >/dev/null 2>&1; then
     echo "browser: $(command -v chromium) already installed"
@@ -16,6 +18,5 @@ if [ "$(id -u)" != 0 ]; then
     exit 0
 fi
 echo "browser: installing chromium"
-apt-get update -qq
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+apt_install chromium
 echo "browser: $(command -v chromium) installed"

@@ -5,6 +5,8 @@
 # already answers is left alone. Without root nothing can be installed or
 # started: the Docker tests then skip (and fail when $CI is set).
 set -euo pipefail
+# shellcheck source=apt.sh
+. "$(dirname "$0")/apt.sh"
 
 if docker info >/dev/null 2>&1; then
     echo "docker engine: already running"
@@ -17,8 +19,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 if ! command -v dockerd >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2>&1; then
     echo "docker engine: installing docker.io and debootstrap"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io debootstrap >/dev/null
+    apt_install docker.io debootstrap
 fi
 echo "docker engine: starting dockerd"
 nohup dockerd >/tmp/ch11-dockerd.log 2>&1 &
