@@ -9,9 +9,9 @@ released stub -> zero; a plain scan written differently -> full marks, and its s
 the suite makes stays under a fifth of the course's per-call limit; each catalogue entry -> loses
 points in exactly the cells it names and is named in their feedback.
 
-Submissions built from catalogue entries leave out the figure cell: it only draws, and with
-a scan-based entry it would call best_block_length for all 4081 depths at every worker start
-(about 10 s each), which the verdicts do not depend on.
+The worker runs no figure cell (the registry's ``WORKER_SKIP_CELLS``, as the grader): it
+only draws, and with a scan-based entry it would call best_block_length for all 4081 depths
+at every worker start (about 10 s each), which the verdicts do not depend on.
 """
 
 from __future__ import annotations
@@ -106,17 +106,13 @@ def test_every_best_block_length_entry_is_a_misconception_of_both_cells():
     assert sorted(m.name for m in TABLE_MISCONCEPTIONS) == sorted(best + table)
 
 
-def test_graded_depths_stay_small_enough_for_a_scan():
-    # The notebook promises that a plain scan is fast enough: time one at the largest graded depth.
+def test_a_scan_finds_the_best_block_length_at_the_largest_graded_depth():
+    # The notebook sanctions a plain scan; what it costs against the call limit is the next test's.
     def scan(depth):
         costs = [ref.uniform_checkpoint_cost(depth, k) for k in range(1, depth + 1)]
         return min(costs, key=lambda c: c.peak_state_units).block_size
 
-    start = time.perf_counter()
-    k = scan(GRADED_MAX_DEPTH)
-    elapsed = time.perf_counter() - start
-    assert k == ref.best_block_length(GRADED_MAX_DEPTH).block_size
-    assert elapsed < 1.0, f"a scan at depth {GRADED_MAX_DEPTH} took {elapsed:.2f} s"
+    assert scan(GRADED_MAX_DEPTH) == ref.best_block_length(GRADED_MAX_DEPTH).block_size
     assert GRADED_MAX_DEPTH <= 20_000
 
 
@@ -140,15 +136,17 @@ def _plain_scan(depth):
 def test_the_slowest_call_of_a_plain_scan_is_a_fifth_of_the_call_limit():
     # The suite's costliest calls: best_block_length at the graded maximum, and a block_table of
     # TABLE_MAX_DEPTHS depths all at that maximum. Both must leave the limit a factor of 5.
+    # CPU seconds, not wall: other work on a shared machine stretches wall time, not this cost.
     limit = _course_call_timeout()
-    start = time.perf_counter()
+    start = time.process_time()
     _plain_scan(GRADED_MAX_DEPTH)
-    one = time.perf_counter() - start
-    start = time.perf_counter()
+    one = time.process_time() - start
+    start = time.process_time()
     for _ in range(TABLE_MAX_DEPTHS):
         _plain_scan(GRADED_MAX_DEPTH)
-    table = time.perf_counter() - start
-    assert max(one, table) * 5 <= limit, f"plain scan: {one:.2f} s per depth, {table:.2f} s per table; limit {limit} s"
+    table = time.process_time() - start
+    assert max(one, table) * 5 <= limit, (
+        f"plain scan: {one:.2f} CPU-s per depth, {table:.2f} CPU-s per table; limit {limit} s")
 
 
 def test_the_suites_bad_inputs_are_bad_for_the_reference():
@@ -272,7 +270,7 @@ def test_same_output_tells_float_counts_from_int_counts():
 
 
 def _cells(replace: dict[str, str] | None = None, append: dict[str, str] | None = None, *,
-           released: bool = False, figure: bool = True) -> WorkerCells:
+           released: bool = False) -> WorkerCells:
     nb = _source_notebook()
     if released:
         nb, _ = ClearSolutions().preprocess(nb, {})
@@ -281,8 +279,6 @@ def _cells(replace: dict[str, str] | None = None, append: dict[str, str] | None 
             cell.source = replace[cell.id]
         if append and cell.id in append:
             cell.source += "\n\n\n" + append[cell.id]
-        if cell.id == "ex3_figure" and not figure:
-            cell.source = "# figure left out (see the module docstring)"
     # As the grader runs them: figure cells left out, each test cell's visible checks in place.
     return worker_cells(nb, skip=set(WORKER_SKIP_CELLS))
 
@@ -343,7 +339,7 @@ def block_table(depths=range(16, 4097)):
 
 @pytest.mark.slow
 def test_a_plain_scan_written_differently_earns_full_marks():
-    verdicts = grade(_cells(replace=PLAIN_SCAN, figure=False))
+    verdicts = grade(_cells(replace=PLAIN_SCAN))
     assert _scores(verdicts) == POINTS, [v.message() for v in verdicts.values()]
 
 
@@ -356,7 +352,7 @@ def test_hard_coding_the_visible_answers_earns_only_the_visible_properties():
             "            1000: BlockChoice(1000, 28, 64, 964, math.sqrt(1000))}[depth]\n"
         )
     }
-    verdicts = grade(_cells(replace=hard_coded, figure=False))
+    verdicts = grade(_cells(replace=hard_coded))
     best = verdicts["ex3_best_block_length_tests"]
     assert best.passed == ("visible_examples",), best.message()
     assert best.score == pytest.approx(4 / len(BEST_SUITE.properties), abs=0.01)
@@ -369,7 +365,7 @@ def test_hard_coding_the_visible_answers_earns_only_the_visible_properties():
 @pytest.mark.slow
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.name)
 def test_catalogue_entry_loses_its_cells_and_is_named(entry):
-    verdicts = grade(_cells(append={entry.answer_cell: entry.source}, figure=False))
+    verdicts = grade(_cells(append={entry.answer_cell: entry.source}))
     for grade_id, verdict in verdicts.items():
         if grade_id in entry.loses:
             assert verdict.score < POINTS[grade_id], (entry.name, verdict.message())
@@ -386,8 +382,8 @@ def test_catalogue_entry_loses_its_cells_and_is_named(entry):
 @pytest.mark.slow
 def test_round_sqrt_feedback_says_only_the_tie_break_exposes_it():
     (entry,) = [e for e in ENTRIES if e.name == "rounded_sqrt"]
-    first = grade(_cells(append={entry.answer_cell: entry.source}, figure=False))
-    second = grade(_cells(append={entry.answer_cell: entry.source}, figure=False))
+    first = grade(_cells(append={entry.answer_cell: entry.source}))
+    second = grade(_cells(append={entry.answer_cell: entry.source}))
     text = first["ex3_best_block_length_tests"].message()
     assert {f.property for f in first["ex3_best_block_length_tests"].failures} == {
         "visible_checks",  # the notebook's own check asks for k = 28 at depth 1000
