@@ -210,6 +210,25 @@ def test_timeout_fails_at_once_without_shrinking():
     assert time.monotonic() - started < 5
 
 
+def test_a_call_is_formatted_for_feedback_only_when_a_failure_shows_it(monkeypatch):
+    from ch11_autograder.trusted import suite as engine
+
+    formatted = []
+    real = engine.format_call
+    monkeypatch.setattr(engine, "format_call", lambda *call: formatted.append(call) or real(*call))
+    session = LocalSession(double=lambda x: 2 * x)
+    assert run_property(doubles, session) is None
+    assert session.calls >= 60 and formatted == []  # every call held: none was shown, none formatted
+
+    def double(x):
+        if x > 100:
+            raise OverflowError("too big")
+        return 2 * x
+
+    failure = run_property(doubles, LocalSession(double=double))
+    assert failure.call == "double(101)" and formatted[-1] == ("double", (101,), {})
+
+
 def test_crash_fails_only_its_property():
     def crash(x):
         raise WorkerCrashed("the process running your code stopped unexpectedly")

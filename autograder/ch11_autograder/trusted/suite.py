@@ -280,9 +280,18 @@ class Student:
         self._session = session
         self._deadline = time.monotonic() + time_budget
         self._budget = time_budget
-        self.last_call = ""
+        # The call being made, formatted only when a failure reads it: formatting every call's
+        # arguments cost more than encoding them (most calls succeed and are never shown).
+        self._last_call: str | tuple[str, tuple[Any, ...], dict[str, Any]] = ""
         #: Every mismatch seen while hypothesis searched and shrunk (evidence for misconceptions).
         self.mismatches: list[Mismatch] = []
+
+    @property
+    def last_call(self) -> str:
+        """The most recent call as feedback shows it, ``fn(0, y=1.5)`` (see ``verdicts.format_call``)."""
+        if not isinstance(self._last_call, str):
+            self._last_call = format_call(*self._last_call)
+        return self._last_call
 
     @property
     def report(self) -> tuple[CellOutcome, ...]:
@@ -291,11 +300,11 @@ class Student:
 
     def call(self, fn: str, *args: Any, **kwargs: Any) -> Any:
         """``fn(*args, **kwargs)`` in the student's code; see the class docstring."""
-        return self._guarded(format_call(fn, args, kwargs), lambda: self._session.call(fn, *args, **kwargs))
+        return self._guarded((fn, args, kwargs), lambda: self._session.call(fn, *args, **kwargs))
 
     def call_watch(self, fn: str, *args: Any, **kwargs: Any) -> Watched:
         """As :meth:`call`, also returning the arguments as the call left them (purity checks)."""
-        reply = self._guarded(format_call(fn, args, kwargs), lambda: self._session.call_watch(fn, *args, **kwargs))
+        reply = self._guarded((fn, args, kwargs), lambda: self._session.call_watch(fn, *args, **kwargs))
         return Watched(reply.value, tuple(reply.args or ()), dict(reply.kwargs or {}), tuple(reply.warnings))
 
     def defaults(self, fn: str) -> dict[str, Any]:
@@ -316,8 +325,8 @@ class Student:
         """
         return self._guarded(f"(preparing {label or 'an argument'})", lambda: self._session.keep(value, label))
 
-    def _guarded(self, call: str, exchange: Callable[[], Any]) -> Any:
-        self.last_call = call
+    def _guarded(self, call: str | tuple[str, tuple[Any, ...], dict[str, Any]], exchange: Callable[[], Any]) -> Any:
+        self._last_call = call
         if time.monotonic() > self._deadline:
             raise _Aborted(
                 "budget",

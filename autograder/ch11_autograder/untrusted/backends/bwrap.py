@@ -42,7 +42,8 @@ Sandbox layout (paths inside the sandbox)::
 
     /scratch                  tmpfs (cwd): a copy of the caller's scratch directory;
                               its writeback files bound to the caller's
-    /tmp, /dev/shm            private size-limited tmpfs (HOME=/tmp/home)
+    /tmp, /dev/shm            private size-limited tmpfs (HOME=/tmp/home); /tmp/matplotlib
+                              starts with a copy of the launcher's font list (..font_list)
     /opt/ch11/untrusted/runtime  the runtime directory (read-only)
     /opt/ch11/protocol.py     extra single files; default: launch.PROTOCOL_FILE,
                               at runtime/../../protocol.py as on the host
@@ -88,8 +89,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from ..font_list import FontList, build_font_list
 from ..launch import PROTOCOL_FILE, RUNTIME_DIR, Limits, SandboxUnavailable, rlimit_setter
-from .bwrap_argv import bwrap_argv, data_blobs
+from .bwrap_argv import MPLCONFIGDIR, bwrap_argv, data_blobs
 from .bwrap_plan import PROTOCOL_MOUNT, check_scratch, make_plan, module_locations, resolved
 from .cgroups import CgroupSupport, RunCgroup, discover_cgroups, sweep_stale_cgroups
 
@@ -255,11 +257,16 @@ class BwrapLauncher:
         use_cgroups: try per-run cgroups for memory and processes.
         require_process_limit: refuse to run when no mechanism limits the
             number of processes (root host uid, no pids cgroup).
+        share_font_list: build matplotlib's font list once, in a sandboxed run of
+            ``runtime/font_list.py`` before the first run, and start every run with a
+            private copy of it in ``MPLCONFIGDIR`` (see :mod:`..font_list`); off, each run
+            that imports matplotlib builds its own.
 
     Attributes:
         plan: the :class:`~.bwrap_plan.MountPlan` of every run, made once here.
         cgroups: what cgroup discovery found (:class:`~.cgroups.CgroupSupport`).
         enforcement: how each limit is enforced on this host.
+        font_list_builds: runs of ``font_list.py`` so far (0 or 1).
     """
 
     name = "bwrap"
@@ -276,6 +283,7 @@ class BwrapLauncher:
         tmp_bytes: int = 256 * 1024**2,
         use_cgroups: bool = True,
         require_process_limit: bool = True,
+        share_font_list: bool = True,
     ) -> None:
         if not sys.platform.startswith("linux"):
             raise SandboxUnavailable(f"bubblewrap needs Linux; this is {sys.platform}. Use the docker backend.")
@@ -313,6 +321,10 @@ class BwrapLauncher:
         self._probe_error: str | None = None
         self._probed = False
         self._probe_lock = threading.Lock()
+        self.share_font_list = share_font_list
+        self.font_list_builds = 0
+        self._font_list: FontList | None = None
+        self._font_list_lock = threading.Lock()
 
     # ------------------------------------------------------------------ running
 
@@ -399,8 +411,25 @@ class BwrapLauncher:
                 a ``writeback`` path is not a plain relative path.
         """
         self.check()
+        fonts = self.font_list()
+        tmp_files = {f"{MPLCONFIGDIR}/{fonts.name}": fonts.content} if fonts is not None else {}
         return self._spawn(script, args, scratch=scratch, limits=limits, env=env,
-                           stdin=stdin, stdout=stdout, stderr=stderr, writeback=writeback)
+                           stdin=stdin, stdout=stdout, stderr=stderr, writeback=writeback, tmp_files=tmp_files)
+
+    def font_list(self) -> FontList | None:
+        """The font list every run starts with, built on the first call; ``None``: none is shared.
+
+        Built once per launcher by a run of ``runtime/font_list.py`` (the package's, whatever
+        ``runtime_dir`` is), which runs no student code; a failed or unusable build is not
+        retried (see :func:`~..font_list.build_font_list`).
+        """
+        if not self.share_font_list:
+            return None
+        with self._font_list_lock:
+            if self.font_list_builds == 0:
+                self.font_list_builds += 1
+                self._font_list = build_font_list(_FontListBuilder(self))
+        return self._font_list
 
     def _spawn(
         self,
@@ -415,6 +444,7 @@ class BwrapLauncher:
         stderr: int | IO[bytes] | None,
         runtime_dir: Path | None = None,
         writeback: Sequence[str] = (),
+        tmp_files: Mapping[str, bytes] | None = None,
     ) -> SandboxProcess:
         runtime = runtime_dir or self.runtime_dir
         if "/" in script or script in ("", ".", "..") or not (runtime / script).is_file():
@@ -435,9 +465,11 @@ class BwrapLauncher:
             fds += data_fds
             seed = scratch_seed(scratch, skip=writeback)
             fds += [fd for _, fd in seed if fd is not None]
+            tmp_seed = [(path, _memfd(content)) for path, content in (tmp_files or {}).items()]
+            fds += [fd for _, fd in tmp_seed]
             argv = bwrap_argv(self.plan, script, args, runtime_dir=runtime, scratch=scratch, tmp_bytes=self.tmp_bytes,
                               env=env, data_fds=data_fds, scratch_bytes=limits.scratch_bytes, seed=seed,
-                              writeback=writeback)
+                              writeback=writeback, tmp_files=tmp_seed)
             # Arguments travel through an fd, so the sandbox's /proc/1/cmdline shows
             # `bwrap --args N -- <command>` and not the host paths of every mount.
             # (bwrap takes options, not the command, from that fd.)
@@ -472,6 +504,22 @@ class BwrapLauncher:
         finally:
             for fd in fds + procs_fds:
                 os.close(fd)
+
+
+@dataclass
+class _FontListBuilder:
+    """The launcher as :func:`~..font_list.build_font_list` needs it: no font list given, the package's script."""
+
+    launcher: BwrapLauncher
+    name: str = "bwrap"
+
+    def spawn(self, script: str, args: Sequence[str], *, scratch: Path, limits: Limits,
+              env: Mapping[str, str] | None = None, stdin: int | IO[bytes] | None = subprocess.PIPE,
+              stdout: int | IO[bytes] | None = subprocess.PIPE, stderr: int | IO[bytes] | None = subprocess.PIPE,
+              writeback: Sequence[str] = ()) -> SandboxProcess:
+        self.launcher.check()
+        return self.launcher._spawn(script, args, scratch=scratch, limits=limits, env=env, stdin=stdin,
+                                    stdout=stdout, stderr=stderr, writeback=writeback, runtime_dir=RUNTIME_DIR)
 
 
 def _plain_relative(rel: str) -> str:

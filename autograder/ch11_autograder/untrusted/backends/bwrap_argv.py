@@ -17,7 +17,10 @@ from pathlib import Path
 from ..launch import Limits
 from .bwrap_plan import HOME, RUNTIME_MOUNT, SANDBOX_GID, SANDBOX_UID, SCRATCH_MOUNT, VENV_MOUNT, MountPlan
 
-__all__ = ["bwrap_argv", "data_blobs", "sandbox_env"]
+__all__ = ["MPLCONFIGDIR", "bwrap_argv", "data_blobs", "sandbox_env"]
+
+#: matplotlib's configuration and cache directory in every run (in the run's private ``/tmp``).
+MPLCONFIGDIR = "/tmp/matplotlib"
 
 
 def data_blobs(plan: MountPlan) -> list[bytes]:
@@ -33,7 +36,7 @@ def sandbox_env(plan: MountPlan) -> dict[str, str]:
         "TMPDIR": "/tmp",
         "LANG": "C.UTF-8",
         "MPLBACKEND": "Agg",
-        "MPLCONFIGDIR": "/tmp/matplotlib",
+        "MPLCONFIGDIR": MPLCONFIGDIR,
         "IPYTHONDIR": "/tmp/ipython",
         "JUPYTER_CONFIG_DIR": "/tmp/jupyter/config",
         "JUPYTER_DATA_DIR": "/tmp/jupyter/data",
@@ -66,6 +69,7 @@ def bwrap_argv(
     scratch_bytes: int = Limits.scratch_bytes,
     seed: Sequence[tuple[str, int | None]] = (),
     writeback: Sequence[str] = (),
+    tmp_files: Sequence[tuple[str, int]] = (),
 ) -> list[str]:
     """The bwrap argument list (without the bwrap executable) for one run.
 
@@ -75,7 +79,9 @@ def bwrap_argv(
     1 MiB); ``scratch_bytes`` the scratch tmpfs. ``seed`` lists what the scratch tmpfs
     starts with: ``(relative path, fd of its content)`` for a file, ``(relative path,
     None)`` for a directory, parents first. ``writeback`` files of ``scratch`` are bound
-    over their copies. ``env`` entries override :func:`sandbox_env`.
+    over their copies. ``tmp_files`` are files the private ``/tmp`` starts with: ``(absolute
+    path below /tmp, fd of its content)``, each a copy of its own that the run may change;
+    missing parent directories are made. ``env`` entries override :func:`sandbox_env`.
     """
     argv = [
         "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID), "--disable-userns",
@@ -101,6 +107,15 @@ def bwrap_argv(
         "--size", str(max(tmp_bytes // 4, 1024**2)), "--tmpfs", "/dev/shm",
         "--size", str(tmp_bytes), "--tmpfs", "/tmp",
         "--dir", HOME,
+    ]  # fmt: skip
+    for path, file_fd in tmp_files:
+        parent = posixpath.dirname(path)
+        if not path.startswith("/tmp/") or posixpath.normpath(path) != path:
+            raise ValueError(f"{path!r} is not a normalised path below /tmp")
+        if parent != "/tmp":
+            argv += ["--dir", parent]
+        argv += ["--file", str(file_fd), path]
+    argv += [
         "--size", str(scratch_bytes), "--tmpfs", SCRATCH_MOUNT,
     ]  # fmt: skip
     for rel, content_fd in seed:

@@ -544,6 +544,60 @@ def test_cgroups_of_finished_runs_are_removed(launcher, runtime_dir, scratch):
     assert left == []
 
 
+# --------------------------------------------------------------------------- matplotlib's font list
+
+_FONT_LIST_USE = """
+    import io, json, logging, os, sys
+    log = io.StringIO()
+    logging.basicConfig(level=logging.DEBUG, stream=log)
+    import matplotlib.font_manager
+    lines = log.getvalue().splitlines()
+    names = sorted(os.listdir("/tmp/matplotlib"))
+    print(json.dumps({"built": any("generated new fontManager" in x for x in lines),
+                      "read": any("Using fontManager instance from" in x for x in lines),
+                      "names": names, "content": open("/tmp/matplotlib/" + names[0]).read() if names else ""}))
+"""
+
+
+def test_runs_read_the_font_list_built_once_per_launcher_instead_of_scanning(runtime_dir, scratch):
+    sharing = BwrapLauncher(runtime_dir=runtime_dir)
+    first = json_out(run(sharing, runtime_dir, scratch, _FONT_LIST_USE))
+    second = json_out(run(sharing, runtime_dir, scratch, _FONT_LIST_USE))
+    fonts = sharing.font_list()
+    assert fonts is not None and sharing.font_list_builds == 1
+    for inside in (first, second):
+        assert inside["read"] and not inside["built"]
+        assert inside["names"] == [fonts.name] and inside["content"].encode() == fonts.content
+    # Control: without the shared list every run scans the fonts and writes a list of its own.
+    alone = json_out(run(BwrapLauncher(runtime_dir=runtime_dir, share_font_list=False), runtime_dir, scratch,
+                         _FONT_LIST_USE))
+    assert alone["built"] and not alone["read"]
+    # Built inside: fonts outside mpl-data are named by paths inside the sandbox, never the host's venv.
+    entries = json.loads(fonts.content)["ttflist"]
+    assert entries and all(not e["fname"].startswith(sys.prefix) for e in entries)
+    assert json.loads(alone["content"])["ttflist"] == entries
+
+
+def test_a_font_list_one_run_plants_is_read_by_no_later_run(launcher, runtime_dir, scratch):
+    plant = """
+        import os
+        for name in os.listdir("/tmp/matplotlib"):
+            with open(os.path.join("/tmp/matplotlib", name), "w") as fh:
+                fh.write('{"__class__": "FontManager", "_version": "planted"}')
+        with open("/tmp/matplotlib/matplotlibrc", "w") as fh:
+            fh.write("font.family: planted\\n")
+        print(sorted(os.listdir("/tmp/matplotlib")))
+    """
+    planted = run(launcher, runtime_dir, scratch, plant)
+    assert planted.returncode == 0 and b"matplotlibrc" in planted.stdout, planted.stderr
+    fonts = launcher.font_list()
+    assert fonts is not None
+    after = json_out(run(launcher, runtime_dir, scratch, _FONT_LIST_USE))
+    assert after["names"] == [fonts.name] and after["content"].encode() == fonts.content
+    assert after["read"] and not after["built"]
+    assert launcher.font_list_builds == 1
+
+
 # --------------------------------------------------------------------------- the work it is for
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ch11_autograder.untrusted.backends.bwrap_argv import bwrap_argv, data_blobs, sandbox_env
+from ch11_autograder.untrusted.backends.bwrap_argv import MPLCONFIGDIR, bwrap_argv, data_blobs, sandbox_env
 from ch11_autograder.untrusted.backends.bwrap_plan import (
     HOME,
     LIB_MOUNT,
@@ -122,6 +122,18 @@ def test_scratch_copy_then_writeback_binds_then_everything_read_only(plan):
     assert tmpfs < steps[0] and steps == sorted(steps)
     # No mount of the plan or the run comes after the root is made read-only.
     assert not {"--bind", "--ro-bind", "--tmpfs", "--file", "--dir"} & set(argv[steps[-1]:argv.index("--")])
+
+
+def test_files_a_run_finds_in_its_private_tmp_come_after_the_tmpfs(plan):
+    argv = build(plan, tmp_files=[(f"{MPLCONFIGDIR}/fontlist-v3.11.0.json", 9)])
+    tmpfs = index_of(argv, "--tmpfs", "/tmp")
+    made = index_of(argv, "--dir", MPLCONFIGDIR)
+    copied = index_of(argv, "--file", "9", f"{MPLCONFIGDIR}/fontlist-v3.11.0.json")
+    assert tmpfs < made < copied < index_of(argv, "--remount-ro", "/")
+    assert setenv(argv)["MPLCONFIGDIR"] == MPLCONFIGDIR
+    for outside in ("/scratch/x.json", "/tmp/../etc/x.json", "tmp/x.json"):
+        with pytest.raises(ValueError, match="below /tmp"):
+            build(plan, tmp_files=[(outside, 9)])
 
 
 def test_environment_is_fixed_and_a_run_may_add_to_it(plan):
