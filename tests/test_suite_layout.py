@@ -11,7 +11,8 @@ of its tier. What these tests hold to, read from the sources (no collection, no 
   ``base_image``, ``require_docker``) through its own code, the fixtures it requests or
   the helpers it calls is marked ``docker`` or ``hostile_batch``;
 * every test that reaches the demo class graded by the batch
-  (``batch_support.graded_demo_class``) is marked ``class_batch`` or ``docker``;
+  (``batch_support.graded_demo_class``, or ``assert_graded_as_locally``, which compares
+  with it) is marked ``class_batch`` or ``docker``;
 * every test that starts Chromium or a Jupyter server (``support.browser``: ``require_browser``,
   ``chromium``, ``jupyter_server``) is marked ``browser``;
 * every test that grades on a real Dask scheduler and workers (the ``dask_cluster`` fixture of
@@ -43,7 +44,8 @@ TIERS = frozenset({"docker", "hostile_batch", "class_batch", "browser", "exchang
 RULES = (
     ("the grading image", frozenset({"grading_image", "base_image", "require_docker"}),
      frozenset({"docker", "hostile_batch"})),
-    ("the demo class graded by the batch", frozenset({"graded_demo_class"}), frozenset({"class_batch", "docker"})),
+    ("the demo class graded by the batch", frozenset({"graded_demo_class", "assert_graded_as_locally"}),
+     frozenset({"class_batch", "docker"})),
     ("a browser or the Jupyter server", frozenset({"require_browser", "chromium", "jupyter_server"}),
      frozenset({"browser"})),
     ("a Dask scheduler and workers", frozenset({"dask_cluster"}), frozenset({"dask"})),
