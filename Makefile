@@ -8,7 +8,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-fast docker-engine browser lint demo example wheel release clean
+.PHONY: test test-fast test-slurm docker-engine browser slurm lint demo example wheel release clean
 
 $(STAMP): requirements/lock.txt pyproject.toml harness/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,21 +26,31 @@ lint: $(STAMP)
 
 # Every tier (see tests/conftest.py), with a Docker engine (installed and started
 # first when missing and this runs as root: .ci/docker-engine.sh) and Debian's
-# Chromium for the browser tier (installed when missing: .ci/browser.sh).
+# Chromium for the browser tier (installed when missing: .ci/browser.sh). The slurm
+# tier is opt-in: `make test-slurm`.
 test: lint docker-engine browser
-	$(PY) -m pytest
+	$(PY) -m pytest -m "not slurm"
 
 # While developing: everything but the Docker image, the hostile-corpus batches, the
 # batch grader's whole-class runs, the exchange tier's course loop with unix users and
-# the Dask cluster.
+# the Dask cluster and Slurm.
 test-fast: lint
-	$(PY) -m pytest -m "not docker and not hostile_batch and not class_batch and not exchange and not dask"
+	$(PY) -m pytest -m "not docker and not hostile_batch and not class_batch and not exchange and not dask and not slurm"
+
+# Opt-in (not in `test` or CI): the demo class graded on a one-node Slurm cluster that the test
+# starts (tests/slurm/), with Debian's slurm-wlm and munge (installed when missing: .ci/slurm.sh).
+# Time and load: docs/batch.md ("Tests and their time").
+test-slurm: $(STAMP) slurm
+	$(PY) -m pytest -m slurm -rP tests/slurm
 
 docker-engine:
 	bash .ci/docker-engine.sh
 
 browser:
 	bash .ci/browser.sh
+
+slurm:
+	bash .ci/slurm.sh
 
 example: $(STAMP)
 	$(PY) examples/chapter_listings.py --out build/chapter

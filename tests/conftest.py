@@ -1,6 +1,6 @@
 """Test-suite tiers, and the grading image built while other tests run.
 
-``make test`` (what CI runs) runs every tier; ``make test-fast`` leaves out the
+``make test`` (what CI runs) runs every tier but ``slurm``; ``make test-fast`` leaves out the
 heavy ones:
 
 * ``docker``: tests that build the grading image and grade inside it;
@@ -16,6 +16,11 @@ heavy ones:
 * ``dask``: grading on a real ``dask scheduler`` and two ``dask worker`` processes on
   127.0.0.1 (``tests/autograder/batch/test_cluster.py``: the demo class equal to local
   workers', a worker SIGKILLed mid-batch).
+* ``slurm``: the demo class graded through ``ch11-grade batch --cluster slurm`` on a one-node
+  Slurm cluster that the test starts (``tests/slurm/``, ``support/slurm_cluster.py``). Opt-in:
+  ``make test-slurm`` installs Debian's slurm-wlm and munge (root) and runs this tier alone;
+  ``make test`` and ``make test-fast`` leave it out. Without Slurm or root it skips, except
+  under CI, where it fails.
 
 A further tier, ``browser`` (``tests/browser/``), drives Debian's Chromium through nbgrader's
 formgrader on a real Jupyter server; it grades into a copy of the batch-graded demo class,

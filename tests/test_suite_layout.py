@@ -1,6 +1,6 @@
 """The test suite's own layout: tiers are declared where the tests are, and the package is this checkout's.
 
-The heavy tiers (``docker``, ``hostile_batch``, ``class_batch``, ``browser``, ``exchange``, ``dask``;
+The heavy tiers (``docker``, ``hostile_batch``, ``class_batch``, ``browser``, ``exchange``, ``dask``, ``slurm``;
 tests/conftest.py) are selected by marks. A mark is written on the test or as its module's ``pytestmark``, never
 assigned by a conftest from a list of names: there, renaming a test silently moved it out
 of its tier. What these tests hold to, read from the sources (no collection, no import):
@@ -11,11 +11,14 @@ of its tier. What these tests hold to, read from the sources (no collection, no 
   ``base_image``, ``require_docker``) through its own code, the fixtures it requests or
   the helpers it calls is marked ``docker`` or ``hostile_batch``;
 * every test that reaches the demo class graded by the batch
-  (``batch_support.graded_demo_class``) is marked ``class_batch`` or ``docker``;
+  (``batch_support.graded_demo_class``, or ``assert_graded_as_locally``, which compares
+  with it) is marked ``class_batch`` or ``docker``;
 * every test that starts Chromium or a Jupyter server (``support.browser``: ``require_browser``,
   ``chromium``, ``jupyter_server``) is marked ``browser``;
 * every test that grades on a real Dask scheduler and workers (the ``dask_cluster`` fixture of
-  tests/autograder/batch/test_cluster.py) is marked ``dask``.
+  tests/autograder/batch/test_cluster.py) is marked ``dask``;
+* every test that starts a Slurm cluster (``support.slurm_cluster.one_node_slurm``, the
+  ``slurm_cluster`` fixture of tests/slurm/test_slurm.py) is marked ``slurm``.
 
 "Reaches" follows names within a module and its conftests: a function reaches another
 when it names it (a call, a parameter naming a fixture, a string given to
@@ -35,16 +38,18 @@ import pytest
 from ch11_autograder import paths
 from support.paths import TESTS_DIR
 
-TIERS = frozenset({"docker", "hostile_batch", "class_batch", "browser", "exchange", "dask"})
+TIERS = frozenset({"docker", "hostile_batch", "class_batch", "browser", "exchange", "dask", "slurm"})
 
 #: (what a test reaches, the names that reach it, the tiers a test reaching it must carry one of).
 RULES = (
     ("the grading image", frozenset({"grading_image", "base_image", "require_docker"}),
      frozenset({"docker", "hostile_batch"})),
-    ("the demo class graded by the batch", frozenset({"graded_demo_class"}), frozenset({"class_batch", "docker"})),
+    ("the demo class graded by the batch", frozenset({"graded_demo_class", "assert_graded_as_locally"}),
+     frozenset({"class_batch", "docker"})),
     ("a browser or the Jupyter server", frozenset({"require_browser", "chromium", "jupyter_server"}),
      frozenset({"browser"})),
     ("a Dask scheduler and workers", frozenset({"dask_cluster"}), frozenset({"dask"})),
+    ("a Slurm controller and node", frozenset({"one_node_slurm", "slurm_cluster"}), frozenset({"slurm"})),
 )
 
 

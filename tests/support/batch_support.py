@@ -103,6 +103,30 @@ def feedback_html(course: Path) -> dict[str, str]:
     return {p.relative_to(root).as_posix(): p.read_text() for p in sorted(root.rglob("*.html"))}
 
 
+def assert_graded_as_locally(course: Path, base: Path) -> None:
+    """``course``, the demo class graded by another runner (Dask, Slurm), equals the local batch's.
+
+    The scores and feedback digests of ``tests/behaviour/demo.json``; against the session's
+    :func:`graded_demo_class` (graded now if no test did yet): the gradebook cell by cell, the
+    grade CSV and every feedback file byte for byte.
+    """
+    import json
+
+    from behaviour import capture
+    from ch11_autograder.batch import gradebook_snapshot
+
+    expected = json.loads(capture.DEMO_FIXTURE.read_text())
+    got = capture.demo_outcome(course)
+    assert got["scores"] == expected["scores"]
+    assert got["feedback_sha256"] == expected["feedback_sha256"]
+
+    local, local_report, _ = graded_demo_class(base)
+    assert gradebook_snapshot(course, ASSIGNMENT) == gradebook_snapshot(local, ASSIGNMENT)
+    csv = local_report.csv_path.relative_to(local)
+    assert (course / csv).read_bytes() == (local / csv).read_bytes()
+    assert feedback_html(course) == feedback_html(local)
+
+
 def small_graded_course(base: Path):
     """(course, report) of one student, ``lin``, with two notebooks (``ex1_fanout``, ``ex3_block_length``).
 
