@@ -4,6 +4,8 @@
 # directory, so nothing here configures or starts a daemon. Idempotent: installed programs
 # are left alone. Without root nothing can be installed: the slurm tests then skip.
 set -euo pipefail
+# shellcheck source=apt.sh
+. "$(dirname "$0")/apt.sh"
 
 missing=0
 for program in munged slurmctld slurmd sbatch; do
@@ -21,6 +23,5 @@ if [ "$(id -u)" != 0 ]; then
     exit 0
 fi
 echo "slurm: installing slurm-wlm and munge"
-apt-get update -qq
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >/dev/null
+apt_install slurm-wlm munge
 echo "slurm: $(PATH="$PATH:/usr/sbin" command -v slurmctld) installed"
