@@ -26,8 +26,9 @@ Before anything is sent, every connected worker is checked
 (:func:`.jobs.check_worker`: its sandbox, its release and suites); one that fails
 refuses the batch (:class:`.records.BatchError`) naming it. A worker that joins
 later is checked by each job it runs. A worker that dies costs only time: Dask
-reschedules its jobs; a job whose runs kill ``distributed.scheduler.allowed-failures``
-workers (3 by default, the scheduler's setting) ends as that student's error.
+reschedules its jobs; a job whose runs see more workers die than
+``distributed.scheduler.allowed-failures`` (the scheduler's setting, 3 by default: the fourth
+death) ends as that student's error, and the batch goes on.
 
 Dask is an optional extra (``pip install .[dask]``): it is imported only here,
 and this module only when a batch asks for a cluster.
@@ -200,9 +201,13 @@ class DaskRunner:
         try:
             job: JobResult = future.result()
         except KilledWorker as exc:
-            return Outcome(sub, work, waited, f"grading this submission ended the Dask worker that ran it as many "
-                                              "times as the scheduler allows (distributed.scheduler.allowed-failures, "
-                                              f"3 by default); not graded ({exc})")
+            # The scheduler's own setting, not our guess at it: the count is what this submission cost.
+            last = getattr(exc.last_worker, "address", exc.last_worker)
+            return Outcome(sub, work, waited, f"grading this submission ended the Dask worker that ran it "
+                                              f"{exc.allowed_failures + 1} times, once more than the scheduler allows "
+                                              "(distributed.scheduler.allowed-failures = "
+                                              f"{exc.allowed_failures}); not graded (the last worker was {last}: its "
+                                              "log says how it died)")
         except Exception as exc:  # the job itself failed on the worker (e.g. a Dask worker without the package)
             return Outcome(sub, work, waited, f"the Dask job failed: {type(exc).__name__}: {str(exc)[:300]}")
         log = plan.log_for(sub.student)

@@ -9,9 +9,21 @@ with its course and suites under bubblewrap, and send the results back.
   (the session's ``graded_demo_class``): the gradebook cell by cell, the CSV and
   every feedback file byte for byte, and the scores and feedback digests of
   ``tests/behaviour/demo.json``.
+* The coordinator (``ch11-grade batch --cluster``, the real CLI) SIGKILLed after a first
+  merge: the same command again skips what merged, grades the rest, and the course
+  equals the local run's for the notebooks submitted; nothing is left on the workers.
+* Two hostile cases of the corpus beside two demo students: each gets its stated
+  outcome, the demo students their demo.json scores, and the Dask worker processes
+  are the same before and after (student code never runs in them).
+* A submission whose grading kills its worker process every time (the nanny starts a
+  new one) ends, at the fourth death (``allowed-failures`` 3, the default), as that
+  student's error naming the cause; the others are graded as demo.json says.
 * A worker SIGKILLed (with its nanny) while it grades costs time only: its
   grading processes die with it, the other worker grades its job, and the grades
   equal demo.json's. Runs last in the module, on a few notebooks.
+
+The new submissions hold one notebook each (ex4_audit, the cheapest), to keep the
+tier's time near CI's budget.
 
 The tier is ``dask`` (``make test`` runs it; tests/test_suite_layout.py checks the mark).
 Measured: see docs/batch.md ("Grading on a Dask cluster").
@@ -19,6 +31,7 @@ Measured: see docs/batch.md ("Grading on a Dask cluster").
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shutil
@@ -39,6 +52,7 @@ from support import batch_support
 from support.paths import ASSIGNMENT, REPO_ROOT
 
 DASK = Path(sys.executable).parent / "dask"
+CH11_GRADE = Path(sys.executable).parent / "ch11-grade"
 
 
 def _free_port() -> int:
@@ -97,6 +111,30 @@ def dask_cluster(tmp_path_factory):
         yield cluster
     finally:
         cluster.stop()
+
+
+def _class_of(base: Path, dest: Path, chosen: dict[str, tuple[str, ...]]) -> Path:
+    """A class folder at ``dest`` holding, per demo student of ``chosen``, only the named notebooks."""
+    inputs = batch_support.inputs(base)
+    for student, names in chosen.items():
+        folder = dest / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        for name in names:
+            shutil.copy2(inputs / "class" / student / ASSIGNMENT / name, folder / name)
+    return dest
+
+
+def _expect_demo_scores(course: Path, report, chosen: dict[str, tuple[str, ...]]) -> None:
+    """Each student of ``chosen`` graded, with demo.json's cell scores for each notebook named."""
+    expected = json.loads(capture.DEMO_FIXTURE.read_text())["scores"]
+    got = capture.demo_outcome(course)["scores"]
+    records = {r.student: r for r in report.records}
+    for student, names in chosen.items():
+        assert records[student].status in ("graded", "skipped_resume"), (student, records[student].error)
+        for name in names:
+            notebook = name.removesuffix(".ipynb")
+            assert got[student][notebook] == expected[student][notebook], (student, notebook)
+            assert records[student].per_notebook[notebook] == pytest.approx(sum(expected[student][notebook].values()))
 
 
 def _graded_on(cluster: Cluster, source: Path, course: Path):
@@ -230,17 +268,207 @@ def test_a_worker_with_another_course_refuses_the_batch_before_anything_is_grade
     assert gradebook_snapshot(course, ASSIGNMENT) == {}
 
 
+def _ledger_lines(ledger: Path) -> list[dict]:
+    """The ledger's complete lines (a line being written is left out)."""
+    if not ledger.is_file():
+        return []
+    return [json.loads(line) for line in ledger.read_text().splitlines(keepends=True) if line.endswith("\n")]
+
+
+def _csv_rows(path: Path) -> dict[str, dict[str, str]]:
+    with path.open(newline="") as handle:
+        return {row["student"]: row for row in csv.DictReader(handle)}
+
+
+def _quiet_workers(cluster: Cluster, timeout: float = 60.0) -> list[int]:
+    """Waits until no process runs under any worker's ``TMPDIR``; the pids still there at the deadline."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = [pid for name in cluster.procs if name != "scheduler"
+                for pid in batch_support.processes_under(cluster.root / name / "tmp")]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.2)
+
+
+@pytest.mark.slow
+@pytest.mark.dask
+@pytest.mark.class_batch
+def test_a_coordinator_killed_mid_batch_resumes_when_run_again(dask_cluster, tmp_path_factory, tmp_path):
+    """``ch11-grade batch --cluster`` SIGKILLed (its process group) once a submission has merged and before
+    the last; the same command again skips what merged, grades the rest, and the course equals the local
+    run's for the notebooks submitted (one each: ex4_audit, the cheapest). What the killed run left on the
+    workers ends there (Dask does not stop a running task; its result is dropped)."""
+    base = tmp_path_factory.getbasetemp()
+    chosen = {student: ("ex4_audit.ipynb",) for student in ("ada", "hal", "lin")}
+    source = _class_of(base, tmp_path / "class", chosen)
+    course = batch_support.assigned_course(base, tmp_path / "course")
+    argv = [str(CH11_GRADE), "batch", str(source), "--course", str(course), "--cluster", dask_cluster.address,
+            "--sandbox", "bwrap"]
+    ledger = course / ".ch11-batch" / "ledger.jsonl"
+    started = time.monotonic()
+    with (tmp_path / "killed.log").open("wb") as log:
+        killed = subprocess.Popen(argv, cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                  start_new_session=True)
+        deadline = time.monotonic() + 300
+        while killed.poll() is None and not _ledger_lines(ledger) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if killed.poll() is None:  # else it ended by itself: the assertion below shows its output
+            os.killpg(killed.pid, signal.SIGKILL)
+        killed.wait()
+    # The killed run's jobs still on the workers: Dask lets a running task finish and drops its result.
+    orphans = [pid for name in ("w0", "w1") for pid in batch_support.processes_under(dask_cluster.root / name / "tmp")]
+    output = (tmp_path / "killed.log").read_text()
+    assert killed.returncode == -signal.SIGKILL, output
+    merged = {line["student"] for line in _ledger_lines(ledger)}
+    assert 1 <= len(merged) < len(chosen), (merged, output)
+
+    rerun_started = time.monotonic()
+    rerun = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    print(f"killed after {sorted(merged)} merged ({rerun_started - started:.1f} s), {len(orphans)} grading processes "
+          f"of its jobs left on the workers; the rerun took {time.monotonic() - rerun_started:.1f} s")
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    records = {row["student"]: row for row in
+               json.loads((course / "reports" / f"{ASSIGNMENT}-records.json").read_text())}
+    assert {s: r["status"] for s, r in records.items()} == {
+        s: "skipped_resume" if s in merged else "graded" for s in chosen}, rerun.stdout
+    lines = _ledger_lines(ledger)
+    assert sorted(line["student"] for line in lines) == sorted(chosen)  # each merged once, by one run or the other
+    assert {line["event"] for line in lines} == {"graded"}
+
+    expected = json.loads(capture.DEMO_FIXTURE.read_text())["scores"]
+    got = capture.demo_outcome(course)["scores"]
+    assert {s: got[s]["ex4_audit"] for s in chosen} == {s: expected[s]["ex4_audit"] for s in chosen}
+    # The local run of the whole demo class, restricted to the notebook submitted here.
+    local, local_report, _ = batch_support.graded_demo_class(base)
+    snapshot, local_snapshot = gradebook_snapshot(course, ASSIGNMENT), gradebook_snapshot(local, ASSIGNMENT)
+    for student in chosen:
+        assert {k: v for k, v in snapshot[student].items() if k[0] == "ex4_audit"} == {
+            k: v for k, v in local_snapshot[student].items() if k[0] == "ex4_audit"}, student
+    assert batch_support.feedback_html(course) == {
+        name: page for name, page in batch_support.feedback_html(local).items()
+        if name.split("/")[0] in chosen and name.endswith("/ex4_audit.html")}
+    rows, local_rows = _csv_rows(course / "reports" / f"{ASSIGNMENT}-grades.csv"), _csv_rows(local_report.csv_path)
+    columns = ("status", "ex4_audit", "late_penalty", "lms_late", "error")
+    assert {s: [rows[s][c] for c in columns] for s in rows} == {s: [local_rows[s][c] for c in columns] for s in chosen}
+
+    assert _quiet_workers(dask_cluster) == []
+    assert not [p for name in ("w0", "w1") for p in (dask_cluster.root / name / "tmp").glob("ch11-job-*")]
+
+
+#: Hostile cases graded on the cluster, both on ex4_audit (the cheapest notebook): one that rewrites every
+#: gradebook it finds on the machine (the course's, and the isolated copies under the workers' TMPDIR
+#: through /proc/*/cwd), one that SIGKILLs its parent (the Dask worker, were student code run there).
+HOSTILE_ON_DASK = ("gradebook_absolute", "kill_parent")
+
+
+@pytest.mark.slow
+@pytest.mark.dask
+def test_hostile_submissions_on_dask_get_their_stated_outcome(dask_cluster, tmp_path_factory):
+    """The hostile cases of :data:`HOSTILE_ON_DASK` beside two demo students in one batch on the cluster:
+    each case meets its stated outcome (docs/hostile.md; ``hostile.test_hostile.check_case``), the demo
+    students score what demo.json says, the Dask worker processes are the same before and after (no student
+    code ran in them), and nothing is left running under the workers' TMPDIRs."""
+    from distributed import Client
+    from hostile.test_hostile import Listener, Run, check_case, gradebook_scores, honest_rows
+    from support.hostile_corpus import Context, build_corpus, case
+
+    base = tmp_path_factory.getbasetemp()
+    # The payloads write only under allowed_root: the cluster's tree, the workers' scratch included.
+    root = dask_cluster.root / "hostile"
+    chosen = {"ada": ("ex4_audit.ipynb",), "lin": ("ex4_audit.ipynb",)}
+    source = _class_of(base, root / "class", chosen)
+    course = batch_support.assigned_course(base, root / "course")
+    ctx = Context(course=course, class_dir=source, allowed_root=dask_cluster.root, evidence_dir=root / "evidence")
+    cases = [case(name) for name in HOSTILE_ON_DASK]
+    build_corpus(source, ctx, cases)
+    with Client(dask_cluster.address, timeout=60) as client:
+        workers_before = client.run(os.getpid)
+    started = time.monotonic()
+    report, _ = _graded_on(dask_cluster, source, course)
+    print(f"hostile batch on 2 Dask workers: {time.monotonic() - started:.1f} s")
+    with Client(dask_cluster.address, timeout=60) as client:
+        assert client.run(os.getpid) == workers_before
+
+    _expect_demo_scores(course, report, chosen)
+    listener = Listener()
+    try:
+        run = Run("dask", course, ctx, {r.student: r for r in report.records}, {}, honest_rows(course),
+                  gradebook_scores(course), listener)
+        for c in cases:
+            check_case(run, c)
+    finally:
+        listener.close()
+    assert _quiet_workers(dask_cluster) == []
+
+
+def _worker_process_of(pid: int, nanny: int) -> int | None:
+    """The ancestor of ``pid`` whose parent is ``nanny`` (the worker process the nanny runs), if any."""
+    while pid > 1:
+        try:
+            parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            return None
+        if parent == nanny:
+            return pid
+        pid = parent
+    return None
+
+
+@pytest.mark.slow
+@pytest.mark.dask
+def test_a_submission_that_kills_its_worker_every_time_ends_as_its_error(dask_cluster, tmp_path_factory, tmp_path):
+    """Whenever ``crasher``'s grading starts on a worker, the worker process (not its nanny, which starts a new
+    one) is SIGKILLed, as a submission that takes its worker down would. After the scheduler's
+    ``allowed-failures`` (3) retries, the fourth death makes it that student's error record naming the
+    cause; the other students are graded as demo.json says."""
+    base = tmp_path_factory.getbasetemp()
+    chosen = {"ada": ("ex4_audit.ipynb",), "hal": ("ex4_audit.ipynb",)}
+    source = _class_of(base, tmp_path / "class", chosen)
+    (source / "crasher" / ASSIGNMENT).mkdir(parents=True)
+    shutil.copy2(batch_support.inputs(base) / "class" / "blank" / ASSIGNMENT / "ex4_audit.ipynb",
+                 source / "crasher" / ASSIGNMENT / "ex4_audit.ipynb")
+    course = batch_support.assigned_course(base, tmp_path / "course")
+
+    outcome: dict = {}
+    batch = threading.Thread(target=lambda: outcome.update(report=_graded_on(dask_cluster, source, course)[0]))
+    started = time.monotonic()
+    batch.start()
+    killed: list[int] = []
+    deadline = time.monotonic() + 600
+    while batch.is_alive() and time.monotonic() < deadline:
+        for name in ("w0", "w1"):
+            nanny = dask_cluster.procs[name].pid
+            for pid in batch_support.processes_under(dask_cluster.root / name / "tmp" / "ch11-job-crasher."):
+                worker = _worker_process_of(pid, nanny)
+                if worker is not None and worker not in killed:
+                    os.kill(worker, signal.SIGKILL)
+                    killed.append(worker)
+                    print(f"killed {name}'s worker process {worker} at {time.monotonic() - started:.1f} s")
+        time.sleep(0.1)
+    batch.join(timeout=60)
+    assert not batch.is_alive(), f"the batch still runs after {len(killed)} worker deaths"
+    dask_cluster.wait_for_workers(2)  # the nannies started new worker processes
+
+    report = outcome["report"]
+    records = {r.student: r for r in report.records}
+    print(f"batch with the crasher: {time.monotonic() - started:.1f} s", {r.student: r.seconds for r in report.records})
+    assert len(killed) == 4, killed  # allowed-failures 3: the fourth death ends it
+    assert records["crasher"].status == "error"
+    assert records["crasher"].error.startswith("grading this submission ended the Dask worker that ran it 4 times, "
+                                               "once more than the scheduler allows "
+                                               "(distributed.scheduler.allowed-failures = 3)"), records["crasher"].error
+    _expect_demo_scores(course, report, chosen)
+    assert "crasher" not in gradebook_snapshot(course, ASSIGNMENT)
+    assert _quiet_workers(dask_cluster) == []
+
+
 @pytest.mark.slow
 @pytest.mark.dask
 def test_a_worker_killed_mid_batch_costs_time_only(dask_cluster, tmp_path_factory, tmp_path):
     base = tmp_path_factory.getbasetemp()
-    inputs = batch_support.inputs(base)
     chosen = {"lin": ("ex1_fanout.ipynb", "ex3_block_length.ipynb"), "hal": ("ex3_block_length.ipynb",)}
-    for student, names in chosen.items():
-        folder = tmp_path / "class" / student / ASSIGNMENT
-        folder.mkdir(parents=True)
-        for name in names:
-            shutil.copy2(inputs / "class" / student / ASSIGNMENT / name, folder / name)
+    _class_of(base, tmp_path / "class", chosen)
     course = batch_support.assigned_course(base, tmp_path / "course")
 
     outcome: dict = {}
@@ -263,13 +491,6 @@ def test_a_worker_killed_mid_batch_costs_time_only(dask_cluster, tmp_path_factor
 
     report = outcome["report"]
     assert [r.status for r in report.records] == ["graded", "graded"], [r.error for r in report.records]
-    expected = json.loads(capture.DEMO_FIXTURE.read_text())["scores"]
-    got = capture.demo_outcome(course)["scores"]
-    for student, names in chosen.items():
-        record = next(r for r in report.records if r.student == student)
-        for name in names:
-            notebook = name.removesuffix(".ipynb")
-            assert got[student][notebook] == expected[student][notebook]
-            assert record.per_notebook[notebook] == pytest.approx(sum(expected[student][notebook].values()))
+    _expect_demo_scores(course, report, chosen)
     ledger = (course / ".ch11-batch" / "ledger.jsonl").read_text().splitlines()
     assert len(ledger) == 2  # one merge per submission, the retried one included
