@@ -60,6 +60,9 @@ JOBQUEUE = {"slurm": "SLURMCluster", "pbs": "PBSCluster", "sge": "SGECluster", "
 #: Seconds to wait for the scheduler to answer when connecting.
 CONNECT_TIMEOUT = 30
 
+#: Seconds between looks at the cluster's threads while every job in flight is still running.
+REFILL_SECONDS = 5
+
 
 def require_dask() -> None:
     """:class:`.records.BatchError` unless Dask's ``distributed`` can be imported (the ``dask`` extra)."""
@@ -174,16 +177,29 @@ class DaskRunner:
                 raise BatchError("Dask workers cannot grade: " + "; ".join(
                     f"{address}: {problem}" for address, problem in sorted(problems.items())))
             self.say(f"Dask scheduler {client.scheduler.address}: {len(client.scheduler_info()['workers'])} workers")
-            for sub in jobs:
-                job = GradingJob(sub.student, sub.sha256, {name: path.read_bytes() for name, path in sub.files.items()},
-                                 sub.timestamp, release, plan.assignment, plan.sandbox, plan.timeout, template,
-                                 priors.get(sub.student))
-                # pure=False and a fresh key: a rerun never reuses a result the scheduler still holds.
-                future = client.submit(grade_job, job, pure=False, key=f"ch11-{sub.student}-{uuid.uuid4().hex}")
-                futures[future] = sub
-            submitted = time.monotonic()
-            for future in distributed.as_completed(list(futures)):
-                yield self._outcome(futures[future], future, time.monotonic() - submitted)
+            waiting = list(jobs)
+            while waiting or futures:
+                # No more jobs in flight than the workers have threads: a job queued on a worker behind
+                # another is counted as killed when that one kills the worker (the scheduler blames every
+                # task the dead worker held), so one student's crashes could end a classmate's grading.
+                free = max(1, sum(client.nthreads().values())) - len(futures)
+                for sub in waiting[:max(0, free)]:
+                    job = GradingJob(sub.student, sub.sha256,
+                                     {name: path.read_bytes() for name, path in sub.files.items()},
+                                     sub.timestamp, release, plan.assignment, plan.sandbox, plan.timeout, template,
+                                     priors.get(sub.student))
+                    # pure=False and a fresh key: a rerun never reuses a result the scheduler still holds.
+                    future = client.submit(grade_job, job, pure=False, key=f"ch11-{sub.student}-{uuid.uuid4().hex}")
+                    futures[future] = (sub, time.monotonic())
+                del waiting[:max(0, free)]
+                try:
+                    # A timeout now and then, so that workers joining (a batch system's jobs starting) are used.
+                    done, _ = distributed.wait(list(futures), timeout=REFILL_SECONDS, return_when="FIRST_COMPLETED")
+                except TimeoutError:
+                    continue
+                for future in done:
+                    sub, submitted = futures.pop(future)
+                    yield self._outcome(sub, future, time.monotonic() - submitted)
         except BaseException:  # GeneratorExit too: the orchestrator stopped early
             client.cancel(list(futures))
             raise

@@ -137,6 +137,36 @@ def _expect_demo_scores(course: Path, report, chosen: dict[str, tuple[str, ...]]
             assert records[student].per_notebook[notebook] == pytest.approx(sum(expected[student][notebook].values()))
 
 
+class _HeldTasks:
+    """Polls the scheduler while a batch runs: the most tasks any one worker held at once
+    (``Client.processing``: assigned to that worker, running or queued there)."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.address = cluster.address
+        self.most = 0
+        self.seen = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def _poll(self) -> None:
+        from distributed import Client
+
+        with Client(self.address, timeout=60) as client:
+            while not self._stop.is_set():
+                held = [len(keys) for keys in client.processing().values()]
+                self.seen += sum(held)
+                self.most = max([self.most, *held])
+                self._stop.wait(0.2)
+
+    def __enter__(self) -> _HeldTasks:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+
 def _graded_on(cluster: Cluster, source: Path, course: Path):
     events = []
     report = grade_class(source, course, workers=2, sandbox="bwrap", progress=events.append, cluster=cluster.address)
@@ -221,8 +251,12 @@ def test_the_demo_class_grades_on_dask_as_on_local_workers(dask_cluster, tmp_pat
     inputs = batch_support.inputs(base)
     course = batch_support.assigned_course(base, base / "dask-demo-course")
     started = time.monotonic()
-    report, events = _graded_on(dask_cluster, inputs / "class", course)
+    with _HeldTasks(dask_cluster) as held:
+        report, events = _graded_on(dask_cluster, inputs / "class", course)
     print(f"demo class on 2 Dask workers: {time.monotonic() - started:.1f} s")
+    # Four jobs for two one-thread workers: none ever waits on a worker behind another one, where a
+    # worker's death would count against it too (docs/batch.md, "A worker that dies costs time only").
+    assert held.most == 1 and held.seen, (held.most, held.seen)
     assert [r.status for r in report.records] == ["graded"] * 4, [r.error for r in report.records]
     assert any(e.message.startswith("Dask scheduler tcp://127.0.0.1:") and "2 workers" in e.message for e in events)
 
