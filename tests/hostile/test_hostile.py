@@ -723,6 +723,17 @@ def _tampered(course: Path) -> bool:
 
 
 def _earned(demo: Demo, name: str) -> float:
+    """What grading gave the case: its batch record's points where it has one, else the gradebook's.
+
+    The unsandboxed sample grades the gradebook attacks beside the others in one course, and
+    gradebook_absolute zeroes every other student it finds there; whether a classmate's merge
+    came before or after that depends on the workers' timing, so the gradebook alone would make
+    the other cases' outcomes depend on it too. The record holds what the case's own isolated
+    grading gave it, whatever came later.
+    """
+    record = demo.records.get(name)
+    if record is not None:
+        return round(sum(record.per_notebook.values()), 6)
     return round(sum(demo.scores.get(name, {}).values()), 6)
 
 
@@ -760,7 +771,7 @@ def test_attack_works_without_the_defence(c, request):
     demo = request.getfixturevalue("unsandboxed" if c.unsandboxed_demo == "none" else "plain")
     assert UNSAFE[c.name](demo), (
         f"{c.name}: without the defence ({c.unsandboxed_demo}) the attack should have succeeded; "
-        f"scores {demo.scores.get(c.name)}"
+        f"earned {_earned(demo, c.name)}; gradebook {demo.scores.get(c.name)}"
     )
 
 
