@@ -8,7 +8,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-fast test-slurm docker-engine browser slurm lint demo example wheel release clean
+.PHONY: test test-fast test-slurm test-dask docker-engine browser slurm lint demo example wheel release clean
 
 $(STAMP): requirements/lock.txt pyproject.toml harness/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,10 +26,10 @@ lint: $(STAMP)
 
 # Every tier (see tests/conftest.py), with a Docker engine (installed and started
 # first when missing and this runs as root: .ci/docker-engine.sh) and Debian's
-# Chromium for the browser tier (installed when missing: .ci/browser.sh). The slurm
-# tier is opt-in: `make test-slurm`.
+# Chromium for the browser tier (installed when missing: .ci/browser.sh). The dask and
+# slurm tiers are opt-in (`make test-dask`, `make test-slurm`): they keep CI under 35 minutes.
 test: lint docker-engine browser
-	$(PY) -m pytest -m "not slurm"
+	$(PY) -m pytest -m "not slurm and not dask"
 
 # While developing: everything but the Docker image, the hostile-corpus batches, the
 # batch grader's whole-class runs, the exchange tier's course loop with unix users and
@@ -42,6 +42,12 @@ test-fast: lint
 # Time and load: docs/batch.md ("Tests and their time").
 test-slurm: $(STAMP) slurm
 	$(PY) -m pytest -m slurm -rP tests/slurm
+
+# Opt-in (not in `test` or CI): grading on a real Dask scheduler and two workers on 127.0.0.1
+# (tests/autograder/batch/test_cluster.py, about 5 minutes on an idle machine). The fast tests
+# of --cluster (addresses, TLS warning, configuration) stay in `test`. docs/batch.md.
+test-dask: $(STAMP)
+	$(PY) -m pytest -m dask -rP tests/autograder/batch
 
 docker-engine:
 	bash .ci/docker-engine.sh

@@ -15,7 +15,9 @@ heavy ones:
   is skipped, except under CI (``$CI`` set), where it fails, as the Docker tier does.
 * ``dask``: grading on a real ``dask scheduler`` and two ``dask worker`` processes on
   127.0.0.1 (``tests/autograder/batch/test_cluster.py``: the demo class equal to local
-  workers', a worker SIGKILLed mid-batch).
+  workers', a worker SIGKILLed mid-batch, a killed coordinator resumed, hostile cases, a
+  submission that kills its worker). Opt-in: ``make test-dask``; ``make test`` and
+  ``make test-fast`` leave it out (CI's time).
 * ``slurm``: the demo class graded through ``ch11-grade batch --cluster slurm`` on a one-node
   Slurm cluster that the test starts (``tests/slurm/``, ``support/slurm_cluster.py``). Opt-in:
   ``make test-slurm`` installs Debian's slurm-wlm and munge (root) and runs this tier alone;

@@ -25,7 +25,7 @@ with its course and suites under bubblewrap, and send the results back.
 The new submissions hold one notebook each (ex4_audit, the cheapest), to keep the
 tier's time near CI's budget.
 
-The tier is ``dask`` (``make test`` runs it; tests/test_suite_layout.py checks the mark).
+The tier is ``dask`` (opt-in: ``make test-dask``; tests/test_suite_layout.py checks the mark).
 Measured: see docs/batch.md ("Grading on a Dask cluster").
 """
 
