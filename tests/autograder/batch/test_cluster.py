@@ -23,7 +23,7 @@ with its course and suites under bubblewrap, and send the results back.
   equal demo.json's. Runs last in the module, on a few notebooks.
 
 The new submissions hold one notebook each (ex4_audit, the cheapest), to keep the
-tier's time near CI's budget.
+tier short.
 
 The tier is ``dask`` (opt-in: ``make test-dask``; tests/test_suite_layout.py checks the mark).
 Measured: see docs/batch.md ("Grading on a Dask cluster").
