@@ -6,5 +6,6 @@ test anywhere imports these by one name, and a module with a once-per-session ca
 
 * ``paths``: the repository's locations as the tests use them;
 * ``batch_support``: the once-per-session graded courses and the grading image;
-* ``hostile_corpus``: the hostile corpus (cases, expected outcomes, builders).
+* ``hostile_corpus``: the hostile corpus (cases, expected outcomes, builders);
+* ``tier_gate``: skip a heavy tier whose machinery is missing, or fail under CI.
 """

@@ -14,8 +14,7 @@ import subprocess
 import threading
 from pathlib import Path
 
-import pytest
-
+from support import tier_gate
 from support.paths import ASSIGNMENT, COURSE_CONFIG, DEMO_CLASS_DIR, SOURCE_DIR
 
 BASE_TAG = "ch11-base:bookworm"
@@ -186,12 +185,7 @@ def docker_reason() -> str | None:
 
 def require_docker() -> None:
     """Skip without a Docker engine, except under CI (``$CI`` set), where Docker must be exercised: fail."""
-    reason = docker_reason()
-    if reason is None:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(f"CI is set but Docker is unusable ({reason}): CI must run the Docker tests", pytrace=False)
-    pytest.skip(reason)
+    tier_gate.require("Docker", docker_reason())
 
 
 def _image_exists(tag: str) -> bool:

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
+from support import tier_gate
 
 #: Chromium flags for a closed network, as root, with no display: no sandbox (root), no GPU, and
 #: none of the background connections (updates, sync, QUIC probes) that this network refuses.
@@ -61,12 +61,7 @@ def browser_reason() -> str | None:
 
 def require_browser() -> None:
     """Skip without a browser, except under CI (``$CI`` set), where the tier must run: fail."""
-    reason = browser_reason()
-    if reason is None:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(f"CI is set but the browser tier cannot run ({reason})", pytrace=False)
-    pytest.skip(reason)
+    tier_gate.require("browser", browser_reason())
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
+from support import tier_gate
 from support.paths import HARNESS_DIR, PACKAGE_DIR, REPO_ROOT
 
 #: Where the tier's venvs are kept between sessions (world-readable, outside any checkout:
@@ -60,12 +59,7 @@ def exchange_reason() -> str | None:
 
 def require_root() -> None:
     """Skip without root (or the user tools), except under CI (``$CI`` set), where the tier must run: fail."""
-    reason = exchange_reason()
-    if reason is None:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(f"CI is set but the exchange tier cannot run ({reason}): CI must run it", pytrace=False)
-    pytest.skip(reason)
+    tier_gate.require("exchange", exchange_reason())
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,8 @@ from pathlib import Path
 
 import pytest
 
+from support import tier_gate
+
 #: The daemons and clients this needs (Debian's ``slurm-wlm`` and ``munge``).
 PROGRAMS = ("munged", "slurmctld", "slurmd", "sinfo", "sbatch", "squeue", "scancel")
 #: The node's name in slurm.conf (``slurmd -N``), the partition's and the cluster's.
@@ -58,12 +60,7 @@ def slurm_reason() -> str | None:
 
 def require_slurm() -> None:
     """Skip without Slurm, except under CI (``$CI`` set), where the tier must run: fail."""
-    reason = slurm_reason()
-    if reason is None:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(f"CI is set but the slurm tier cannot run ({reason})", pytrace=False)
-    pytest.skip(reason)
+    tier_gate.require("slurm", slurm_reason())
 
 
 def _which(name: str) -> str | None:
