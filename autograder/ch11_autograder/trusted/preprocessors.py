@@ -24,6 +24,7 @@ failed: grading never silently runs unsandboxed.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import copy
 import hashlib
@@ -40,11 +41,12 @@ import nbformat
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Float, Integer, List, Unicode
+from traitlets import Bool, Float, Integer, List, Unicode
 
 from ..protocol import CellOutcome
 from ..untrusted.capped_run import read_untrusted_file, run_limited
-from ..untrusted.choose import choose_launcher, resolve_backend
+from ..untrusted.choose import choose_launcher, forking_launcher, resolve_backend
+from ..untrusted.forkserver import ForkServerLauncher
 from ..untrusted.launch import Launcher, Limits
 from .budget import budget_for
 from .feedback import OutputBudget, sanitize_notebook, sanitize_outputs
@@ -65,18 +67,36 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_LAUNCHERS: dict[str, Launcher] = {}
+_LAUNCHERS: dict[tuple[str, bool], Launcher] = {}
 
 #: Name of the error output SandboxedExecute adds when execution went wrong.
 SANDBOX_ERROR_NAME = "SandboxExecutionError"
 
 
-def _launcher(name: str) -> Launcher:
-    """One launcher per backend name per process (a sandbox probe is not free)."""
-    key = resolve_backend(name)
+def _launcher(name: str, resources: ResourcesDict, *, fork: bool) -> Launcher:
+    """One launcher per backend name per process (a sandbox probe is not free).
+
+    With ``fork``, runs are forks of one zygote per submission (``untrusted/forkserver.py``):
+    the submission is the (assignment, student) pair nbgrader names in ``resources``, and a
+    notebook graded without one gets a zygote of its own.
+    """
+    key = (resolve_backend(name), fork)
     if key not in _LAUNCHERS:
-        _LAUNCHERS[key] = choose_launcher(key)
-    return _LAUNCHERS[key]
+        base = choose_launcher(key[0])
+        _LAUNCHERS[key] = forking_launcher(base, key[0]) if fork else base
+    launcher = _LAUNCHERS[key]
+    if isinstance(launcher, ForkServerLauncher):
+        who = resources.get("nbgrader", {})
+        submission = (who.get("assignment"), who.get("student"))
+        launcher.for_submission(submission if submission[1] else object())
+    return launcher
+
+
+@atexit.register
+def _close_launchers() -> None:
+    for launcher in _LAUNCHERS.values():
+        if isinstance(launcher, ForkServerLauncher):
+            launcher.close()
 
 
 def collect_support_files(
@@ -152,6 +172,11 @@ class SandboxedExecute(NbGraderPreprocessor):
     executed (each gets the error output).
     """
 
+    fork_from_zygote = Bool(
+        True,
+        help="Start this submission's runs as forks of one pre-imported process in its sandbox "
+        "(untrusted/forkserver.py); off: a new interpreter per run.",
+    ).tag(config=True)
     sandbox = Unicode("", help="Sandbox backend: bwrap, docker or none. Empty: $CH11_SANDBOX, else bwrap.").tag(
         config=True
     )
@@ -185,7 +210,7 @@ class SandboxedExecute(NbGraderPreprocessor):
         )
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
-        launcher = _launcher(self.sandbox)
+        launcher = _launcher(self.sandbox, resources, fork=self.fork_from_zygote)
         who = resources.get("nbgrader", {})
         budget = budget_for(str(who.get("assignment", "")), str(who.get("student", "")), self.submission_wall_seconds)
         notebook_name = str(who.get("notebook") or resources.get("unique_key") or "notebook")
@@ -333,6 +358,11 @@ class TrustedVerdicts(NbGraderPreprocessor):
     and an error in the log.
     """
 
+    fork_from_zygote = Bool(
+        True,
+        help="Start this submission's runs as forks of one pre-imported process in its sandbox "
+        "(untrusted/forkserver.py); off: a new interpreter per run.",
+    ).tag(config=True)
     sandbox = Unicode("", help="Sandbox backend: bwrap, docker or none. Empty: $CH11_SANDBOX, else bwrap.").tag(
         config=True
     )
@@ -357,7 +387,7 @@ class TrustedVerdicts(NbGraderPreprocessor):
         tests = autograded_test_cells(nb)
         if not tests:
             return nb, resources
-        launcher = _launcher(self.sandbox)
+        launcher = _launcher(self.sandbox, resources, fork=self.fork_from_zygote)
         directory = resources.get("metadata", {}).get("path") or "."
         limits = Limits(
             cpu_seconds=self.cpu_seconds,

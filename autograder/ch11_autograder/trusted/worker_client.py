@@ -243,8 +243,9 @@ class WorkerSession:
             if callable(kill_tree):
                 with contextlib.suppress(OSError):
                     kill_tree()
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
+            else:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
             for stream in (proc.stdin, proc.stdout):

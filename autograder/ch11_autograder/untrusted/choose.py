@@ -17,9 +17,10 @@ import os
 import sys
 
 from .backends.unsandboxed import UnsandboxedLauncher
+from .forkserver import ForkServerLauncher
 from .launch import DEFAULT_SANDBOX, SANDBOX_ENV, SLOT_ENV, Launcher, SandboxUnavailable
 
-__all__ = ["BACKENDS", "choose_launcher", "resolve_backend", "slot_from_env"]
+__all__ = ["BACKENDS", "PRIVATE_DIRS", "choose_launcher", "forking_launcher", "resolve_backend", "slot_from_env"]
 
 BACKENDS = ("bwrap", "container-user", "docker", "none")
 
@@ -108,3 +109,14 @@ def choose_launcher(name: str | None = None) -> Launcher:
     launcher = BwrapLauncher()
     launcher.check()
     return launcher
+
+
+#: Directories private to one sandbox of each backend, which a zygote puts back after every
+#: run: bwrap's own /tmp and /dev/shm; the container-user run's scratch directory, which is
+#: its HOME and TMPDIR. None for the unsandboxed opt-out, whose /tmp is the host's.
+PRIVATE_DIRS: dict[str, tuple[str, ...]] = {"bwrap": ("/tmp", "/dev/shm"), "container-user": (".",), "none": ()}
+
+
+def forking_launcher(launcher: Launcher, name: str) -> ForkServerLauncher:
+    """``launcher`` (backend ``name``) wrapped so that a submission's runs fork from one zygote."""
+    return ForkServerLauncher(launcher, wipe=PRIVATE_DIRS.get(resolve_backend(name), ()))

@@ -29,6 +29,12 @@ On exit one JSON line goes to stdout (after a newline of its own):
 the exception's class name (``KernelUnresponsive: ...``, ``KernelFrozen: ...``).
 Everything this script writes is untrusted data for the grader, which
 validates and sanitizes it.
+
+Under the submission's zygote (``zygote.py``, which sets ``CH11_FORK_KERNEL=1``) the
+kernel is not a new interpreter: this process, still free of threads, event loops and
+zmq contexts, forks it, and the child becomes ``ipykernel_launcher -f <connection file>``
+with the environment, argument list, ``sys.path`` and matplotlib backend a fresh kernel
+gets. nbclient then talks to it through a kernel manager that holds its pid.
 """
 
 from __future__ import annotations
@@ -53,6 +59,8 @@ CELL_OUTPUT_MAX_BYTES = 2 * 1024 * 1024
 MAX_CONSECUTIVE_TIMEOUTS = 2
 
 
+#: Set to "1" by the zygote: fork the kernel from this process instead of starting an interpreter.
+FORK_KERNEL_ENV = "CH11_FORK_KERNEL"
 #: Seconds a kernel has to answer after a timed-out cell's interrupt (job key ``interrupt_grace``).
 DEFAULT_INTERRUPT_GRACE = 5.0
 
@@ -181,6 +189,9 @@ def main(argv: list[str]) -> int:
     from nbclient.exceptions import DeadKernelError
 
     nb = nbformat.read(source, as_version=4)
+    extra_arguments = ["--HistoryManager.hist_file=:memory:"]
+    kernel_name = str(job.get("kernel_name", "python3"))
+    km = _forked_kernel(kernel_name, extra_arguments) if os.environ.get(FORK_KERNEL_ENV) == "1" else None
     state: dict[str, Any] = {"last_finished_cell": None, "timeouts_in_a_row": 0}
     grace = float(job.get("interrupt_grace", DEFAULT_INTERRUPT_GRACE))
     client: Any = None
@@ -227,7 +238,8 @@ def main(argv: list[str]) -> int:
         nb,
         timeout=int(job.get("timeout", 30)),
         startup_timeout=int(job.get("startup_timeout", 60)),
-        kernel_name=str(job.get("kernel_name", "python3")),
+        kernel_name=kernel_name,
+        km=km,
         allow_errors=True,
         interrupt_on_timeout=True,
         error_on_timeout=ERROR_ON_TIMEOUT,
@@ -236,14 +248,18 @@ def main(argv: list[str]) -> int:
         # How a kernel's stdout is cut into stream messages depends on timing; merged,
         # the same notebook always yields the same outputs (and byte-identical feedback).
         coalesce_streams=True,
-        extra_arguments=["--HistoryManager.hist_file=:memory:"],
+        extra_arguments=extra_arguments,
         resources={"metadata": {"path": str(Path.cwd())}},
         on_notebook_start=on_start,
         on_cell_executed=after_cell,
     )
     _write_atomically(nb, target)
     try:
-        client.execute(stdout=subprocess.DEVNULL)
+        try:
+            client.execute(stdout=subprocess.DEVNULL)
+        finally:
+            if km is not None:  # nbclient leaves a kernel manager it was given running
+                km.provisioner.kill_now()
     except DeadKernelError as exc:
         _write_atomically(nb, target)
         _status_line(
@@ -263,6 +279,111 @@ def main(argv: list[str]) -> int:
     _write_atomically(nb, target)
     _status_line({"status": "ok"})
     return 0
+
+
+class _ForkedKernel:
+    """The Popen calls jupyter_client's local provisioner makes, for a kernel this process forked."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+        self.stdin = self.stdout = self.stderr = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                self.returncode = -signal.SIGKILL
+            else:
+                if pid:
+                    self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(["ipykernel"], timeout or 0)
+            time.sleep(0.02)
+        assert self.returncode is not None
+        return self.returncode
+
+    def send_signal(self, signum: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, signum)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+
+def _forked_kernel(kernel_name: str, extra_arguments: list[str]) -> Any:
+    """Fork a kernel from this process and return a started kernel manager for it.
+
+    The child is what ``python -m ipykernel_launcher -f <file> <extra_arguments>`` started by
+    jupyter_client would be: its own session (interrupts go to its process group), stdin
+    and stdout on /dev/null (as ``execute(stdout=DEVNULL)`` gives a launched kernel),
+    ``JPY_PARENT_PID`` set, the working directory first on ``sys.path``, and matplotlib's
+    backend left to ipykernel (the zygote imported matplotlib under ``MPLBACKEND=Agg``).
+    """
+    import matplotlib
+    from jupyter_client.connect import write_connection_file
+    from jupyter_client.manager import AsyncKernelManager
+    from jupyter_client.provisioning.local_provisioner import LocalProvisioner
+
+    runtime = Path(os.environ["JUPYTER_RUNTIME_DIR"])
+    runtime.mkdir(parents=True, exist_ok=True)
+    connection_file, _ = write_connection_file(str(runtime / f"kernel-{os.getpid()}.json"), ip="127.0.0.1",
+                                               key=os.urandom(32).hex().encode(), kernel_name=kernel_name)
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setsid()
+            devnull = os.open(os.devnull, os.O_RDWR)
+            os.dup2(devnull, 0)
+            os.dup2(devnull, 1)
+            os.close(devnull)
+            os.environ["JPY_PARENT_PID"] = str(parent)
+            backend = os.environ.get("MPLBACKEND") or "module://matplotlib_inline.backend_inline"
+            os.environ["MPLBACKEND"] = backend
+            matplotlib.rcParams["backend"] = backend  # what a fresh import reads from MPLBACKEND
+            import importlib.util
+
+            spec = importlib.util.find_spec("ipykernel_launcher")
+            sys.argv = [str(spec.origin if spec else "ipykernel_launcher"), "-f", connection_file, *extra_arguments]
+            sys.path[0] = os.getcwd()
+            from ipykernel import kernelapp
+
+            kernelapp.launch_new_instance()
+        except SystemExit as exc:
+            os._exit(exc.code if isinstance(exc.code, int) else 0)
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+            os._exit(1)
+        os._exit(0)
+    km = AsyncKernelManager(kernel_name=kernel_name, connection_file=connection_file)
+    km.load_connection_file(connection_file)
+
+    class Forked(LocalProvisioner):
+        def kill_now(self) -> None:
+            if self.process is not None:
+                with contextlib.suppress(OSError):
+                    os.killpg(pid, signal.SIGKILL)
+                self.process.wait()
+
+    provisioner = Forked(kernel_id=km.kernel_id or "forked", kernel_spec=km.kernel_spec, parent=km)
+    provisioner.process = _ForkedKernel(pid)  # type: ignore[assignment]  # the Popen calls it makes
+    provisioner.pid = pid
+    provisioner.pgid = pid
+    provisioner.connection_info = km.get_connection_info()
+    km.provisioner = provisioner
+    return km
 
 
 def _abandon(client: Any, status: dict[str, Any]) -> None:
