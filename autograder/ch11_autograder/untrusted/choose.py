@@ -112,9 +112,10 @@ def choose_launcher(name: str | None = None) -> Launcher:
 
 
 #: Directories private to one sandbox of each backend, which a zygote puts back after every
-#: run: bwrap's own /tmp and /dev/shm; the container-user run's scratch directory, which is
-#: its HOME and TMPDIR. None for the unsandboxed opt-out, whose /tmp is the host's.
-PRIVATE_DIRS: dict[str, tuple[str, ...]] = {"bwrap": ("/tmp", "/dev/shm"), "container-user": (".",), "none": ()}
+#: run besides its own working directory (always): bwrap's own /tmp and /dev/shm. None for
+#: container-user, whose runs' HOME and TMPDIR are that working directory, nor for the
+#: unsandboxed opt-out, whose /tmp is the host's.
+PRIVATE_DIRS: dict[str, tuple[str, ...]] = {"bwrap": ("/tmp", "/dev/shm"), "container-user": (), "none": ()}
 
 
 def forking_launcher(launcher: Launcher, name: str) -> ForkServerLauncher:

@@ -191,7 +191,7 @@ def main(argv: list[str]) -> int:
     nb = nbformat.read(source, as_version=4)
     extra_arguments = ["--HistoryManager.hist_file=:memory:"]
     kernel_name = str(job.get("kernel_name", "python3"))
-    km = _forked_kernel(kernel_name, extra_arguments) if os.environ.get(FORK_KERNEL_ENV) == "1" else None
+    km = _forked_kernel(kernel_name, extra_arguments) if os.environ.pop(FORK_KERNEL_ENV, "") == "1" else None
     state: dict[str, Any] = {"last_finished_cell": None, "timeouts_in_a_row": 0}
     grace = float(job.get("interrupt_grace", DEFAULT_INTERRUPT_GRACE))
     client: Any = None
@@ -326,18 +326,20 @@ def _forked_kernel(kernel_name: str, extra_arguments: list[str]) -> Any:
     The child is what ``python -m ipykernel_launcher -f <file> <extra_arguments>`` started by
     jupyter_client would be: its own session (interrupts go to its process group), stdin
     and stdout on /dev/null (as ``execute(stdout=DEVNULL)`` gives a launched kernel),
-    ``JPY_PARENT_PID`` set, the working directory first on ``sys.path``, and matplotlib's
+    ``JPY_PARENT_PID`` set, ``sys.path`` without the script's directory, and matplotlib's
     backend left to ipykernel (the zygote imported matplotlib under ``MPLBACKEND=Agg``).
+    Unlike a launched kernel, its working directory is the run's own one inside the zygote's.
     """
     import matplotlib
     from jupyter_client.connect import write_connection_file
     from jupyter_client.manager import AsyncKernelManager
     from jupyter_client.provisioning.local_provisioner import LocalProvisioner
 
-    runtime = Path(os.environ["JUPYTER_RUNTIME_DIR"])
-    runtime.mkdir(parents=True, exist_ok=True)
-    connection_file, _ = write_connection_file(str(runtime / f"kernel-{os.getpid()}.json"), ip="127.0.0.1",
-                                               key=os.urandom(32).hex().encode(), kernel_name=kernel_name)
+    import uuid
+
+    # Where and how jupyter_client's KernelManager writes it for a kernel it launches.
+    connection_file, _ = write_connection_file(None, ip="127.0.0.1", key=str(uuid.uuid4()).encode(),
+                                               kernel_name=kernel_name)
     parent = os.getpid()
     pid = os.fork()
     if pid == 0:
@@ -355,7 +357,7 @@ def _forked_kernel(kernel_name: str, extra_arguments: list[str]) -> Any:
 
             spec = importlib.util.find_spec("ipykernel_launcher")
             sys.argv = [str(spec.origin if spec else "ipykernel_launcher"), "-f", connection_file, *extra_arguments]
-            sys.path[0] = os.getcwd()
+            del sys.path[0]  # this script's directory; ipykernel_launcher drops its own first entry too
             from ipykernel import kernelapp
 
             kernelapp.launch_new_instance()

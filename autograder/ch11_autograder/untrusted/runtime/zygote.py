@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 HEADER_MAX_BYTES = 1 << 20
+FORK_KERNEL_ENV = "CH11_FORK_KERNEL"
 RUNS = Path("runs")
 _PR_SET_CHILD_SUBREAPER = 36
 #: Modules every run imports; loaded once here. Order matters only for cost.
@@ -87,6 +88,8 @@ def _send(sock: socket.socket, header: dict[str, Any], payload: bytes = b"") -> 
 class Zygote:
     def __init__(self, sock: socket.socket, wipe: list[str]) -> None:
         self.sock = sock
+        # Only the runner is told to fork its kernel; no other run sees the variable.
+        self.fork_kernels = os.environ.pop(FORK_KERNEL_ENV, "") == "1"
         self.runs: dict[int, dict[str, Any]] = {}  # pid -> request
         self.wipe = [Path(p) for p in wipe]
         self.snapshot: dict[Path, bytes | None] = {}
@@ -180,6 +183,8 @@ class Zygote:
         os.setsid()
         os.chdir(workdir)
         os.environ.update({str(k): str(v) for k, v in dict(request.get("env") or {}).items()})
+        if self.fork_kernels and path.name == "execute_notebook.py":
+            os.environ[FORK_KERNEL_ENV] = "1"
         cpu = int(request["cpu_seconds"])
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         size = int(request["max_file_bytes"])
@@ -349,7 +354,8 @@ def main() -> int:
     if threading.active_count() != 1:  # a fork would copy locks other threads hold
         _send(sock, {"op": "refused", "message": f"{threading.active_count()} threads after the imports"})
         return 3
-    zygote = Zygote(sock, [str(p) for p in config.get("wipe", [])])
+    # Its own directory too: a run can write beside its directory (``../``).
+    zygote = Zygote(sock, [".", *(str(p) for p in config.get("wipe", []))])
     zygote.take_snapshot()
     _send(sock, {"op": "ready", "pid": os.getpid()})
     zygote.serve()
