@@ -47,6 +47,13 @@ c.CourseDirectory.release_directory = "assignments"
 """
 
 #: The cheap configuration of the memory benchmark: no notebook execution for outputs.
+#: The pipeline as it was before the zygote: a new interpreter for every runner, kernel and worker.
+NOFORK = """
+# --- benchmark only: no zygote
+c.SandboxedExecute.fork_from_zygote = False
+c.TrustedVerdicts.fork_from_zygote = False
+"""
+
 NOEXEC = """
 # --- benchmark (memory) only: skip executing notebooks for their outputs
 c.Autograde.autograde_preprocessors = [
@@ -222,7 +229,8 @@ def make_course_template(root: Path, kind: str) -> Path:
 
     ``kind`` is ``"pipeline"`` (the repository's nbgrader_config.py),
     ``"pipeline-noexec"`` (the same without ``SandboxedExecute``: notebooks are
-    not executed for their outputs; verdicts, grades and feedback as usual) or
+    not executed for their outputs; verdicts, grades and feedback as usual),
+    ``"pipeline-nofork"`` (the same without the per-submission zygote) or
     ``"plain"`` (:data:`PLAIN_CONFIG`); each gets :data:`TIMING_FOOTER` and the
     repository's ``source/ch11``.
     """
@@ -234,6 +242,8 @@ def make_course_template(root: Path, kind: str) -> Path:
     config = PLAIN_CONFIG if kind == "plain" else COURSE_CONFIG.read_text()
     if kind == "pipeline-noexec":
         config += NOEXEC
+    if kind == "pipeline-nofork":
+        config += NOFORK
     (course / "nbgrader_config.py").write_text(config + TIMING_FOOTER)
     done = run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force", capture_output=True, text=True)
     if done.returncode != 0:

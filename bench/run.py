@@ -224,6 +224,7 @@ def run_cost(repeats: int, parts: str, class_dir: Path) -> dict[str, Any]:
     templates = {"pipeline": make_course_template(WORK, "pipeline")}
     if "b" in parts:
         templates["plain"] = make_course_template(WORK, "plain")
+        templates["nofork"] = make_course_template(WORK, "pipeline-nofork")
     print(f"course templates ready in {time.perf_counter() - t0:.1f} s", flush=True)
     imports = import_costs() if "b" in parts else None
     pipe = templates["pipeline"]
@@ -238,6 +239,8 @@ def run_cost(repeats: int, parts: str, class_dir: Path) -> dict[str, Any]:
                                                             sandbox="bwrap")))
     if "b" in parts:
         variants.append(("plain", lambda r: plain_run(f"r{r}-plain", templates["plain"], class_dir)))
+        variants.append(("bwrap_w1_nofork", lambda r: pipeline_run(f"r{r}-bwrap-w1-nofork", templates["nofork"],
+                                                                   class_dir, workers=1, sandbox="bwrap")))
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in variants}
     for rep in range(repeats):
         # Rotate the order each repetition so no variant always runs first (or right after another).
@@ -308,7 +311,7 @@ def summarize(runs: dict[str, list[dict[str, Any]]], class_dir: Path) -> dict[st
     names = students(class_dir)
     summary: dict[str, Any] = {"students": names}
     bw = runs["bwrap_w1"]
-    graded = [r for name, rs in runs.items() if name != "plain" for r in rs]
+    graded = [r for name, rs in runs.items() if name != "plain" for r in rs]  # every pipeline variant
     summary["scores"] = {n: bw[0]["records"][n]["score"] for n in names}
     summary["scores_identical_across_pipeline_runs"] = len(
         {tuple(r["records"][n]["score"] for n in names) for r in graded}) == 1
@@ -377,6 +380,34 @@ def summarize(runs: dict[str, list[dict[str, Any]]], class_dir: Path) -> dict[st
             "phases_pipeline": {n: _phase_medians(bw, n) for n in names},
             "phases_plain": {n: _phase_medians(plain, n) for n in names},
         }
+        if "bwrap_w1_nofork" in runs:
+            nofork = runs["bwrap_w1_nofork"]
+            cpu_bw, cpu_nofork = _cpu_per_student(bw), _cpu_per_student(nofork)
+            cpu_plain = {n: [r["breakdown"][n].get("cpu_seconds") for r in plain
+                             if r["breakdown"][n].get("cpu_seconds") is not None] for n in names}
+            seconds_nofork = _per_student(nofork)
+            summary["b_vs_plain"]["zygote"] = {
+                "what": "the pipeline with its zygote (bwrap_w1) and without (bwrap_w1_nofork: an interpreter per "
+                        "runner, kernel and worker), against plain nbgrader: per-submission wall seconds and CPU "
+                        "seconds of the isolated nbgrader process and everything it started",
+                "per_submission_seconds": {n: {"zygote": spread(seconds_bw[n]), "no_zygote": spread(seconds_nofork[n]),
+                                               "plain": per[n]["plain_in_process"]} for n in names},
+                "per_submission_cpu": {n: {"zygote": spread(cpu_bw.get(n, [])),
+                                           "no_zygote": spread(cpu_nofork.get(n, [])),
+                                           "plain": spread(cpu_plain[n])} for n in names},
+                "cpu_seconds_autograde": {
+                    "zygote": spread([sum(r["breakdown"][n].get("cpu_seconds") or 0 for n in names) for r in bw]),
+                    "no_zygote": spread([sum(r["breakdown"][n].get("cpu_seconds") or 0 for n in names)
+                                         for r in nofork])},
+                "autograde_all_submissions_seconds": {
+                    "zygote": spread(total_bw),
+                    "no_zygote": spread([sum(r["records"][n]["seconds"] for n in names) for r in nofork])},
+                "ratio_autograde_zygote_vs_plain": ratio(median(total_bw), median(r["autograde"] for r in plain)),
+                "ratio_autograde_no_zygote_vs_plain": ratio(
+                    median(sum(r["records"][n]["seconds"] for n in names) for r in nofork),
+                    median(r["autograde"] for r in plain)),
+                "phases_no_zygote": {n: _phase_medians(nofork, n) for n in names},
+            }
     if "bwrap_w2" in runs:  # (c)
         w2 = runs["bwrap_w2"]
         durations = [median(seconds_bw[n]) for n in names]  # grade_class takes jobs in student-id order

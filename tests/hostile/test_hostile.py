@@ -669,6 +669,10 @@ class Demo:
     records: dict[str, Any] = field(default_factory=dict)
 
 
+#: Cases that, unsandboxed, rewrite every gradebook they can find.
+GRADEBOOK_ATTACKS = frozenset({"gradebook_absolute", "gradebook_relative"})
+
+
 @pytest.fixture(scope="session")
 def unsandboxed(tmp_path_factory) -> Iterator[Demo]:
     """The ``none`` sample graded by the batch grader with CH11_SANDBOX=none (kernel and worker unsandboxed)."""
@@ -678,9 +682,16 @@ def unsandboxed(tmp_path_factory) -> Iterator[Demo]:
     server = Listener()
     ctx = Context(course=course, class_dir=peers, allowed_root=root, listener_port=server.port,
                   evidence_dir=root / "evidence")
-    build_corpus(source, ctx, [c for c in CASES if c.unsandboxed_demo == "none"])
-    report = run_batch(source, new_course(course), "none")
-    yield Demo(course, gradebook_scores(course), ctx, server, {r.student: r for r in report.records})
+    cases = [c for c in CASES if c.unsandboxed_demo == "none"]
+    # Unsandboxed, the gradebook attacks rewrite every gradebook they find, the isolated ones of
+    # classmates being graded at the same time included: they get a batch of their own, after
+    # the others' records are taken.
+    build_corpus(source, ctx, [c for c in cases if c.name not in GRADEBOOK_ATTACKS])
+    build_corpus(root / "tamperers", ctx, [c for c in cases if c.name in GRADEBOOK_ATTACKS])
+    new_course(course)
+    records = {r.student: r for r in run_batch(source, course, "none").records}
+    records.update({r.student: r for r in run_batch(root / "tamperers", course, "none").records})
+    yield Demo(course, gradebook_scores(course), ctx, server, records)
     server.close()
 
 
@@ -725,11 +736,10 @@ def _tampered(course: Path) -> bool:
 def _earned(demo: Demo, name: str) -> float:
     """What grading gave the case: its batch record's points where it has one, else the gradebook's.
 
-    The unsandboxed sample grades the gradebook attacks beside the others in one course, and
-    gradebook_absolute zeroes every other student it finds there; whether a classmate's merge
-    came before or after that depends on the workers' timing, so the gradebook alone would make
-    the other cases' outcomes depend on it too. The record holds what the case's own isolated
-    grading gave it, whatever came later.
+    The unsandboxed sample grades the gradebook attacks into the same course after the others,
+    and gradebook_absolute zeroes every other student it finds there, so the course's gradebook
+    alone would make the other cases' outcomes depend on it too. The record holds what the
+    case's own isolated grading gave it, whatever came later.
     """
     record = demo.records.get(name)
     if record is not None:
