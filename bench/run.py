@@ -14,7 +14,10 @@ b. the pipeline against plain ``nbgrader autograde`` (a course with nbgrader's
    breakdown of where the pipeline's time goes;
 c. ``grade_class`` with 2 workers against 1 worker (bwrap);
 d. peak memory of the orchestrator for a large batch (copies of the demo
-   class with distinct student ids), in a child process sampled from here.
+   class with distinct student ids), in a child process sampled from here;
+e. a class of ``--class-size`` submissions made from the demo students and the
+   catalogue's wrong answers, graded end to end by the pipeline (2 workers) and
+   by plain nbgrader: submissions per minute and CPU seconds per submission.
 
 Each repetition of a-c runs every variant once, interleaved, so slow drift
 in the machine's load hits all variants alike. Results go to
@@ -575,12 +578,54 @@ def run_memory(n: int, notebooks: list[str], workers: int, sandbox: str, class_d
     }
 
 
+# --------------------------------------------------------------------------- part e
+
+
+def run_large(n: int, workers: int, class_dir: Path) -> dict[str, Any]:
+    """Part e (bench/large_class.py): ``n`` mixed submissions, the pipeline with ``workers`` against plain nbgrader."""
+    from large_class import make_mixed_class
+
+    WORK.mkdir(parents=True, exist_ok=True)
+    source = WORK / "large-class"
+    made = make_mixed_class(source, n, class_dir)
+    print(f"part e: {n} submissions from {made['profiles']} profiles in {source}", flush=True)
+    pipe = pipeline_run("large-pipeline", make_course_template(WORK, "pipeline"), source, workers=workers,
+                        sandbox="bwrap")
+    c = pipe["conditions"]
+    print(f"part e: pipeline {pipe['elapsed']:.0f} s, load {c.load_before[0]:.2f}->{c.load_after[0]:.2f}", flush=True)
+    plain = plain_run("large-plain", make_course_template(WORK, "plain"), source)
+    c = plain["conditions"]
+    print(f"part e: plain {plain['elapsed']:.0f} s, load {c.load_before[0]:.2f}->{c.load_after[0]:.2f}", flush=True)
+
+    def side(elapsed: float, cpu: float) -> dict[str, float]:
+        return {"elapsed_seconds": round(elapsed, 1), "submissions_per_minute": round(n / (elapsed / 60), 2),
+                "cpu_seconds": round(cpu, 1), "cpu_seconds_per_submission": round(cpu / n, 2)}
+
+    statuses: dict[str, int] = {}
+    for record in pipe["records"].values():
+        statuses[record["status"]] = statuses.get(record["status"], 0) + 1
+    return {
+        "what": "a class of n submissions (bench/large_class.py) graded end to end: the pipeline "
+                f"(grade_class, workers={workers}, bwrap, feedback and export) and plain nbgrader (autograde, "
+                "generate_feedback, export; one process each); CPU: this process and everything it reaped",
+        "class": made,
+        "pipeline": {**side(pipe["elapsed"], pipe["conditions"].own_cpu_seconds), "statuses": statuses,
+                     "steps": {k: pipe[k] for k in ("before_grading", "grading", "feedback_step",
+                                                    "export_and_reports")}},
+        "plain": {**side(plain["elapsed"], plain["conditions"].own_cpu_seconds),
+                  "steps": {k: plain[k] for k in ("autograde", "feedback", "export")},
+                  "autograde_cpu_seconds": plain["cpu_seconds_by_process"].get("autograde")},
+        "conditions": {"pipeline": pipe["conditions"], "plain": plain["conditions"]},
+    }
+
+
 # --------------------------------------------------------------------------- main
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parts", default="abcd", help="any of a, b, c, d (default: abcd)")
+    parser.add_argument("--parts", default="abcd", help="any of a, b, c, d, e (default: abcd)")
+    parser.add_argument("--class-size", type=int, default=200, help="submissions of part e's class (default 200)")
     parser.add_argument("--repeats", type=int, default=3, help="repetitions of a-c (default 3)")
     parser.add_argument("--memory-submissions", type=int, default=200)
     parser.add_argument("--memory-notebooks", default="ex4_audit.ipynb",
@@ -636,6 +681,14 @@ def _bench(args: argparse.Namespace, argv: list[str] | None, started: float, cpu
         mem["total_seconds"] = round(time.perf_counter() - t, 1)
         write_json(args.results / "memory.json", mem)
         print(json.dumps({k: v for k, v in mem.items() if k not in ("machine", "child")}, indent=1, default=str))
+    if "e" in args.parts:
+        t = time.perf_counter()
+        large = run_large(args.class_size, 2, args.class_dir)
+        large["machine"] = machine()
+        large["command"] = "python bench/run.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        large["total_seconds"] = round(time.perf_counter() - t, 1)
+        write_json(args.results / "large.json", large)
+        print(json.dumps({k: large[k] for k in ("pipeline", "plain")}, indent=1, default=str))
     print(f"bench finished in {time.perf_counter() - started:.0f} s; results in {args.results}")
     return 0
 
