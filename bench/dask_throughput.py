@@ -1,6 +1,7 @@
 """Throughput of grading on Dask workers against local workers (bench/README.md, "Dask").
 
     .venv/bin/python bench/dask_throughput.py [--students ada,hal] [--repeats 1]
+    .venv/bin/python bench/dask_throughput.py --mixed 16     # part e's mixed class, 16 submissions
 
 Variants, each ``grade_class`` over the same students into a fresh copy of one course
 (the repository's config and source, assignment generated once; feedback off, the same
@@ -73,6 +74,8 @@ def _run(label: str, cluster: str | None, workers: int, template: Path, source: 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--students", default="ada,hal")
+    parser.add_argument("--mixed", type=int, default=0,
+                        help="grade this many submissions of part e's mixed class (bench/large_class.py) instead")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--out", type=Path, default=RESULTS / "dask.json", help="where the results go")
     args = parser.parse_args(argv)
@@ -80,8 +83,13 @@ def main(argv: list[str] | None = None) -> int:
     source = WORK / "class"
     if source.exists():
         shutil.rmtree(source)
-    for name in args.students.split(","):
-        shutil.copytree(DEMO_CLASS_DIR / name, source / name)
+    if args.mixed:
+        from large_class import make_mixed_class
+
+        make_mixed_class(source, args.mixed)
+    else:
+        for name in args.students.split(","):
+            shutil.copytree(DEMO_CLASS_DIR / name, source / name)
     template = _template()
     runs: list[dict[str, Any]] = []
     for rep in range(args.repeats):
@@ -92,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
             runs.append(run)
     grading = {label: median(r["grading"] for r in runs if r["label"] == label) for label, _, _ in VARIANTS}
     summary = {
-        "students": args.students, "repeats": args.repeats, "grading_median": grading,
+        "students": f"part e's mixed class, {args.mixed} submissions" if args.mixed else args.students,
+        "repeats": args.repeats, "grading_median": grading,
         "dask_w2_over_local_w2_throughput": round(grading["local_w2"] / grading["dask_w2"], 3),
         "dask_w2_over_dask_w1_throughput": round(grading["dask_w1"] / grading["dask_w2"], 3),
     }
