@@ -330,12 +330,12 @@ def _forked_kernel(kernel_name: str, extra_arguments: list[str]) -> Any:
     backend left to ipykernel (the zygote imported matplotlib under ``MPLBACKEND=Agg``).
     Unlike a launched kernel, its working directory is the run's own one inside the zygote's.
     """
+    import uuid
+
     import matplotlib
     from jupyter_client.connect import write_connection_file
     from jupyter_client.manager import AsyncKernelManager
     from jupyter_client.provisioning.local_provisioner import LocalProvisioner
-
-    import uuid
 
     # Where and how jupyter_client's KernelManager writes it for a kernel it launches.
     connection_file, _ = write_connection_file(None, ip="127.0.0.1", key=str(uuid.uuid4()).encode(),
