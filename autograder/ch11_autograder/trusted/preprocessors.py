@@ -77,18 +77,20 @@ def _launcher(name: str, resources: ResourcesDict, *, fork: bool) -> Launcher:
     """One launcher per backend name per process (a sandbox probe is not free).
 
     With ``fork``, runs are forks of one zygote per submission (``untrusted/forkserver.py``):
-    the submission is the (assignment, student) pair nbgrader names in ``resources``, and a
-    notebook graded without one gets a zygote of its own.
+    the submission is the (assignment, student) pair nbgrader names in ``resources``. A
+    notebook graded without one (no submission to share a zygote with) runs without.
     """
-    key = (resolve_backend(name), fork)
+    backend = resolve_backend(name)
+    who = resources.get("nbgrader", {})
+    submission = (who.get("assignment"), who.get("student"))
+    key = (backend, fork and bool(submission[1]))
     if key not in _LAUNCHERS:
-        base = choose_launcher(key[0])
-        _LAUNCHERS[key] = forking_launcher(base, key[0]) if fork else base
+        base = _LAUNCHERS.get((backend, False)) or choose_launcher(backend)
+        _LAUNCHERS[(backend, False)] = base
+        _LAUNCHERS[key] = forking_launcher(base, backend) if key[1] else base
     launcher = _LAUNCHERS[key]
     if isinstance(launcher, ForkServerLauncher):
-        who = resources.get("nbgrader", {})
-        submission = (who.get("assignment"), who.get("student"))
-        launcher.for_submission(submission if submission[1] else object())
+        launcher.for_submission(submission)
     return launcher
 
 
