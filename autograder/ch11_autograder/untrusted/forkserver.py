@@ -40,7 +40,6 @@ import queue
 import shutil
 import signal
 import socket
-import struct
 import subprocess
 import tempfile
 import threading
@@ -49,7 +48,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
-from .launch import Launcher, Limits
+from .launch import Launcher, Limits, scratch_seed
+from .runtime import frames
 
 __all__ = ["ForkServerLauncher", "ForkedRun", "ZygoteUnavailable"]
 
@@ -57,26 +57,10 @@ log = logging.getLogger(__name__)
 
 #: Set in every run's environment: ``execute_notebook.py`` then forks its kernel.
 FORK_KERNEL_ENV = "CH11_FORK_KERNEL"
-_HEADER_MAX_BYTES = 1 << 20
 
 
 class ZygoteUnavailable(RuntimeError):
     """The zygote did not start, refused to serve, or stopped answering."""
-
-
-def _pack(header: dict[str, Any]) -> bytes:
-    raw = json.dumps(header).encode()
-    return struct.pack(">I", len(raw)) + raw
-
-
-def _read_exact(sock: socket.socket, n: int) -> bytes:
-    chunks = bytearray()
-    while len(chunks) < n:
-        data = sock.recv(min(n - len(chunks), 1 << 20))
-        if not data:
-            raise EOFError
-        chunks += data
-    return bytes(chunks)
 
 
 @dataclass
@@ -197,10 +181,7 @@ class _Zygote:
     def _read_loop(self) -> None:
         try:
             while True:
-                (length,) = struct.unpack(">I", _read_exact(self.sock, 4))
-                if length > _HEADER_MAX_BYTES:
-                    raise EOFError
-                message = json.loads(_read_exact(self.sock, length))
+                message = frames.read_header(self.sock)
                 op = message.get("op")
                 if op in ("ready", "refused"):
                     self.ready.put(message)
@@ -212,7 +193,7 @@ class _Zygote:
                     self._exited(message)
                 else:
                     raise EOFError
-        except (EOFError, OSError, ValueError, struct.error):
+        except (EOFError, OSError, ValueError):
             pass
         self.dead = True
         self.ready.put({"op": "refused", "message": "the zygote ended"})
@@ -230,7 +211,7 @@ class _Zygote:
             run = self.runs.pop(run_id, None)
         listed = message.get("writeback") or []
         for rel, size in listed:
-            data = _read_exact(self.sock, int(size)) if size is not None else None
+            data = frames.read_exact(self.sock, int(size)) if size is not None else None
             if run is not None and data is not None and rel in run.writeback:
                 (run.scratch / rel).write_bytes(data)
         if run is not None:
@@ -251,15 +232,16 @@ class _Zygote:
               env: Mapping[str, str] | None, stdin: Any, stdout: Any, stderr: Any,
               writeback: Sequence[str]) -> ForkedRun:
         files: list[tuple[str, bytes]] = []
-        for dirpath, dirnames, filenames in os.walk(scratch):
-            dirnames.sort()
-            for name in sorted(filenames):
-                path = Path(dirpath) / name
-                if path.is_symlink() or not path.is_file():
-                    continue
-                rel = path.relative_to(scratch).as_posix()
-                if rel not in writeback:
-                    files.append((rel, path.read_bytes()))
+        seed = scratch_seed(scratch, skip=writeback)
+        try:
+            for rel, fd in seed:
+                if fd is not None:
+                    with os.fdopen(fd, "rb", closefd=False) as handle:
+                        files.append((rel, handle.read()))
+        finally:
+            for _, fd in seed:
+                if fd is not None:
+                    os.close(fd)
         for rel in writeback:
             (scratch / rel).touch()
         ours: list[IO[bytes] | None] = [None, None, None]
@@ -299,12 +281,12 @@ class _Zygote:
                 "cpu_seconds": limits.cpu_seconds, "max_file_bytes": limits.max_file_bytes,
                 "files": [[rel, len(data)] for rel, data in files], "writeback": list(writeback),
             }
-            raw = _pack(header)
+            raw = frames.pack(header)
             with self.lock:
                 if self.dead:
                     raise ZygoteUnavailable("the zygote ended")
-                socket.send_fds(self.sock, [raw[:4]], theirs)
-                self.sock.sendall(raw[4:])
+                socket.send_fds(self.sock, [raw[:frames.LENGTH_BYTES]], theirs)
+                self.sock.sendall(raw[frames.LENGTH_BYTES:])
                 for _, data in files:
                     self.sock.sendall(data)
             try:
@@ -334,7 +316,7 @@ class _Zygote:
 
     def kill(self, run_id: int) -> None:
         with contextlib.suppress(OSError), self.lock:
-            self.sock.sendall(_pack({"op": "kill", "id": run_id}))
+            self.sock.sendall(frames.pack({"op": "kill", "id": run_id}))
 
     def abandon(self) -> None:
         """End the zygote's sandbox at once (every run in it dies)."""

@@ -57,6 +57,7 @@ __all__ = [
     "Limits",
     "SandboxUnavailable",
     "rlimit_setter",
+    "scratch_seed",
 ]
 
 
@@ -168,3 +169,35 @@ def rlimit_setter(limits: Limits, *, setsid: bool = True, address_space: bool = 
 
     return apply
 
+
+def scratch_seed(scratch: Path, *, skip: Sequence[str] = ()) -> list[tuple[str, int | None]]:
+    """What a sandboxed run's working directory starts with: a copy of ``scratch`` (the caller's files).
+
+    Returns ``(relative path, fd)`` per regular file (an fd open for reading, which the caller
+    copies in, bwrap with ``--file`` and a zygote over its socket, and must close) and
+    ``(relative path, None)`` per directory, parents before children, sorted. Symbolic links and special files are
+    left out (the trusted side writes only plain files there); ``skip`` names files not to copy.
+
+    Raises:
+        OSError: a file cannot be opened (the fds opened so far are closed).
+    """
+    seed: list[tuple[str, int | None]] = []
+    try:
+        for dirpath, dirnames, filenames in os.walk(scratch):
+            dirnames.sort()
+            base = Path(dirpath).relative_to(scratch)
+            for name in dirnames:
+                if not os.path.islink(os.path.join(dirpath, name)):
+                    seed.append(((base / name).as_posix(), None))
+            for name in sorted(filenames):
+                rel = (base / name).as_posix()
+                path = os.path.join(dirpath, name)
+                if rel in skip or os.path.islink(path) or not os.path.isfile(path):
+                    continue
+                seed.append((rel, os.open(path, os.O_RDONLY | os.O_NOFOLLOW)))
+    except BaseException:
+        for _, fd in seed:
+            if fd is not None:
+                os.close(fd)
+        raise
+    return seed

@@ -90,7 +90,7 @@ from pathlib import Path
 from typing import IO
 
 from ..font_list import FontList, build_font_list
-from ..launch import PROTOCOL_FILE, RUNTIME_DIR, Limits, SandboxUnavailable, rlimit_setter
+from ..launch import PROTOCOL_FILE, RUNTIME_DIR, Limits, SandboxUnavailable, rlimit_setter, scratch_seed
 from .bwrap_argv import MPLCONFIGDIR, bwrap_argv, data_blobs
 from .bwrap_plan import PROTOCOL_MOUNT, check_scratch, make_plan, module_locations, resolved
 from .cgroups import CgroupSupport, RunCgroup, discover_cgroups, sweep_stale_cgroups
@@ -100,7 +100,6 @@ __all__ = [
     "Enforcement",
     "SandboxProcess",
     "find_bwrap",
-    "scratch_seed",
 ]
 
 _INSTALL_HINT = (
@@ -527,39 +526,6 @@ def _plain_relative(rel: str) -> str:
     if not parts or Path(rel).is_absolute() or any(p in (".", "..") for p in parts):
         raise ValueError(f"writeback path {rel!r} is not a plain path relative to the scratch directory")
     return "/".join(parts)
-
-
-def scratch_seed(scratch: Path, *, skip: Sequence[str] = ()) -> list[tuple[str, int | None]]:
-    """What the sandbox's scratch tmpfs starts with: a copy of ``scratch`` (the caller's files).
-
-    Returns ``(relative path, fd)`` per regular file (an fd open for reading, which bwrap's
-    ``--file`` copies into the tmpfs and the caller must close) and ``(relative path, None)``
-    per directory, parents before children, sorted. Symbolic links and special files are
-    left out (the trusted side writes only plain files there); ``skip`` names files not to copy.
-
-    Raises:
-        OSError: a file cannot be opened (the fds opened so far are closed).
-    """
-    seed: list[tuple[str, int | None]] = []
-    try:
-        for dirpath, dirnames, filenames in os.walk(scratch):
-            dirnames.sort()
-            base = Path(dirpath).relative_to(scratch)
-            for name in dirnames:
-                if not os.path.islink(os.path.join(dirpath, name)):
-                    seed.append(((base / name).as_posix(), None))
-            for name in sorted(filenames):
-                rel = (base / name).as_posix()
-                path = os.path.join(dirpath, name)
-                if rel in skip or os.path.islink(path) or not os.path.isfile(path):
-                    continue
-                seed.append((rel, os.open(path, os.O_RDONLY | os.O_NOFOLLOW)))
-    except BaseException:
-        for _, fd in seed:
-            if fd is not None:
-                os.close(fd)
-        raise
-    return seed
 
 
 def _memfd(data: bytes) -> int:

@@ -8,8 +8,8 @@ notebook's runner, its kernel (forked by the runner, see ``execute_notebook.py``
 verdict worker start without the ~1 CPU-s of imports each, and nothing one run defines
 reaches the next: a fork sees only what the zygote holds.
 
-Wire format on the socket, both ways: a 4-byte big-endian length, a JSON header of that
-length, then the raw bytes the header announces. Requests:
+Wire format on the socket, both ways: ``frames.py`` (a 4-byte big-endian length, a JSON
+header of that length, then the raw bytes the header announces). Requests:
 
 * ``{"op": "spawn", "id": N, "script": name, "args": [...], "env": {...},
   "cpu_seconds": s, "max_file_bytes": b, "files": [[relpath, size], ...],
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib.util
 import json
 import os
 import resource
@@ -43,13 +44,11 @@ import shutil
 import signal
 import socket
 import stat
-import struct
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
-HEADER_MAX_BYTES = 1 << 20
 FORK_KERNEL_ENV = "CH11_FORK_KERNEL"
 RUNS = Path("runs")
 _PR_SET_CHILD_SUBREAPER = 36
@@ -70,19 +69,22 @@ PRELOAD = (
 )
 
 
-def _read_exact(sock: socket.socket, n: int) -> bytes:
-    chunks = bytearray()
-    while len(chunks) < n:
-        data = sock.recv(min(n - len(chunks), 1 << 20))
-        if not data:
-            raise EOFError
-        chunks += data
-    return bytes(chunks)
+def _load_frames() -> Any:
+    """Import ``frames.py`` from this script's directory under a private name (the framing both ends share)."""
+    path = Path(__file__).resolve().parent / "frames.py"
+    spec = importlib.util.spec_from_file_location("_ch11_zygote_frames", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load the framing module from {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+frames = _load_frames()
 
 
 def _send(sock: socket.socket, header: dict[str, Any], payload: bytes = b"") -> None:
-    raw = json.dumps(header).encode()
-    sock.sendall(struct.pack(">I", len(raw)) + raw + payload)
+    sock.sendall(frames.pack(header, payload))
 
 
 class Zygote:
@@ -290,15 +292,11 @@ class Zygote:
             self.reap()
 
     def receive(self) -> tuple[dict[str, Any], list[int], list[tuple[str, bytes]]]:
-        raw_len, fds, _, _ = socket.recv_fds(self.sock, 4, 3)
+        raw_len, fds, _, _ = socket.recv_fds(self.sock, frames.LENGTH_BYTES, 3)
         if not raw_len:
             raise EOFError
-        raw_len += _read_exact(self.sock, 4 - len(raw_len))
-        (length,) = struct.unpack(">I", raw_len)
-        if length > HEADER_MAX_BYTES:
-            raise EOFError
-        request = json.loads(_read_exact(self.sock, length))
-        files = [(str(rel), _read_exact(self.sock, int(size))) for rel, size in request.get("files", [])]
+        request = frames.read_header(self.sock, raw_len)
+        files = [(str(rel), frames.read_exact(self.sock, int(size))) for rel, size in request.get("files", [])]
         return request, list(fds), files
 
 
