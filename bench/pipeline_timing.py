@@ -185,6 +185,22 @@ def _write() -> None:
     path.write_text(json.dumps(record), encoding="utf-8")
 
 
+def _after_fork() -> None:
+    """A forked nbgrader (``batch/nbgrader_fork.py``) is a process of its own: its record starts here.
+
+    Its spans, its ``config_loaded`` (the fork; the imports were the server's) and, with
+    ``$CH11_BENCH_CPUACCT=1``, a cgroup of its own, so its ``cpu_seconds`` are its own and
+    not the server's group's, which every forked run shares.
+    """
+    _spans.clear()
+    _active.clear()
+    _state["config_loaded"] = time.time()
+    for key in ("cgroup", "cgroup_parent", "cpu_before_cgroup"):
+        _state.pop(key, None)
+    if os.environ.get(CPU_ENV) == "1":
+        _enter_cgroup()
+
+
 def install() -> None:
     """Wrap the timed functions of this process (idempotent; a no-op without ``$CH11_BENCH_TIMINGS``)."""
     if _state["installed"] or not os.environ.get(ENV):
@@ -232,3 +248,4 @@ def install() -> None:
         _wrap(pp, "run_suite", lambda suite, *a, **k: f"suite:{suite.grade_id}")
         _wrap(WorkerSession, "start", "worker_start")
     atexit.register(_write)
+    os.register_at_fork(after_in_child=_after_fork)

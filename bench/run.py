@@ -87,7 +87,7 @@ def class_subset(class_dir: Path, names: str) -> Path:
 
 
 def pipeline_run(label: str, template: Path, source: Path, *, workers: int, sandbox: str,
-                 feedback: bool = True) -> dict[str, Any]:
+                 feedback: bool = True, fork_nbgrader: bool = True) -> dict[str, Any]:
     """``grade_class`` over ``source`` into a fresh copy of ``template``; times, records and breakdowns."""
     from ch11_autograder.batch import grade_class
 
@@ -106,7 +106,7 @@ def pipeline_run(label: str, template: Path, source: Path, *, workers: int, sand
     try:
         with Measure() as m:
             report = grade_class(source, course, workers=workers, sandbox=sandbox, progress=progress,
-                                 feedback=feedback)
+                                 feedback=feedback, fork_nbgrader=fork_nbgrader)
     finally:
         del os.environ[TIMINGS_ENV]
     steps = dict((name, t) for t, name in events)
@@ -242,6 +242,8 @@ def run_cost(repeats: int, parts: str, class_dir: Path) -> dict[str, Any]:
                                                             sandbox="bwrap")))
     if "b" in parts:
         variants.append(("plain", lambda r: plain_run(f"r{r}-plain", templates["plain"], class_dir)))
+        variants.append(("bwrap_w1_freshnb", lambda r: pipeline_run(f"r{r}-bwrap-w1-freshnb", pipe, class_dir,
+                                                                    workers=1, sandbox="bwrap", fork_nbgrader=False)))
         variants.append(("bwrap_w1_nofork", lambda r: pipeline_run(f"r{r}-bwrap-w1-nofork", templates["nofork"],
                                                                    class_dir, workers=1, sandbox="bwrap")))
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in variants}
@@ -410,6 +412,29 @@ def summarize(runs: dict[str, list[dict[str, Any]]], class_dir: Path) -> dict[st
                     median(sum(r["records"][n]["seconds"] for n in names) for r in nofork),
                     median(r["autograde"] for r in plain)),
                 "phases_no_zygote": {n: _phase_medians(nofork, n) for n in names},
+            }
+        if "bwrap_w1_freshnb" in runs:
+            fresh = runs["bwrap_w1_freshnb"]
+            seconds_fresh, cpu_bw, cpu_fresh = _per_student(fresh), _cpu_per_student(bw), _cpu_per_student(fresh)
+            summary["b_vs_plain"]["nbgrader_fork"] = {
+                "what": "the pipeline forking each submission's nbgrader from one pre-imported process per slot "
+                        "(bwrap_w1) and starting it afresh (bwrap_w1_freshnb); per-submission wall seconds "
+                        "(SubmissionRecord.seconds), the nbgrader process's start (created to first span) and CPU "
+                        "seconds of the nbgrader process and everything it started; whole runs' own CPU includes "
+                        "the fork server's imports, once per slot",
+                "per_submission_seconds": {n: {"forked": spread(seconds_bw[n]), "fresh": spread(seconds_fresh[n])}
+                                           for n in names},
+                "startup_seconds": {n: {"forked": _phase_medians(bw, n).get("startup"),
+                                        "fresh": _phase_medians(fresh, n).get("startup")} for n in names},
+                "per_submission_cpu": {n: {"forked": spread(cpu_bw.get(n, [])), "fresh": spread(cpu_fresh.get(n, []))}
+                                       for n in names},
+                "autograde_all_submissions_seconds": {
+                    "forked": spread(total_bw),
+                    "fresh": spread([sum(r["records"][n]["seconds"] for n in names) for r in fresh])},
+                "run_cpu_seconds_end_to_end": {"forked": spread(_own(bw, "cpu")), "fresh": spread(_own(fresh, "cpu"))},
+                "ratio_autograde_fresh_vs_plain": ratio(
+                    median(sum(r["records"][n]["seconds"] for n in names) for r in fresh),
+                    median(r["autograde"] for r in plain)),
             }
     if "bwrap_w2" in runs:  # (c)
         w2 = runs["bwrap_w2"]

@@ -36,6 +36,7 @@ from ..nbgrader_cli import nbgrader_argv, nbgrader_env
 from ..untrusted.launch import EXECUTION_REPORT_ENV, SANDBOX_ENV, SLOT_ENV
 from .intake import StudentSubmission
 from .merge import PriorSubmission, SubmissionResult, read_result, seed_prior
+from .nbgrader_fork import ForkedNbgrader, ForkServerGone, NbgraderForkServer
 from .nbgrader_log import nbgrader_error_line
 from .records import ExecutionUse
 
@@ -88,19 +89,24 @@ def read_execution_report(path: Path) -> ExecutionUse | None:
     return ExecutionUse(budget, round(used, 2), not_run, cut)
 
 
+#: An nbgrader run in flight: a process of its own, or a fork of the slot's :class:`.nbgrader_fork.NbgraderForkServer`.
+#: Either way ``pid`` is its process group's id.
+GraderProcess = subprocess.Popen | ForkedNbgrader
+
+
 class RunningGraders:
     """Process groups of the nbgrader runs in flight, so a cancelled batch can kill them."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._procs: set[subprocess.Popen] = set()
+        self._procs: set[GraderProcess] = set()
         self.cancelled = threading.Event()
 
-    def add(self, proc: subprocess.Popen) -> None:
+    def add(self, proc: GraderProcess) -> None:
         with self._lock:
             self._procs.add(proc)
 
-    def discard(self, proc: subprocess.Popen) -> None:
+    def discard(self, proc: GraderProcess) -> None:
         with self._lock:
             self._procs.discard(proc)
 
@@ -116,7 +122,7 @@ def _die_with_parent() -> None:
     _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _kill_group(proc: GraderProcess) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
 
@@ -155,6 +161,19 @@ def kill_processes_in(directory: Path, rounds: int = 20) -> int:
     return found
 
 
+def _start(args: tuple[str, ...], work: Path, env: dict[str, str], log, forks: NbgraderForkServer | None
+           ) -> GraderProcess:
+    """``nbgrader *args`` in ``work``: a fork of ``forks`` when it serves, else a process of its own."""
+    if forks is not None:
+        try:
+            return forks.spawn(args, cwd=work, env=env, log_fd=log.fileno())
+        except ForkServerGone as exc:
+            log.write(f"[ch11] the slot's nbgrader fork server is gone ({exc}); starting nbgrader afresh\n".encode())
+            log.flush()
+    return subprocess.Popen(nbgrader_argv(*args), cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_die_with_parent)
+
+
 def grade_isolated(
     sub: StudentSubmission,
     *,
@@ -168,12 +187,15 @@ def grade_isolated(
     assignment: str,
     running: RunningGraders,
     prior: PriorSubmission | None = None,
+    forks: NbgraderForkServer | None = None,
 ) -> Outcome:
     """Run ``nbgrader autograde`` for ``sub`` in a fresh isolated course under ``work_root``.
 
     ``prior``: the student's submission row in the instructor's gradebook (timestamp,
     extension, hand scores), seeded into the isolated gradebook so lateness is computed
     as in the real course; ``None`` when the course has no row for the student.
+    ``forks``: the slot's fork server; nbgrader then starts as a fork of it (about a second
+    less per submission), and as a process of its own when there is none or it has ended.
     Never raises for the submission's sake: every failure is the outcome's error text.
     """
     started = time.monotonic()
@@ -210,12 +232,11 @@ def grade_isolated(
             env["TMPDIR"] = str(work / "tmp")
         # Pin the isolated course on the command line (it wins over the config file): a course config that
         # names an absolute root or database must not send this run into the instructor's course.
-        argv = nbgrader_argv("autograde", assignment, f"--student={sub.student}", f"--CourseDirectory.root={work}",
-                             f"--CourseDirectory.db_url=sqlite:///{work / 'gradebook.db'}")
+        args = ("autograde", assignment, f"--student={sub.student}", f"--CourseDirectory.root={work}",
+                f"--CourseDirectory.db_url=sqlite:///{work / 'gradebook.db'}")
         timed_out = False
         with log_path.open("wb") as log:
-            proc = subprocess.Popen(argv, cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                    stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_die_with_parent)
+            proc = _start(args, work, env, log, forks)
             running.add(proc)
             try:
                 proc.wait(timeout=timeout)

@@ -21,6 +21,7 @@ is an ordinary function (the tests call it directly).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import os
@@ -39,10 +40,12 @@ from .guards import check_sandbox
 from .intake import StudentSubmission, inputs_sha256
 from .isolated import RunningGraders, grade_isolated
 from .merge import PriorSubmission, SubmissionResult
+from .nbgrader_fork import SlotServers
 from .records import BatchError, ExecutionUse
 
 __all__ = [
     "WORKER_COURSE_ENV",
+    "WORKER_FORK_ENV",
     "GradingJob",
     "JobResult",
     "check_worker",
@@ -54,6 +57,8 @@ __all__ = [
 #: On a worker: the nbgrader course directory (``nbgrader_config.py``, ``source/<assignment>/``) it
 #: grades with. Unset: the checkout the package runs from (its ``nbgrader_config.py`` and ``source/``).
 WORKER_COURSE_ENV = "CH11_WORKER_COURSE"
+#: On a worker: ``0`` starts each job's nbgrader as a process of its own instead of a fork of the slot's server.
+WORKER_FORK_ENV = "CH11_WORKER_FORK_NBGRADER"
 
 #: The package's grading code, digested with the release: the hidden suites (``exercises/``), the
 #: engine that runs them (``trusted/``), the sandbox and its runtime (``untrusted/``) and the wire protocol.
@@ -193,6 +198,26 @@ def _slot() -> Iterator[int]:
             _slots_taken.discard(slot)
 
 
+_servers_lock = threading.Lock()
+_servers: dict[Path, SlotServers] = {}
+
+
+def _fork_servers(course: Path) -> SlotServers:
+    """This worker process's fork servers for ``course`` (one per slot, :mod:`.nbgrader_fork`), ended at exit.
+
+    A Dask worker grades many jobs in one long-lived process, so each of its slots forks
+    nbgrader as the local pool's do, instead of starting it per job. ``$CH11_WORKER_FORK_NBGRADER=0``
+    turns that off (every job then starts nbgrader as a process of its own).
+    """
+    with _servers_lock:
+        servers = _servers.get(course)
+        if servers is None:
+            enabled = os.environ.get(WORKER_FORK_ENV, "1") != "0"
+            servers = _servers[course] = SlotServers(course / "nbgrader_config.py", enabled=enabled)
+            atexit.register(servers.close)
+        return servers
+
+
 def _read_dir(directory: Path) -> dict[str, bytes]:
     """The regular files directly in ``directory`` (as :func:`.merge.install_files` takes them), by name."""
     if not directory.is_dir():
@@ -237,11 +262,12 @@ def grade_job(job: GradingJob) -> JobResult:
         (scratch / "logs").mkdir()
         log = scratch / "logs" / f"{job.student}.log"
         sub = StudentSubmission(job.student, "", files, job.timestamp, job.sha256)
+        course = worker_course()
         with _slot() as slot:
-            outcome = grade_isolated(sub, course=worker_course(), template=scratch / "template.db",
+            outcome = grade_isolated(sub, course=course, template=scratch / "template.db",
                                      work_root=scratch / "work", log_path=log, slot=slot, sandbox=job.sandbox,
                                      timeout=job.timeout, assignment=job.assignment, running=RunningGraders(),
-                                     prior=job.prior)
+                                     prior=job.prior, forks=_fork_servers(course).for_slot(slot))
         log_text = log.read_text(errors="replace") if log.is_file() else ""
         if isinstance(outcome.result, str):
             return failed(outcome.result, log_text, str(log))

@@ -82,6 +82,7 @@ def grade_class(
     keep_work: bool = False,
     feedback: bool = True,
     cluster: str | None = None,
+    fork_nbgrader: bool = True,
 ) -> BatchReport:
     """Grade every submission in ``source`` into the nbgrader course ``course``.
 
@@ -135,7 +136,7 @@ def grade_class(
     check_private(sandbox, [source, course])
     plan = BatchPlan(source, course, workers=workers, sandbox=sandbox, timeout=timeout, limits=limits,
                      regrade=regrade, assignment=assignment, keep_work=keep_work, feedback=feedback,
-                     progress=progress, started=started, cluster=cluster)
+                     progress=progress, started=started, cluster=cluster, fork_nbgrader=fork_nbgrader)
     plan.state.mkdir(mode=0o700, exist_ok=True)
     lock = BatchLock(plan.state / "lock")
     try:

@@ -37,6 +37,8 @@ class BatchPlan:
         cluster: where the submissions are graded: ``None`` for this machine's worker pool
             (:class:`.runners.LocalPool`), else a Dask scheduler address or ``"local"``
             (:class:`.cluster.DaskRunner`).
+        fork_nbgrader: the local pool starts each submission's nbgrader as a fork of a
+            pre-imported one per slot (:mod:`.nbgrader_fork`); False starts a fresh process each time.
     """
 
     source: Path
@@ -52,6 +54,7 @@ class BatchPlan:
     progress: Callable[[ProgressEvent], None] | None
     started: float
     cluster: str | None = None
+    fork_nbgrader: bool = True
 
     @property
     def state(self) -> Path:

@@ -8,7 +8,8 @@ orchestrator) cancels what is still running.
 
 * :class:`LocalPool` (the default): ``workers`` threads on this machine, each
   driving one isolated ``nbgrader autograde`` (:func:`.isolated.grade_isolated`)
-  with a slot of its own.
+  with a slot of its own; each slot forks its nbgrader runs from one pre-imported
+  process (:mod:`.nbgrader_fork`) unless the plan says not to.
 * :class:`.cluster.DaskRunner`: the same isolated run on the workers of a Dask
   cluster (imported only when asked for: Dask is an optional extra).
 """
@@ -23,10 +24,10 @@ from typing import Protocol
 from .intake import StudentSubmission
 from .isolated import Outcome, RunningGraders, grade_isolated, kill_slot
 from .merge import PriorSubmission
+from .nbgrader_fork import SlotServers
 from .plan import BatchPlan
 
 __all__ = ["LocalPool", "Runner"]
-
 
 class Runner(Protocol):
     """Grades submissions and yields their outcomes as they finish (any order; each submission once)."""
@@ -58,13 +59,15 @@ class LocalPool:
         for slot in range(plan.workers):
             slots.put(slot)
 
+        servers = SlotServers(plan.course / "nbgrader_config.py", enabled=plan.fork_nbgrader)
+
         def task(sub: StudentSubmission) -> Outcome:
             slot = slots.get()
             try:
                 return grade_isolated(sub, course=plan.course, template=plan.template, work_root=plan.work_root,
                                       log_path=plan.log_for(sub.student), slot=slot, sandbox=plan.sandbox,
                                       timeout=plan.timeout, assignment=plan.assignment, running=running,
-                                      prior=priors.get(sub.student))
+                                      prior=priors.get(sub.student), forks=servers.for_slot(slot))
             finally:
                 slots.put(slot)
 
@@ -81,5 +84,7 @@ class LocalPool:
             pool.shutdown(wait=True, cancel_futures=True)
             for slot in range(plan.workers):
                 kill_slot(plan.sandbox, slot)
+            servers.close()
             raise
         pool.shutdown(wait=True)
+        servers.close()

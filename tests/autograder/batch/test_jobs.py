@@ -11,8 +11,16 @@ import shutil
 from pathlib import Path
 
 import pytest
+from ch11_autograder.batch import jobs
 from ch11_autograder.batch.intake import inputs_sha256
-from ch11_autograder.batch.jobs import GradingJob, check_worker, grade_job, release_digest, worker_course
+from ch11_autograder.batch.jobs import (
+    WORKER_FORK_ENV,
+    GradingJob,
+    check_worker,
+    grade_job,
+    release_digest,
+    worker_course,
+)
 from support import batch_support
 from support.paths import ASSIGNMENT, DEMO_CLASS_DIR
 
@@ -82,3 +90,14 @@ def test_a_job_naming_a_path_instead_of_a_notebook_is_not_graded(course):
     files = {"../ex1_fanout.ipynb": b"{}"}
     result = grade_job(_job(release_digest(course, ASSIGNMENT), files=files))
     assert result.result is None and "not notebooks" in result.error and "../ex1_fanout.ipynb" in result.error
+
+
+def test_a_worker_forks_nbgrader_unless_told_not_to(course, monkeypatch):
+    monkeypatch.setattr(jobs, "_servers", {})
+    monkeypatch.setenv(WORKER_FORK_ENV, "0")
+    assert jobs._fork_servers(course).for_slot(0) is None  # starts nothing
+    monkeypatch.setattr(jobs, "_servers", {})
+    monkeypatch.delenv(WORKER_FORK_ENV)
+    servers = jobs._fork_servers(course)
+    assert servers.enabled and servers.config == course / "nbgrader_config.py"
+    assert jobs._fork_servers(course) is servers  # one set of servers per course for the worker's life

@@ -1,0 +1,419 @@
+"""One pre-imported nbgrader per worker slot; each submission's ``nbgrader autograde`` is a fork of it.
+
+A batch runs ``nbgrader autograde`` once per submission (:func:`.isolated.grade_isolated`),
+and every such process first starts Python and imports nbgrader, nbconvert, SQLAlchemy,
+the course's ``nbgrader_config.py`` and through it the grading engine and its suites.
+:class:`NbgraderForkServer` starts one process per slot that does exactly that once
+(``python -P -m ch11_autograder.batch.nbgrader_fork CONFIG``: it loads the course config
+as nbgrader does, so what it imports is what the config names), then forks a child per
+request. The child is what the separate process was:
+
+* its own process group (``pid`` is the group's id, so the caller kills it as before),
+  working directory, environment (replaced whole), ``argv`` and log (stdout and stderr,
+  passed as a descriptor); stdin is ``/dev/null``;
+* it runs nbgrader's own ``main`` from the state the imports left, then exits with its
+  status; it dies with the server (``PR_SET_PDEATHSIG``), and the server with the thread
+  that started it.
+
+Nothing flows back into the server: it never runs nbgrader, never reads what a child wrote,
+and a child's changes to module state die with the child. Student code runs in neither: it
+runs in the sandbox the child starts. So per-submission isolation is that of separate
+processes, as before.
+
+Wire (the socket is the server's stdin): ``frames.py`` of the zygote. Requests
+``{"op": "run", "id": N, "argv": [...], "cwd": path, "env": {...}}`` with the log
+descriptor on the header; answers ``{"op": "ready"}`` once, ``{"op": "started", "id": N,
+"pid": P}`` or ``{"op": "failed", "id": N, "message": m}``, and ``{"op": "exited", "id": N,
+"status": code or -signal}``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import logging
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from ..nbgrader_cli import nbgrader_env
+from ..untrusted.runtime import frames
+
+__all__ = ["ForkServerGone", "ForkedNbgrader", "NbgraderForkServer", "SlotServers"]
+
+log = logging.getLogger(__name__)
+
+_PR_SET_PDEATHSIG = 1
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+class ForkServerGone(RuntimeError):
+    """The fork server did not start, refused, or has ended; start the run as a process instead."""
+
+
+@dataclass(eq=False)  # identity: the batch keeps runs in flight in a set
+class ForkedNbgrader:
+    """One forked ``nbgrader`` run, with the parts of :class:`subprocess.Popen` the batch uses.
+
+    ``pid`` is the child's process id and process group id (host pid namespace); ``returncode``
+    follows Popen: the exit status, or ``-N`` after signal N (``-9`` when the server ended
+    while the run was in flight: the child dies with it).
+    """
+
+    run_id: int
+    pid: int = 0
+    returncode: int | None = None
+    _done: threading.Event = field(default_factory=threading.Event)
+
+    def poll(self) -> int | None:
+        return self.returncode if self._done.is_set() else None
+
+    def wait(self, timeout: float | None = None) -> int:
+        if not self._done.wait(timeout):
+            raise subprocess.TimeoutExpired(f"forked nbgrader {self.run_id}", timeout or 0.0)
+        assert self.returncode is not None
+        return self.returncode
+
+    def _finish(self, returncode: int) -> None:
+        self.returncode = returncode
+        self._done.set()
+
+
+class NbgraderForkServer:
+    """A process that has imported nbgrader and the course config, forking one nbgrader run per request.
+
+    Args:
+        config: the course's ``nbgrader_config.py`` (each isolated course holds a copy of it);
+            the server loads it once so its imports are done before any fork.
+        start_timeout: seconds the server has to import and say it is ready.
+
+    Raises:
+        ForkServerGone: the server could not start (its stderr is in the message).
+    """
+
+    def __init__(self, config: Path, *, start_timeout: float = 120.0) -> None:
+        self.lock = threading.Lock()
+        self.runs: dict[int, ForkedNbgrader] = {}
+        self.replies: dict[int, queue.Queue[dict[str, Any]]] = {}
+        self.next_id = 1
+        self.dead = False
+        self.ready: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.stderr: IO[bytes] = tempfile.TemporaryFile()
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-P", "-m", __name__, str(config)], stdin=theirs.fileno(),
+                stdout=subprocess.DEVNULL, stderr=self.stderr, cwd=str(config.parent), env=nbgrader_env(),
+                start_new_session=True, preexec_fn=_die_with_parent,
+            )
+        except OSError as exc:
+            self.sock.close()
+            raise ForkServerGone(f"the nbgrader fork server could not be started: {exc}") from exc
+        finally:
+            theirs.close()
+        self.reader = threading.Thread(target=self._read_loop, name="ch11-nbgrader-fork", daemon=True)
+        self.reader.start()
+        try:
+            hello = self.ready.get(timeout=start_timeout)
+        except queue.Empty:
+            hello = {"op": "refused", "message": f"not ready within {start_timeout:g} s"}
+        if hello.get("op") != "ready":
+            self.close()
+            raise ForkServerGone(f"the nbgrader fork server refused to serve: {hello.get('message')} "
+                                 f"{self.diagnostics()}")
+
+    def diagnostics(self) -> str:
+        """The server's stderr, last 1000 characters."""
+        with contextlib.suppress(OSError, ValueError):
+            self.stderr.seek(0)
+            text = self.stderr.read().decode(errors="replace").strip()
+            return f"(stderr: {text[-1000:]})" if text else ""
+        return ""
+
+    def _read_loop(self) -> None:
+        with contextlib.suppress(EOFError, OSError, ValueError):
+            while True:
+                message = frames.read_header(self.sock)
+                op = message.get("op")
+                if op in ("ready", "refused"):
+                    self.ready.put(message)
+                elif op in ("started", "failed"):
+                    box = self.replies.get(int(message.get("id") or 0))
+                    if box is not None:
+                        box.put(message)
+                elif op == "exited":
+                    with self.lock:
+                        run = self.runs.pop(int(message["id"]), None)
+                    if run is not None:
+                        status = message.get("status")
+                        run._finish(status if isinstance(status, int) else -signal.SIGKILL)
+        self.dead = True
+        self.ready.put({"op": "refused", "message": "the server ended"})
+        for box in list(self.replies.values()):
+            box.put({"op": "failed", "message": "the server ended"})
+        with self.lock:
+            orphans = list(self.runs.values())
+            self.runs.clear()
+        for run in orphans:
+            run._finish(-signal.SIGKILL)
+
+    @property
+    def alive(self) -> bool:
+        return not self.dead and self.proc.poll() is None
+
+    def spawn(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], log_fd: int) -> ForkedNbgrader:
+        """Fork ``nbgrader *argv`` in ``cwd`` with exactly ``env``, stdout and stderr to ``log_fd``.
+
+        Raises:
+            ForkServerGone: the server has ended or could not fork (nothing was started).
+        """
+        with self.lock:
+            if self.dead:
+                raise ForkServerGone("the nbgrader fork server has ended")
+            run_id = self.next_id
+            self.next_id += 1
+            run = ForkedNbgrader(run_id)
+            self.runs[run_id] = run
+            box: queue.Queue[dict[str, Any]] = queue.Queue()
+            self.replies[run_id] = box
+            raw = frames.pack({"op": "run", "id": run_id, "argv": [str(a) for a in argv], "cwd": str(cwd),
+                               "env": {str(k): str(v) for k, v in env.items()}})
+            try:
+                socket.send_fds(self.sock, [raw[:frames.LENGTH_BYTES]], [log_fd])
+                self.sock.sendall(raw[frames.LENGTH_BYTES:])
+            except OSError as exc:
+                self.runs.pop(run_id, None)
+                self.replies.pop(run_id, None)
+                raise ForkServerGone(f"the nbgrader fork server stopped reading: {exc}") from exc
+        try:
+            answer = box.get(timeout=60)
+        except queue.Empty:
+            answer = {"op": "failed", "message": "no answer within 60 s"}
+        finally:
+            self.replies.pop(run_id, None)
+        if answer.get("op") != "started":
+            with self.lock:
+                self.runs.pop(run_id, None)
+            raise ForkServerGone(f"the nbgrader fork server could not fork: {answer.get('message')}")
+        run.pid = int(answer["pid"])
+        return run
+
+    def close(self) -> None:
+        """End the server (its runs in flight die with it) and wait for it."""
+        with contextlib.suppress(OSError):
+            self.sock.close()
+        with contextlib.suppress(OSError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=10)
+        self.stderr.close()
+
+
+class SlotServers:
+    """One :class:`NbgraderForkServer` per grading slot, for the local pool and for a Dask worker.
+
+    :meth:`for_slot` starts a slot's server on first use and again after it ended (a crash
+    costs one start, not the batch). A server that cannot start is logged once and the slot
+    gets ``None`` from then on: its submissions start nbgrader as a process of their own, as
+    with ``enabled=False``. Thread-safe; a slot is used by one thread at a time, so two
+    threads never start servers for the same slot.
+
+    Args:
+        config: the course's ``nbgrader_config.py`` the servers preload.
+        enabled: ``False`` hands out no server at all.
+    """
+
+    def __init__(self, config: Path, *, enabled: bool = True) -> None:
+        self.config = config
+        self.enabled = enabled
+        self._lock = threading.Lock()
+        self._servers: dict[int, NbgraderForkServer | None] = {}
+
+    def for_slot(self, slot: int) -> NbgraderForkServer | None:
+        """The slot's serving fork server, or ``None`` when nbgrader must start as a process."""
+        if not self.enabled:
+            return None
+        with self._lock:
+            if slot in self._servers and self._servers[slot] is None:
+                return None
+            server = self._servers.get(slot)
+        if server is not None and server.alive:
+            return server
+        if server is not None:
+            server.close()
+        try:
+            server = NbgraderForkServer(self.config)
+        except ForkServerGone as exc:
+            log.warning("grading slot %d starts nbgrader afresh for each submission: %s", slot, exc)
+            server = None
+        with self._lock:
+            self._servers[slot] = server
+        return server
+
+    def close(self) -> None:
+        """End every server (runs in flight die with them); later calls start new ones."""
+        with self._lock:
+            servers = [s for s in self._servers.values() if s is not None]
+            self._servers.clear()
+        for server in servers:
+            server.close()
+
+
+def _die_with_parent() -> None:
+    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+# ---------------------------------------------------------------------------- server side
+
+
+def _preload(config: Path) -> None:
+    """Import what every ``nbgrader autograde`` of this course imports, without running anything."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from ..nbgrader_main import skip_costly_imports
+
+    skip_costly_imports()
+    import nbgrader.apps.nbgraderapp  # every subcommand's app
+    import nbgrader.converters.autograde  # noqa: F401
+
+    # The config file imports the grading engine, its suites and preprocessors, as nbgrader's load would.
+    PyFileConfigLoader(config.name, path=str(config.parent)).load_config()
+
+
+def _child(request: dict[str, Any], log_fd: int, server_pid: int) -> int:
+    """In the forked child: become the nbgrader process the request describes; returns its exit status."""
+    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != server_pid:  # the server died before the line above
+        return 1
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)
+    for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.set_wakeup_fd(-1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    os.closerange(3, 1 << 16)  # the server's socket and wake-up pipe are not nbgrader's
+    sys.stdin = open(0, encoding="utf-8", errors="replace", closefd=False)
+    sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+    sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", buffering=1, closefd=False)
+    os.chdir(str(request["cwd"]))
+    os.environ.clear()
+    os.environ.update({str(k): str(v) for k, v in dict(request["env"]).items()})
+    tempfile.tempdir = None  # gettempdir() caches $TMPDIR; each run has its own
+    sys.argv = ["nbgrader", *[str(a) for a in request["argv"]]]
+    from ..nbgrader_main import main
+
+    try:
+        code = main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return int(code or 0)
+
+
+def _serve(sock: socket.socket) -> None:
+    import selectors
+
+    server_pid = os.getpid()
+    runs: dict[int, int] = {}  # pid -> request id
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    selector = selectors.DefaultSelector()
+    selector.register(sock, selectors.EVENT_READ)
+    selector.register(wake_r, selectors.EVENT_READ)
+    while True:
+        for key, _ in selector.select(timeout=1.0):
+            if key.fileobj == wake_r:
+                os.read(wake_r, 4096)
+                continue
+            raw_len, fds, _, _ = socket.recv_fds(sock, frames.LENGTH_BYTES, 1)
+            if not raw_len:
+                return
+            request = frames.read_header(sock, raw_len)
+            run_id = request.get("id")
+            try:
+                if request.get("op") != "run" or len(fds) != 1 or not isinstance(run_id, int):
+                    raise ValueError("expected a run request with an id and one log descriptor")
+                sys.stdout.flush()
+                sys.stderr.flush()
+                pid = os.fork()
+                if pid == 0:
+                    code = 1
+                    try:
+                        code = _child(request, fds[0], server_pid)
+                    except BaseException:
+                        import traceback
+
+                        with contextlib.suppress(BaseException):
+                            traceback.print_exc()
+                    finally:
+                        _exit(code)
+                with contextlib.suppress(OSError):
+                    os.setpgid(pid, pid)  # before answering: the caller may kill the group at once
+                runs[pid] = run_id
+                sock.sendall(frames.pack({"op": "started", "id": run_id, "pid": pid}))
+            except Exception as exc:
+                sock.sendall(frames.pack({"op": "failed", "id": run_id, "message": f"{type(exc).__name__}: {exc}"}))
+            finally:
+                for fd in fds:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+        while runs:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            if pid in runs:
+                sock.sendall(frames.pack({"op": "exited", "id": runs.pop(pid),
+                                          "status": os.waitstatus_to_exitcode(status)}))
+
+
+def _exit(code: int) -> None:
+    """End a forked child as an interpreter would (exit handlers, flushed streams), never returning."""
+    import atexit
+
+    with contextlib.suppress(BaseException):
+        atexit._run_exitfuncs()
+    with contextlib.suppress(BaseException):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(code & 0xFF)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Server entry point: ``python -P -m ch11_autograder.batch.nbgrader_fork CONFIG``, stdin a unix socket."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    sock = socket.socket(fileno=os.dup(0))
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    try:
+        _preload(Path(args[0]).resolve())
+    except BaseException as exc:
+        sock.sendall(frames.pack({"op": "refused", "message": f"the imports failed: {type(exc).__name__}: {exc}"}))
+        raise
+    if threading.active_count() != 1:  # a fork would copy locks other threads hold
+        sock.sendall(frames.pack({"op": "refused", "message": f"{threading.active_count()} threads after the imports"}))
+        return 3
+    sock.sendall(frames.pack({"op": "ready", "pid": os.getpid()}))
+    _serve(sock)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

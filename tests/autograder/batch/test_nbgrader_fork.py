@@ -1,0 +1,190 @@
+"""nbgrader runs forked from one pre-imported process per slot (``batch/nbgrader_fork.py``).
+
+Real nbgrader: each run is ``nbgrader db student list`` in a course whose
+``nbgrader_config.py`` (which nbgrader executes on every start) reports what the run sees
+and plants state for the next run to find. A control loads that config twice in one
+process, where the probe must see the plant.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from ch11_autograder.batch.isolated import _start
+from ch11_autograder.batch.nbgrader_fork import ForkServerGone, NbgraderForkServer, SlotServers
+from ch11_autograder.nbgrader_cli import nbgrader_env
+
+pytestmark = pytest.mark.slow
+
+#: Runs whenever nbgrader (or the server's preload) loads the course config (nbgrader loads
+#: it more than once per start). It reports only when $PROBE_OUT is set, which the server's
+#: own environment never has; ``seen`` lists the $PLANT of every earlier load in this process.
+PROBE_CONFIG = r'''
+import json, os, sys, tempfile, time
+import nbgrader
+
+out = os.environ.get("PROBE_OUT")
+if out:
+    seen = list(getattr(nbgrader, "_planted", []))
+    nbgrader._planted = [*seen, os.environ.get("PLANT", "")]
+    os.environ["PLANTED_ENV"] = "1"
+    with open(out, "w") as handle:
+        json.dump({"cwd": os.getcwd(), "x": os.environ.get("X"), "argv": sys.argv[1:],
+                   "tmp": tempfile.gettempdir(), "pid": os.getpid(), "pgid": os.getpgid(0),
+                   "sid_is_own": os.getsid(0) == os.getpid(), "seen": seen}, handle)
+    if os.environ.get("SLEEP"):
+        time.sleep(float(os.environ["SLEEP"]))
+c = get_config()
+'''
+
+ARGS = ("db", "student", "list")
+
+
+def _course(root: Path, name: str) -> Path:
+    course = root / name
+    course.mkdir()
+    (course / "nbgrader_config.py").write_text(PROBE_CONFIG)
+    return course
+
+
+def _run(server: NbgraderForkServer, course: Path, **env: str) -> tuple[int, dict, str]:
+    log = course / "log.txt"
+    with log.open("wb") as handle:
+        run = server.spawn(ARGS, cwd=course, env=nbgrader_env({"PROBE_OUT": str(course / "probe.json"), **env}),
+                           log_fd=handle.fileno())
+    code = run.wait(timeout=60)
+    return code, json.loads((course / "probe.json").read_text()), log.read_text()
+
+
+@pytest.fixture
+def server(tmp_path):
+    server = NbgraderForkServer(_course(tmp_path, "server") / "nbgrader_config.py")
+    yield server
+    server.close()
+
+
+def test_a_forked_run_has_its_own_directory_environment_argv_tmp_and_group(server, tmp_path):
+    course = _course(tmp_path, "one")
+    (tmp_path / "tmp-one").mkdir()
+    code, probe, log = _run(server, course, X="first", TMPDIR=str(tmp_path / "tmp-one"))
+    assert code == 0, log
+    assert probe["cwd"] == str(course)
+    assert probe["x"] == "first"
+    assert probe["argv"] == list(ARGS)
+    assert probe["tmp"] == str(tmp_path / "tmp-one")
+    assert probe["pgid"] == probe["pid"] != server.proc.pid
+    assert "student" in log.lower()  # nbgrader's own output reached the log
+
+
+def test_nothing_one_run_plants_reaches_the_next(server, tmp_path):
+    code, probe, log = _run(server, _course(tmp_path, "first"), PLANT="first")
+    assert code == 0, log
+    assert set(probe["seen"]) <= {"first"}
+    code, probe, log = _run(server, _course(tmp_path, "second"), PLANT="second")
+    assert code == 0, log
+    assert "first" not in probe["seen"]
+
+
+def test_control_one_process_loading_the_config_twice_sees_the_plant(tmp_path):
+    course = _course(tmp_path, "control")
+    script = ("from traitlets.config.loader import PyFileConfigLoader\n"
+              "for _ in range(2):\n"
+              "    PyFileConfigLoader('nbgrader_config.py', path='.').load_config()\n")
+    env = nbgrader_env({"PROBE_OUT": str(course / "probe.json"), "PLANT": "yes"})
+    subprocess.run([sys.executable, "-c", script], cwd=course, env=env, check=True, timeout=60)
+    assert json.loads((course / "probe.json").read_text())["seen"] == ["yes"]
+
+
+def test_a_killed_run_leaves_the_server_serving(server, tmp_path):
+    course = _course(tmp_path, "slow")
+    with (course / "log.txt").open("wb") as handle:
+        run = server.spawn(ARGS, cwd=course, env=nbgrader_env({"PROBE_OUT": str(course / "probe.json"),
+                                                              "SLEEP": "120"}), log_fd=handle.fileno())
+    deadline = time.monotonic() + 60
+    while not (course / "probe.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    os.killpg(run.pid, signal.SIGKILL)  # what the batch does at a submission's time limit
+    assert run.wait(timeout=20) == -signal.SIGKILL
+    after = _course(tmp_path, "after")
+    code, probe, log = _run(server, after)
+    assert code == 0, log
+    assert probe["cwd"] == str(after)
+
+
+def test_runs_in_flight_die_with_the_server(tmp_path):
+    server = NbgraderForkServer(_course(tmp_path, "server") / "nbgrader_config.py")
+    course = _course(tmp_path, "slow")
+    with (course / "log.txt").open("wb") as handle:
+        run = server.spawn(ARGS, cwd=course, env=nbgrader_env({"PROBE_OUT": str(course / "probe.json"),
+                                                              "SLEEP": "120"}), log_fd=handle.fileno())
+    deadline = time.monotonic() + 60
+    while not (course / "probe.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    server.close()
+    assert run.wait(timeout=20) == -signal.SIGKILL
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            os.kill(run.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"the forked nbgrader {run.pid} outlived its server")
+    with pytest.raises(ForkServerGone):
+        server.spawn(ARGS, cwd=course, env=nbgrader_env(), log_fd=1)
+
+
+def test_a_config_that_fails_to_load_refuses_with_its_error(tmp_path):
+    course = tmp_path / "broken"
+    course.mkdir()
+    (course / "nbgrader_config.py").write_text("raise RuntimeError('config says no')\n")
+    with pytest.raises(ForkServerGone, match="config says no"):
+        NbgraderForkServer(course / "nbgrader_config.py")
+
+
+def test_without_a_serving_server_nbgrader_starts_as_a_process(tmp_path):
+    server = NbgraderForkServer(_course(tmp_path, "server") / "nbgrader_config.py")
+    server.close()
+    course = _course(tmp_path, "fallback")
+    env = nbgrader_env({"PROBE_OUT": str(course / "probe.json")})
+    with (course / "log.txt").open("wb") as handle:
+        proc = _start(ARGS, course, env, handle, server)
+    assert isinstance(proc, subprocess.Popen)
+    assert proc.wait(timeout=60) == 0
+    assert "fork server is gone" in (course / "log.txt").read_text()
+    assert json.loads((course / "probe.json").read_text())["sid_is_own"]
+
+
+def test_slot_servers_start_one_server_per_slot_and_replace_one_that_ended(tmp_path):
+    servers = SlotServers(_course(tmp_path, "server") / "nbgrader_config.py")
+    try:
+        first = servers.for_slot(0)
+        assert first is not None and first.alive
+        assert servers.for_slot(0) is first  # reused while it serves
+        first.close()  # a server that died between two submissions
+        second = servers.for_slot(0)
+        assert second is not None and second is not first and second.alive
+        code, _, log = _run(second, _course(tmp_path, "after"))
+        assert code == 0, log
+    finally:
+        servers.close()
+    assert not second.alive
+
+
+def test_slot_servers_hand_out_none_when_disabled_or_when_the_server_cannot_start(tmp_path):
+    assert SlotServers(_course(tmp_path, "off") / "nbgrader_config.py", enabled=False).for_slot(0) is None
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "nbgrader_config.py").write_text("raise RuntimeError('config says no')\n")
+    servers = SlotServers(broken / "nbgrader_config.py")
+    assert servers.for_slot(0) is None
+    (broken / "nbgrader_config.py").write_text(PROBE_CONFIG)
+    assert servers.for_slot(0) is None  # one failed start is enough: no retry per submission
