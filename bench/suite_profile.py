@@ -199,7 +199,8 @@ def noop_latency(launcher_name: str, calls: int = 300) -> dict[str, float]:
     from ch11_autograder.trusted.preprocessors import _launcher
     from ch11_autograder.trusted.worker_client import WorkerSession
 
-    with WorkerSession(["def f():\n    return 0\n", "def g(x):\n    return x\n"], _launcher(launcher_name, {}, fork=False)) as session:
+    cells = ["def f():\n    return 0\n", "def g(x):\n    return x\n"]
+    with WorkerSession(cells, _launcher(launcher_name, {}, fork=False)) as session:
         session.start()
         times = []
         for _ in range(calls):
