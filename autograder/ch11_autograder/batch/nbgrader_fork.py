@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import logging
 import os
 import queue
@@ -410,6 +411,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if threading.active_count() != 1:  # a fork would copy locks other threads hold
         sock.sendall(frames.pack({"op": "refused", "message": f"{threading.active_count()} threads after the imports"}))
         return 3
+    # As in the zygote: what the imports made lives as long as a fork, so its collections need not walk it.
+    gc.collect()
+    gc.freeze()
     sock.sendall(frames.pack({"op": "ready", "pid": os.getpid()}))
     _serve(sock)
     return 0

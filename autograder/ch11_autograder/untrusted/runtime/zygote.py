@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import importlib.util
 import json
 import os
@@ -352,6 +353,10 @@ def main() -> int:
     if threading.active_count() != 1:  # a fork would copy locks other threads hold
         _send(sock, {"op": "refused", "message": f"{threading.active_count()} threads after the imports"})
         return 3
+    # The imported modules' objects never die: out of the collector's sight, a fork's collections
+    # do not walk them (a fresh interpreter's would), nor write to their pages, which then stay shared.
+    gc.collect()
+    gc.freeze()
     # Its own directory too: a run can write beside its directory (``../``).
     zygote = Zygote(sock, [".", *(str(p) for p in config.get("wipe", []))])
     zygote.take_snapshot()
