@@ -225,8 +225,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--interval", type=float, default=0.001)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--cprofile", action="store_true", help="also split the trusted CPU from a cProfile run")
-    parser.add_argument("--freeze", action="store_true",
-                        help="gc.freeze() after the imports, as the nbgrader fork server does before forking")
     args = parser.parse_args(argv)
     os.environ["CH11_SANDBOX"] = args.sandbox
 
@@ -238,11 +236,6 @@ def main(argv: list[str] | None = None) -> int:
     from traitlets.config.loader import PyFileConfigLoader
 
     config = PyFileConfigLoader(COURSE_CONFIG.name, path=str(COURSE_CONFIG.parent)).load_config()
-    if args.freeze:
-        import gc
-
-        gc.collect()
-        gc.freeze()
     counters: collections.Counter[str] = collections.Counter()
     original_exchange = worker_client.WorkerSession._exchange
 
