@@ -29,6 +29,7 @@ from .plan import BatchPlan
 
 __all__ = ["LocalPool", "Runner"]
 
+
 class Runner(Protocol):
     """Grades submissions and yields their outcomes as they finish (any order; each submission once)."""
 
