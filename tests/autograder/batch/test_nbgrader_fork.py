@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from ch11_autograder.batch.isolated import _start
-from ch11_autograder.batch.nbgrader_fork import ForkServerGone, NbgraderForkServer, SlotServers
+from ch11_autograder.batch.nbgrader_fork import ForkedNbgrader, ForkServerGone, NbgraderForkServer, SlotServers
 from ch11_autograder.nbgrader_cli import nbgrader_env
 
 pytestmark = pytest.mark.slow
@@ -63,6 +63,17 @@ def _run(server: NbgraderForkServer, course: Path, **env: str) -> tuple[int, dic
     return code, json.loads((course / "probe.json").read_text()), log.read_text()
 
 
+def _start_slow_run(server: NbgraderForkServer, course: Path) -> ForkedNbgrader:
+    """A forked run that sleeps for two minutes once nbgrader has loaded the config (it has written its probe)."""
+    with (course / "log.txt").open("wb") as handle:
+        run = server.spawn(ARGS, cwd=course, env=nbgrader_env({"PROBE_OUT": str(course / "probe.json"),
+                                                              "SLEEP": "120"}), log_fd=handle.fileno())
+    deadline = time.monotonic() + 60
+    while not (course / "probe.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return run
+
+
 @pytest.fixture
 def server(tmp_path):
     server = NbgraderForkServer(_course(tmp_path, "server") / "nbgrader_config.py")
@@ -104,12 +115,7 @@ def test_control_one_process_loading_the_config_twice_sees_the_plant(tmp_path):
 
 def test_a_killed_run_leaves_the_server_serving(server, tmp_path):
     course = _course(tmp_path, "slow")
-    with (course / "log.txt").open("wb") as handle:
-        run = server.spawn(ARGS, cwd=course, env=nbgrader_env({"PROBE_OUT": str(course / "probe.json"),
-                                                              "SLEEP": "120"}), log_fd=handle.fileno())
-    deadline = time.monotonic() + 60
-    while not (course / "probe.json").exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    run = _start_slow_run(server, course)
     os.killpg(run.pid, signal.SIGKILL)  # what the batch does at a submission's time limit
     assert run.wait(timeout=20) == -signal.SIGKILL
     after = _course(tmp_path, "after")
@@ -121,12 +127,7 @@ def test_a_killed_run_leaves_the_server_serving(server, tmp_path):
 def test_runs_in_flight_die_with_the_server(tmp_path):
     server = NbgraderForkServer(_course(tmp_path, "server") / "nbgrader_config.py")
     course = _course(tmp_path, "slow")
-    with (course / "log.txt").open("wb") as handle:
-        run = server.spawn(ARGS, cwd=course, env=nbgrader_env({"PROBE_OUT": str(course / "probe.json"),
-                                                              "SLEEP": "120"}), log_fd=handle.fileno())
-    deadline = time.monotonic() + 60
-    while not (course / "probe.json").exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    run = _start_slow_run(server, course)
     server.close()
     assert run.wait(timeout=20) == -signal.SIGKILL
     deadline = time.monotonic() + 20
