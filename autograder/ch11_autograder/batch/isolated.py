@@ -17,7 +17,6 @@ the :class:`Outcome`'s error text; only the orchestrator's own cancellation
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import math
 import os
@@ -36,7 +35,7 @@ from ..nbgrader_cli import nbgrader_argv, nbgrader_env
 from ..untrusted.launch import EXECUTION_REPORT_ENV, SANDBOX_ENV, SLOT_ENV
 from .intake import StudentSubmission
 from .merge import PriorSubmission, SubmissionResult, read_result, seed_prior
-from .nbgrader_fork import ForkedNbgrader, ForkServerGone, NbgraderForkServer
+from .nbgrader_fork import ForkedNbgrader, ForkServerGone, NbgraderForkServer, die_with_parent
 from .nbgrader_log import nbgrader_error_line
 from .records import ExecutionUse
 
@@ -47,8 +46,6 @@ __all__ = ["SCRATCH_ROOT_ENV", "Outcome", "RunningGraders", "grade_isolated", "k
 #: fills its scratch fills only its own slot, never the disk or another slot.
 SCRATCH_ROOT_ENV = "CH11_SCRATCH_ROOT"
 
-_PR_SET_PDEATHSIG = 1
-_LIBC = ctypes.CDLL(None, use_errno=True)
 
 
 @dataclass(frozen=True)
@@ -117,11 +114,6 @@ class RunningGraders:
                 _kill_group(proc)
 
 
-def _die_with_parent() -> None:
-    """In the child before exec: SIGKILL it when the spawning thread dies (a killed orchestrator)."""
-    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
-
 def _kill_group(proc: GraderProcess) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
@@ -171,7 +163,7 @@ def _start(args: tuple[str, ...], work: Path, env: dict[str, str], log, forks: N
             log.write(f"[ch11] the slot's nbgrader fork server is gone ({exc}); starting nbgrader afresh\n".encode())
             log.flush()
     return subprocess.Popen(nbgrader_argv(*args), cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_die_with_parent)
+                            stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=die_with_parent)
 
 
 def grade_isolated(

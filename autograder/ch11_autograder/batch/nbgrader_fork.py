@@ -49,7 +49,7 @@ from typing import IO, Any
 from ..nbgrader_cli import nbgrader_env
 from ..untrusted.runtime import frames
 
-__all__ = ["ForkServerGone", "ForkedNbgrader", "NbgraderForkServer", "SlotServers"]
+__all__ = ["ForkServerGone", "ForkedNbgrader", "NbgraderForkServer", "SlotServers", "die_with_parent"]
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ class NbgraderForkServer:
             self.proc = subprocess.Popen(
                 [sys.executable, "-P", "-m", __name__, str(config)], stdin=theirs.fileno(),
                 stdout=subprocess.DEVNULL, stderr=self.stderr, cwd=str(config.parent), env=nbgrader_env(),
-                start_new_session=True, preexec_fn=_die_with_parent,
+                start_new_session=True, preexec_fn=die_with_parent,
             )
         except OSError as exc:
             self.sock.close()
@@ -269,7 +269,8 @@ class SlotServers:
             server.close()
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
+    """Have the calling process get SIGKILL when the thread that started it ends (``PR_SET_PDEATHSIG``)."""
     _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
@@ -292,7 +293,7 @@ def _preload(config: Path) -> None:
 
 def _child(request: dict[str, Any], log_fd: int, server_pid: int) -> int:
     """In the forked child: become the nbgrader process the request describes; returns its exit status."""
-    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    die_with_parent()
     if os.getppid() != server_pid:  # the server died before the line above
         return 1
     with contextlib.suppress(OSError):
