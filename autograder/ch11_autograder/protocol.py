@@ -57,6 +57,13 @@ Messages
               ``{"id":n,"op":"keep","name":h,"value":value}``: the worker decodes ``value`` once
               and keeps it under ``h``; a top-level argument ``{"t":"kept","name":h}`` of a
               later call is that same object (so a suite can pass one chain to several calls)
+              ``{"id":n,"op":"calls","calls":[{"fn":..,"args":..,"kwargs":..[,"watch":true]},..]}``,
+              optionally with ``"budget_ms":b`` and ``"stop_on_error":true``: several calls in one
+              message (see :func:`make_calls`); the worker answers them in order, one ordinary
+              reply per call as it returns, call ``i`` (from 0) under id ``n + i``. It starts
+              no call once ``b`` milliseconds have passed since it read the message, and (with
+              ``stop_on_error``) none after a call whose reply is an error; the first call it
+              does not make gets a ``not_run`` error reply, which ends the batch
     reply     ``{"id":n,"ok":true,"value":value}``, plus ``"args":[...],"kwargs":{...}`` for a
               watched call (each in :func:`watch_form`)
               ``{"id":n,"ok":false,"error":{"kind":k,"type":t,"message":m,"where":w}}``
@@ -92,6 +99,7 @@ __all__ = [
     "MAX_MESSAGE_BYTES",
     "MAX_STR_CHARS",
     "CallRequest",
+    "CallsRequest",
     "CellOutcome",
     "DefaultsRequest",
     "ErrorInfo",
@@ -111,6 +119,8 @@ __all__ = [
     "encode_value",
     "loads_message",
     "make_call",
+    "make_call_entry",
+    "make_calls",
     "make_defaults",
     "make_defaults_reply",
     "make_error",
@@ -128,6 +138,8 @@ __all__ = [
 
 #: Largest message, newline included, in bytes.
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+#: Bytes of a batch message that are not its calls' entries, at most (see ``make_call_entry``).
+CALLS_FRAME_BYTES = 1024
 #: Integers must satisfy ``abs(n) < 2**MAX_INT_BITS`` (128 bits holds a PCG64 state).
 MAX_INT_BITS = 128
 #: Longest string value, in characters.
@@ -157,8 +169,10 @@ DTYPES: Mapping[str, str] = MappingProxyType(
 #: ``exception``: student code raised; ``not_defined``: no such top-level name;
 #: ``not_callable``: the name is not a function; ``unencodable``: the return value
 #: cannot travel; ``bad_request``: the worker could not read the request;
-#: ``internal``: the worker itself failed.
-ERROR_KINDS = ("exception", "not_defined", "not_callable", "unencodable", "bad_request", "internal")
+#: ``internal``: the worker itself failed; ``not_run``: a call of a batch that the worker did
+#: not make (its budget was spent, or an earlier call failed under ``stop_on_error``); that
+#: reply ends the batch.
+ERROR_KINDS = ("exception", "not_defined", "not_callable", "unencodable", "bad_request", "internal", "not_run")
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _HEX_FLOAT = re.compile(r"-?(?:0x[0-9a-f](?:\.[0-9a-f]{1,13})?p[+-][0-9]{1,4}|inf|nan)\Z")
@@ -933,6 +947,22 @@ class CallRequest:
 
 
 @dataclass(frozen=True)
+class CallsRequest:
+    """Several calls in one message, made in order (see :func:`make_calls`).
+
+    Each call carries its own id (the message's id plus its position). ``budget_ms``:
+    no call starts once that many milliseconds have passed since the worker read the
+    message (``None``: no budget); ``stop_on_error``: no call starts after one whose
+    reply is an error.
+    """
+
+    id: int
+    calls: tuple[CallRequest, ...]
+    budget_ms: int | None = None
+    stop_on_error: bool = False
+
+
+@dataclass(frozen=True)
 class DefaultsRequest:
     """Asks for the default values the student's function ``fn`` declares."""
 
@@ -1022,6 +1052,19 @@ def _encode_argument(value: Any, path: str) -> Any:
     return encode_value(value, request=True, path=path)
 
 
+def _call_entry(fn: str, args: Sequence[Any], kwargs: Mapping[str, Any], watch: bool, path: str) -> dict[str, Any]:
+    if not _NAME.match(fn):
+        raise ProtocolError(f"{path}fn", f"{fn!r} is not a Python identifier")
+    entry: dict[str, Any] = {
+        "fn": fn,
+        "args": [_encode_argument(a, f"{path}args[{i}]") for i, a in enumerate(args)],
+        "kwargs": {k: _encode_argument(v, f"{path}kwargs.{k}") for k, v in kwargs.items()},
+    }
+    if watch:
+        entry["watch"] = True
+    return entry
+
+
 def make_call(
     call_id: int, fn: str, args: Sequence[Any], kwargs: Mapping[str, Any], *, watch: bool = False
 ) -> bytes:
@@ -1030,18 +1073,51 @@ def make_call(
     A top-level :class:`Kept` argument names an object the worker keeps;
     ``watch`` asks the worker to send the arguments back as the call left them.
     """
-    if not _NAME.match(fn):
-        raise ProtocolError("fn", f"{fn!r} is not a Python identifier")
-    message: dict[str, Any] = {
-        "id": call_id,
-        "op": "call",
-        "fn": fn,
-        "args": [_encode_argument(a, f"args[{i}]") for i, a in enumerate(args)],
-        "kwargs": {k: _encode_argument(v, f"kwargs.{k}") for k, v in kwargs.items()},
-    }
-    if watch:
-        message["watch"] = True
-    return dumps_message(message)
+    return dumps_message({"id": call_id, "op": "call", **_call_entry(fn, args, kwargs, watch, "")})
+
+
+def make_call_entry(fn: str, args: Sequence[Any], kwargs: Mapping[str, Any], *, watch: bool = False) -> bytes:
+    """One call of a batch, encoded as for :func:`make_call`, as compact ASCII JSON (no newline).
+
+    Raises:
+        ProtocolError: an argument has no wire form, or the entry alone is larger than a message.
+    """
+    data = json.dumps(
+        _call_entry(fn, args, kwargs, watch, ""), ensure_ascii=True, allow_nan=False, separators=(",", ":")
+    ).encode("ascii")
+    limit = MAX_MESSAGE_BYTES - CALLS_FRAME_BYTES
+    if len(data) > limit:
+        raise ProtocolError("message", f"{len(data)} bytes; at most {limit} can be sent in one call")
+    return data
+
+
+def make_calls(
+    first_id: int, entries: Sequence[bytes], *, budget_ms: int | None = None, stop_on_error: bool = False
+) -> bytes:
+    """Frame a batch of calls (grader side) from entries made by :func:`make_call_entry`.
+
+    The message is the one ``dumps_message`` would make of
+    ``{"id", "op": "calls", "calls": [...], "budget_ms"?, "stop_on_error"?}``; the entries
+    are joined as they are, so a caller can measure them first and split a long batch
+    into messages of at most :data:`MAX_MESSAGE_BYTES` and :data:`MAX_CONTAINER_ITEMS` calls.
+
+    Raises:
+        ProtocolError: no entries, too many, or the framed message is too large.
+        ValueError: ``budget_ms`` is negative.
+    """
+    if not 0 < len(entries) <= MAX_CONTAINER_ITEMS:
+        raise ProtocolError("message.calls", f"a batch holds 1 to {MAX_CONTAINER_ITEMS} calls, not {len(entries)}")
+    head = f'{{"id":{int(first_id)},"op":"calls"'.encode("ascii")
+    if budget_ms is not None:
+        if budget_ms < 0:
+            raise ValueError(f"budget_ms must be >= 0, got {budget_ms}")
+        head += b',"budget_ms":%d' % budget_ms
+    if stop_on_error:
+        head += b',"stop_on_error":true'
+    data = head + b',"calls":[' + b",".join(entries) + b"]}\n"
+    if len(data) > MAX_MESSAGE_BYTES:
+        raise ProtocolError("message", f"{len(data)} bytes; at most {MAX_MESSAGE_BYTES} can be sent")
+    return data
 
 
 def make_defaults(call_id: int, fn: str) -> bytes:
@@ -1164,7 +1240,9 @@ def _decode_argument(obj: Any, path: str) -> Any:
     return decode_value(obj, request=True, path=path)
 
 
-def parse_request(message: Mapping[str, Any]) -> CallRequest | HelloRequest | KeepRequest | DefaultsRequest:
+def parse_request(
+    message: Mapping[str, Any],
+) -> CallRequest | CallsRequest | HelloRequest | KeepRequest | DefaultsRequest:
     """Decode a request (worker side), building rng and chain arguments.
 
     Top-level ``kept`` arguments decode to :class:`Kept` markers, which the
@@ -1190,31 +1268,62 @@ def parse_request(message: Mapping[str, Any]) -> CallRequest | HelloRequest | Ke
         if not isinstance(name, str) or len(name) > MAX_NAME_CHARS or not _NAME.match(name):
             raise ProtocolError("message.name", "expected a Python identifier")
         return KeepRequest(call_id, name, decode_value(message["value"], request=True, path="value"))
+    if op == "calls":
+        return _parse_calls(call_id, message)
     if op != "call":
         raise ProtocolError("message.op", f"unknown operation {truncate(str(op), 40)!r}")
-    watch = message.get("watch", False)
-    if watch is not True and "watch" in message:
-        raise ProtocolError("message.watch", "expected true (or no watch key)")
-    _expect_keys(dict(message), {"id", "op", "fn", "args", "kwargs"} | ({"watch"} if watch else set()), "message")
-    fn = message["fn"]
+    return _parse_call(call_id, message, {"id", "op"}, "message")
+
+
+def _parse_call(call_id: int, fields: Mapping[str, Any], framing: set[str], path: str) -> CallRequest:
+    """One call's ``fn``, ``args``, ``kwargs`` and ``watch`` (``framing``: the other keys allowed)."""
+    watch = fields.get("watch", False)
+    if watch is not True and "watch" in fields:
+        raise ProtocolError(f"{path}.watch", "expected true (or no watch key)")
+    _expect_keys(dict(fields), framing | {"fn", "args", "kwargs"} | ({"watch"} if watch else set()), path)
+    fn = fields["fn"]
     if not isinstance(fn, str) or len(fn) > MAX_NAME_CHARS or not _NAME.match(fn):
-        raise ProtocolError("message.fn", "expected a Python identifier")
-    args = message["args"]
-    kwargs = message["kwargs"]
+        raise ProtocolError(f"{path}.fn", "expected a Python identifier")
+    args = fields["args"]
+    kwargs = fields["kwargs"]
     if not isinstance(args, list):
-        raise ProtocolError("message.args", "expected an array")
+        raise ProtocolError(f"{path}.args", "expected an array")
     if not isinstance(kwargs, dict):
-        raise ProtocolError("message.kwargs", "expected an object")
+        raise ProtocolError(f"{path}.kwargs", "expected an object")
     for key in kwargs:
         if not _NAME.match(key):
-            raise ProtocolError("message.kwargs", f"{truncate(key, 40)!r} is not a Python identifier")
+            raise ProtocolError(f"{path}.kwargs", f"{truncate(key, 40)!r} is not a Python identifier")
+    # Argument paths are relative to the call, as make_call names them (args[0], kwargs.x).
+    prefix = "" if path == "message" else f"{path}."
     return CallRequest(
         id=call_id,
         fn=fn,
-        args=tuple(_decode_argument(a, f"args[{i}]") for i, a in enumerate(args)),
-        kwargs={k: _decode_argument(v, f"kwargs.{k}") for k, v in kwargs.items()},
+        args=tuple(_decode_argument(a, f"{prefix}args[{i}]") for i, a in enumerate(args)),
+        kwargs={k: _decode_argument(v, f"{prefix}kwargs.{k}") for k, v in kwargs.items()},
         watch=watch,
     )
+
+
+def _parse_calls(call_id: int, message: Mapping[str, Any]) -> CallsRequest:
+    keys = {"id", "op", "calls"} | ({"budget_ms"} & set(message)) | ({"stop_on_error"} & set(message))
+    _expect_keys(dict(message), keys, "message")
+    stop_on_error = message.get("stop_on_error", False)
+    if stop_on_error is not True and "stop_on_error" in message:
+        raise ProtocolError("message.stop_on_error", "expected true (or no stop_on_error key)")
+    budget_ms = message.get("budget_ms")
+    if budget_ms is not None and (type(budget_ms) is not int or not 0 <= budget_ms < 2**53):
+        raise ProtocolError("message.budget_ms", "expected a non-negative integer")
+    calls = message["calls"]
+    if not isinstance(calls, list) or not 0 < len(calls) <= MAX_CONTAINER_ITEMS:
+        raise ProtocolError("message.calls", f"expected an array of 1 to {MAX_CONTAINER_ITEMS} calls")
+    if call_id + len(calls) > 2**53:
+        raise ProtocolError("message.id", "the calls' ids would run past 2**53")
+    decoded = []
+    for i, entry in enumerate(calls):
+        if not isinstance(entry, dict):
+            raise ProtocolError(f"message.calls[{i}]", f"expected an object, got {_json_kind(entry)}")
+        decoded.append(_parse_call(call_id + i, entry, set(), f"message.calls[{i}]"))
+    return CallsRequest(call_id, tuple(decoded), budget_ms, stop_on_error is True)
 
 
 def _bounded_str(obj: Any, path: str, limit: int) -> str:

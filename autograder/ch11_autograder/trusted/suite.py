@@ -65,10 +65,11 @@ from hypothesis.strategies import SearchStrategy
 from ..protocol import CellOutcome, Kept, ProtocolError, roundtrip, wire_equal
 from ..untrusted.launch import SandboxUnavailable
 from .verdicts import CellVerdict, Failure, format_call
-from .worker_client import CallTimeout, NotDefined, StudentError, Unencodable, WorkerCrashed
+from .worker_client import Call, CallTimeout, NotDefined, NotRun, Outcome, StudentError, Unencodable, WorkerCrashed
 
 __all__ = [
     "VISIBLE_CHECKS",
+    "Call",
     "CellSuite",
     "Misconception",
     "Mismatch",
@@ -138,7 +139,12 @@ class Misconception:
 
 
 class Session(Protocol):
-    """What the engine needs from a worker session (``WorkerSession`` or a test double)."""
+    """What the engine needs from a worker session (``WorkerSession`` or a test double).
+
+    A session may also offer ``call_many(calls, *, stop_on_error, deadline)`` as
+    ``WorkerSession.call_many`` does; :meth:`Student.call_many` makes the calls one by
+    one through ``call``/``call_watch`` on a session without it.
+    """
 
     report: tuple[CellOutcome, ...]
 
@@ -304,8 +310,7 @@ class Student:
 
     def call_watch(self, fn: str, *args: Any, **kwargs: Any) -> Watched:
         """As :meth:`call`, also returning the arguments as the call left them (purity checks)."""
-        reply = self._guarded((fn, args, kwargs), lambda: self._session.call_watch(fn, *args, **kwargs))
-        return Watched(reply.value, tuple(reply.args or ()), dict(reply.kwargs or {}), tuple(reply.warnings))
+        return _watched(self._guarded((fn, args, kwargs), lambda: self._session.call_watch(fn, *args, **kwargs)))
 
     def defaults(self, fn: str) -> dict[str, Any]:
         """The default values the student's ``fn`` declares (parameter -> value); nothing is called.
@@ -325,27 +330,97 @@ class Student:
         """
         return self._guarded(f"(preparing {label or 'an argument'})", lambda: self._session.keep(value, label))
 
+    def call_many(self, calls: Sequence[Call], *, return_errors: bool = False) -> list[Any]:
+        """Several calls in one exchange with the worker; each as :meth:`call` or :meth:`call_watch` gives it.
+
+        ``calls`` are :class:`Call` records (``Call("double", (3,))``; ``watch=True`` for a
+        watched call, ``timeout`` for a limit other than the session's). The result has one
+        entry per call, in order: the value, or a :class:`Watched` for a watched call. The
+        calls are made in order in the same worker, so state one leaves behind (on a kept
+        object, in the student's globals) is what the next one sees.
+
+        Everything is as if the calls were made one by one: a timeout, crash or malformed
+        reply ends the property at that call (its own time limit; feedback names that
+        call), the time budget is checked before each call, and with ``return_errors``
+        false the first ``StudentError`` is raised at its call and the calls after it are
+        not made, as ``[student.call(...) for ...]`` would. With ``return_errors`` true
+        each ``StudentError`` (and ``NotDefined``, ``Unencodable``) takes its call's place
+        in the result instead, as when every single call is wrapped in ``try``/``except
+        StudentError``.
+        """
+        calls = list(calls)
+        if not calls:
+            return []
+        many = getattr(self._session, "call_many", None)
+        if many is None:
+            return [self._one_of_many(call, return_errors) for call in calls]
+        head = calls[0]
+        outcomes: list[Outcome] = self._guarded(
+            (head.fn, tuple(head.args), dict(head.kwargs)),
+            lambda: many(calls, stop_on_error=not return_errors, deadline=self._deadline),
+        )
+        results: list[Any] = []
+        for call, outcome in zip(calls, outcomes, strict=True):
+            self._last_call = (call.fn, tuple(call.args), dict(call.kwargs))
+            if isinstance(outcome, NotRun):
+                # Only a spent budget leaves calls unmade here: every other ending raised at its call.
+                raise self._over_budget()
+            if isinstance(outcome, StudentError):
+                if not return_errors:
+                    raise outcome
+                results.append(outcome)
+            elif isinstance(outcome, BaseException):
+                raise self._aborted(outcome) from None
+            elif call.watch:
+                results.append(_watched(outcome))
+            else:
+                results.append(outcome.value)
+        return results
+
+    def _one_of_many(self, call: Call, return_errors: bool) -> Any:
+        """One call of :meth:`call_many` on a session that makes calls one at a time."""
+        try:
+            if call.watch:
+                return self.call_watch(call.fn, *call.args, **call.kwargs)
+            return self.call(call.fn, *call.args, **call.kwargs)
+        except StudentError as exc:
+            if not return_errors:
+                raise
+            return exc
+
+    def _over_budget(self) -> _Aborted:
+        return _Aborted(
+            "budget",
+            f"checking this property took longer than {self._budget:g} s in total, so the grader stopped "
+            "(your code is much slower than needed)",
+            self.last_call,
+        )
+
+    def _aborted(self, exc: BaseException) -> BaseException:
+        """What ends the property when a call's exchange failed with ``exc`` (``exc`` itself otherwise)."""
+        if isinstance(exc, CallTimeout):
+            return _Aborted("timeout", str(exc), self.last_call)
+        if isinstance(exc, WorkerCrashed):
+            return _Aborted("crash", str(exc), self.last_call)
+        if isinstance(exc, ProtocolError):
+            return _Aborted("protocol", f"the grader could not read the reply from your code ({exc})", self.last_call)
+        if isinstance(exc, SandboxUnavailable):
+            return _Refused(exc)
+        return exc
+
     def _guarded(self, call: str | tuple[str, tuple[Any, ...], dict[str, Any]], exchange: Callable[[], Any]) -> Any:
         self._last_call = call
         if time.monotonic() > self._deadline:
-            raise _Aborted(
-                "budget",
-                f"checking this property took longer than {self._budget:g} s in total, so the grader stopped "
-                "(your code is much slower than needed)",
-                self.last_call,
-            )
+            raise self._over_budget()
         try:
             return exchange()
-        except CallTimeout as exc:
-            raise _Aborted("timeout", str(exc), self.last_call) from None
-        except WorkerCrashed as exc:
-            raise _Aborted("crash", str(exc), self.last_call) from None
-        except ProtocolError as exc:
-            raise _Aborted(
-                "protocol", f"the grader could not read the reply from your code ({exc})", self.last_call
-            ) from None
-        except SandboxUnavailable as exc:
-            raise _Refused(exc) from None
+        except (CallTimeout, WorkerCrashed, ProtocolError, SandboxUnavailable) as exc:
+            raise self._aborted(exc) from None
+
+
+def _watched(reply: Any) -> Watched:
+    """A watched call's reply (``protocol.Reply``) as a check reads it."""
+    return Watched(reply.value, tuple(reply.args or ()), dict(reply.kwargs or {}), tuple(reply.warnings))
 
 
 def expect_equal(

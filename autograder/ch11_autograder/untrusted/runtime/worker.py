@@ -26,7 +26,11 @@ nothing else of ch11_autograder.
    top-level names, calls it (kept objects substituted) and returns the
    encoded result, or an error that says what went wrong in the student's
    terms. A watched call also returns the arguments as the call left them and
-   the warnings it emitted.
+   the warnings it emitted. ``calls`` makes several calls in order, writing each
+   reply as soon as its call returns (so the grader times each call from the
+   reply before it and knows which call was running when one hangs or kills
+   the process), and ends early with a ``not_run`` reply when its budget is
+   spent or, under ``stop_on_error``, after a call that failed.
 
 Exit status: 0 at end of input; 2 when the protocol module or cells.json
 cannot be loaded (diagnostics on the original stderr).
@@ -43,6 +47,7 @@ import os
 import re
 import signal
 import sys
+import time
 import traceback
 import warnings
 from pathlib import Path
@@ -202,7 +207,31 @@ class Worker:
                 self.kept[request.name] = request.value
                 self.send(proto.make_ok(request.id, None))
                 continue
-            self.send(self.answer(request))
+            if isinstance(request, proto.CallsRequest):
+                self.answer_calls(request)
+                continue
+            self.send(self.answer(request)[0])
+
+    def answer_calls(self, batch: Any) -> None:
+        """Make the calls of one batch in order, sending each reply as soon as its call returns.
+
+        Each reply is flushed on its own: the grader starts a call's time limit when the
+        reply before it arrives, and a call that hangs or ends the process must find the
+        replies of the calls before it already sent.
+        """
+        proto = self.protocol
+        started = time.monotonic()
+        budget = None if batch.budget_ms is None else batch.budget_ms / 1000
+        calls = batch.calls
+        for index, call in enumerate(calls):
+            if budget is not None and time.monotonic() - started >= budget:
+                self.send(proto.make_error(call.id, "not_run", "NotRun", "the time budget was spent"))
+                return
+            reply, ok = self.answer(call)
+            self.send(reply)
+            if not ok and batch.stop_on_error and index + 1 < len(calls):
+                self.send(proto.make_error(calls[index + 1].id, "not_run", "NotRun", "an earlier call failed"))
+                return
 
     def _function(self, request: Any) -> tuple[Any, bytes | None]:
         """The student's top-level function ``request.fn``, or the error reply saying why there is none."""
@@ -242,18 +271,20 @@ class Worker:
             return self.kept[value.name]
         return value
 
-    def answer(self, request: Any) -> bytes:
-        """The framed reply to one call request."""
+    def answer(self, request: Any) -> tuple[bytes, bool]:
+        """The framed reply to one call request, and whether it is a success."""
         proto = self.protocol
         fn_name = request.fn
         fn, error = self._function(request)
         if error is not None:
-            return error
+            return error, False
         try:
             args = [self._substitute(a) for a in request.args]
             kwargs = {k: self._substitute(v) for k, v in request.kwargs.items()}
         except KeyError as exc:
-            return proto.make_error(request.id, "bad_request", "KeyError", f"nothing is kept under {exc.args[0]!r}")
+            return proto.make_error(
+                request.id, "bad_request", "KeyError", f"nothing is kept under {exc.args[0]!r}"
+            ), False
         emitted: list[str] = []
         try:
             if request.watch:
@@ -266,11 +297,11 @@ class Worker:
                 result = fn(*args, **kwargs)
         except BaseException as exc:  # includes SystemExit from student code
             type_name, message = _describe(exc)
-            return proto.make_error(request.id, "exception", type_name, message, _where(exc.__traceback__))
+            return proto.make_error(request.id, "exception", type_name, message, _where(exc.__traceback__)), False
         try:
             if request.watch:
-                return proto.make_ok(request.id, result, args=args, kwargs=kwargs, warnings=emitted)
-            return proto.make_ok(request.id, result)
+                return proto.make_ok(request.id, result, args=args, kwargs=kwargs, warnings=emitted), True
+            return proto.make_ok(request.id, result), True
         except proto.ProtocolError as exc:
             return proto.make_error(
                 request.id,
@@ -278,7 +309,7 @@ class Worker:
                 "UnencodableValue",
                 f"{fn_name}() returned something the grader cannot receive: {exc.problem}"
                 + ("" if exc.path == "value" else f" (at {exc.path} of the returned value)"),
-            )
+            ), False
         except BaseException as exc:  # e.g. a dataclass property that raises
             type_name, message = _describe(exc)
             return proto.make_error(
@@ -286,7 +317,7 @@ class Worker:
                 "unencodable",
                 type_name,
                 f"reading the value returned by {fn_name}() raised {type_name}: {message}",
-            )
+            ), False
 
 
 def main(argv: list[str]) -> int:
