@@ -333,6 +333,10 @@ def test_message_size_cap_both_ways(monkeypatch):
         loads_message(b'{"v": "' + b"x" * 200 + b'"}')
 
 
+#: One well-formed call of a batch.
+CALL = {"fn": "f", "args": [], "kwargs": {}}
+
+
 @pytest.mark.parametrize(
     ("message", "path"),
     [
@@ -359,6 +363,26 @@ def test_message_size_cap_both_ways(monkeypatch):
          "args[0].step"),
         ({"id": 1, "op": "call", "fn": "f", "args": [{"t": "once", "v": {}}], "kwargs": {}}, "args[0].v"),
         ({"id": 1, "op": "keep", "name": "a", "value": {"t": "nope"}}, "value"),
+        # A batch is refused as a whole, naming the call and the place inside it.
+        ({"id": 1, "op": "calls", "calls": []}, "message.calls"),
+        ({"id": 1, "op": "calls", "calls": {}}, "message.calls"),
+        ({"id": 1, "op": "calls"}, "message"),
+        ({"id": 1, "op": "calls", "calls": [CALL, CALL], "x": 1}, "message"),
+        ({"id": 1, "op": "calls", "calls": [CALL, [1]]}, "message.calls[1]"),
+        ({"id": 1, "op": "calls", "calls": [CALL, {**CALL, "id": 2}]}, "message.calls[1]"),
+        ({"id": 1, "op": "calls", "calls": [CALL, {**CALL, "op": "call"}]}, "message.calls[1]"),
+        ({"id": 1, "op": "calls", "calls": [CALL, {**CALL, "fn": "os.system"}]}, "message.calls[1].fn"),
+        ({"id": 1, "op": "calls", "calls": [CALL, {**CALL, "args": [{"t": "nope"}]}]}, "message.calls[1].args[0]"),
+        ({"id": 1, "op": "calls", "calls": [CALL, {**CALL, "kwargs": {"x": {"t": "rng", "seed": -1}}}]},
+         "message.calls[1].kwargs.x.seed"),
+        ({"id": 1, "op": "calls", "calls": [{**CALL, "watch": False}]}, "message.calls[0].watch"),
+        ({"id": 1, "op": "calls", "calls": [CALL], "budget_ms": -1}, "message.budget_ms"),
+        ({"id": 1, "op": "calls", "calls": [CALL], "budget_ms": 1.5}, "message.budget_ms"),
+        ({"id": 1, "op": "calls", "calls": [CALL], "budget_ms": True}, "message.budget_ms"),
+        ({"id": 1, "op": "calls", "calls": [CALL], "stop_on_error": False}, "message.stop_on_error"),
+        ({"id": 2**53 - 1, "op": "calls", "calls": [CALL, CALL]}, "message.id"),
+        # A batch does not nest: its entries are calls, never another batch or a keep.
+        ({"id": 1, "op": "calls", "calls": [{"op": "calls", "calls": [CALL]}]}, "message.calls[0]"),
     ],
 )
 def test_parse_request_refusals(message, path):
@@ -396,6 +420,56 @@ def test_watched_calls_and_kept_objects_round_trip():
     assert warned.warnings == ("RuntimeWarning: overflow",)
     plain = parse_reply(loads_message(protocol.make_ok(9, 1)))
     assert plain.args is None and plain.kwargs is None and plain.warnings == ()
+
+
+def test_a_batch_decodes_to_the_calls_its_entries_would_be_alone():
+    chain = make_chain(depth=3, width=2, random_layer=1, seed=0)
+    calls = [
+        ("f", [RngSeed(3), chain], {"k": 2}, False),
+        ("g", [protocol.Kept("kept1", "chain")], {"x": np.float32(0.5)}, True),
+        ("h", [], {}, False),
+    ]
+    entries = [protocol.make_call_entry(fn, args, kwargs, watch=watch) for fn, args, kwargs, watch in calls]
+    batch = parse_request(loads_message(protocol.make_calls(40, entries, budget_ms=1500, stop_on_error=True)))
+    assert isinstance(batch, protocol.CallsRequest)
+    assert (batch.id, batch.budget_ms, batch.stop_on_error) == (40, 1500, True)
+    for offset, ((fn, args, kwargs, watch), call) in enumerate(zip(calls, batch.calls, strict=True)):
+        alone = parse_request(loads_message(protocol.make_call(40 + offset, fn, args, kwargs, watch=watch)))
+        assert (call.id, call.fn, call.watch, sorted(call.kwargs)) == (alone.id, alone.fn, alone.watch,
+                                                                       sorted(alone.kwargs))
+        assert wire_equal(list(call.kwargs.values()), list(alone.kwargs.values()))
+    assert batch.calls[0].args[0].standard_normal() == np.random.default_rng(3).standard_normal()
+    assert batch.calls[0].args[1].weights == chain.weights
+    assert batch.calls[1].args == (protocol.Kept("kept1"),)
+    # The frame is exactly what dumps_message makes of the same object (so framing rules hold).
+    frame = protocol.make_calls(7, entries[2:])
+    assert frame == dumps_message({"id": 7, "op": "calls", "calls": [{"fn": "h", "args": [], "kwargs": {}}]})
+    plain = parse_request(loads_message(frame))
+    assert (plain.budget_ms, plain.stop_on_error) == (None, False)
+
+
+def test_a_batch_is_built_only_from_entries_that_can_be_sent(monkeypatch):
+    with pytest.raises(ProtocolError) as info:
+        protocol.make_call_entry("f", [1, {2}], {})
+    assert info.value.path == "args[1]"
+    with pytest.raises(ProtocolError) as info:
+        protocol.make_call_entry("os.system", [], {})
+    assert info.value.path == "fn"
+    with pytest.raises(ProtocolError, match="1 to"):
+        protocol.make_calls(1, [])
+    with pytest.raises(ValueError, match="budget_ms"):
+        protocol.make_calls(1, [protocol.make_call_entry("f", [], {})], budget_ms=-1)
+    monkeypatch.setattr(protocol, "MAX_MESSAGE_BYTES", protocol.CALLS_FRAME_BYTES + 100)
+    with pytest.raises(ProtocolError, match="in one call"):
+        protocol.make_call_entry("f", ["x" * 200], {})
+    entry = protocol.make_call_entry("f", ["x" * 50], {})
+    with pytest.raises(ProtocolError, match="at most"):
+        protocol.make_calls(1, [entry] * 40)
+
+
+def test_not_run_is_an_error_kind_a_reply_can_carry():
+    reply = parse_reply(loads_message(protocol.make_error(5, "not_run", "NotRun", "the time budget was spent")))
+    assert not reply.ok and reply.error.kind == "not_run"
 
 
 def test_ranges_travel_both_ways_and_one_shot_iterables_only_to_the_worker():

@@ -16,10 +16,12 @@ import numpy as np
 import pytest
 from ch11_autograder.protocol import Record, roundtrip
 from ch11_autograder.trusted.suite import (
+    Call,
     CellSuite,
     Misconception,
     Mismatch,
     Property,
+    Student,
     expect_equal,
     hypothesis_property,
     run_property,
@@ -30,6 +32,7 @@ from ch11_autograder.trusted.worker_client import CallTimeout, NotDefined, Stude
 from ch11_autograder.untrusted.launch import SandboxUnavailable
 from hypothesis import strategies as st
 from nbgrader.utils import determine_grade
+from support import call_outcomes
 from trainable_harness import CheckpointCost, TapeNode
 
 # --------------------------------------------------------------------------- a session double
@@ -572,3 +575,106 @@ def test_record_lists_every_property_in_suite_order_with_its_outcome_and_misconc
     assert record["properties"][1]["advice"] == "Multiply."
     unavailable = CellVerdict.unavailable("x_tests", 2, "no suite").record()
     assert [(p["name"], p["outcome"]) for p in unavailable["properties"]] == [("grading", "errored")]
+
+
+# --------------------------------------------------------------------------- several calls per message
+
+
+def _recorder(calls_of, *, batched, return_errors=True, seen=None, time_budget=60.0):
+    """A property making ``calls_of(student)`` one by one or with ``call_many``; ``seen`` gets what each came to."""
+
+    def check(student):
+        calls = calls_of(student)
+        if batched:
+            seen.extend(student.call_many(calls, return_errors=return_errors))
+            return
+        for call in calls:
+            try:
+                if call.watch:
+                    seen.append(student.call_watch(call.fn, *call.args, **call.kwargs))
+                else:
+                    seen.append(student.call(call.fn, *call.args, **call.kwargs))
+            except StudentError as exc:
+                if not return_errors:
+                    raise
+                seen.append(exc)
+
+    return Property("records_calls", "Records what each call came to.", check, time_budget=time_budget)
+
+
+def _both_ways(backend, calls_of, **options):
+    """Run the recording property on two fresh sessions, one by one and batched; then one more call in each.
+
+    Returns, per way, (what the calls came to, the property's failure, ``bump()`` after it, worker starts).
+    """
+    results = []
+    for batched in (False, True):
+        seen = []
+        with call_outcomes.session(backend) as session:
+            session.start()  # the worker's start is not the property's time
+            failure = run_property(_recorder(calls_of, batched=batched, seen=seen, **options), session)
+            after = session.call("bump")
+            results.append(([call_outcomes.describe(o) for o in seen], failure, after, session.starts))
+    return results
+
+
+@pytest.fixture(params=call_outcomes.BACKENDS)
+def backend(request):
+    return request.param
+
+
+def test_student_call_many_gives_each_call_what_call_and_call_watch_give(backend):
+    alone, together = _both_ways(backend, lambda student: call_outcomes.ordinary_calls(student.keep([], "stack")))
+    assert alone == together
+    seen, failure, after, starts = together
+    assert failure is None and starts == 1 and after == 3  # both bumps of the batch ran, in order
+    assert [kind for kind, *_ in seen] == ["ok", "ok", "StudentError", "NotDefined", "NotDefined", "Unencodable"] + [
+        "ok"
+    ] * 6
+    assert seen[6][2:] == (([1, 2, 3],), {"item": 3}, ())  # a Watched: the mutated argument
+    assert seen[7][4] == ("UserWarning: careful with 7",)
+
+
+@pytest.mark.parametrize(
+    ("backend", "fatal"),
+    # Every ending unsandboxed; under bwrap (slower to start) a hang and a SIGKILL.
+    [("none", "hang"), ("none", "exits"), ("none", "killed"), ("bwrap", "hang"), ("bwrap", "killed")],
+)
+def test_a_call_that_hangs_or_ends_the_worker_ends_the_property_at_that_call_as_alone(backend, fatal):
+    def calls_of(student):
+        ordinary = call_outcomes.ordinary_calls(student.keep([], "stack"))
+        return [*ordinary[:9], Call(fatal), *ordinary[9:]]
+
+    alone, together = _both_ways(backend, calls_of)
+    assert alone[1:] == together[1:]  # the same failure, the same fresh worker afterwards
+    _, failure, after, starts = together
+    assert failure.kind == ("timeout" if fatal == "hang" else "crash") and failure.call == f"{fatal}()"
+    assert after == 1 and starts == 2
+
+
+def test_without_return_errors_the_first_student_error_is_raised_at_its_call_and_nothing_after_it_runs():
+    calls = [Call("bump"), Call("broken", (4,)), Call("bump")]
+    alone, together = _both_ways("none", lambda student: calls, return_errors=False)
+    assert alone[1:] == together[1:]  # (one by one, the property saw the first value before the error)
+    _, failure, after, _ = together
+    assert failure.kind == "error" and failure.call == "broken(4)" and "ZeroDivisionError" in failure.detail
+    assert after == 2  # the third call was not made
+
+
+def test_the_time_budget_stops_a_batch_where_it_stops_single_calls():
+    calls = [Call("nap", (0.2,)) for _ in range(20)]
+    alone, together = _both_ways("none", lambda student: calls, time_budget=0.5)
+    for _, failure, after, starts in (alone, together):
+        assert failure.kind == "budget" and "longer than 0.5 s in total" in failure.detail
+        # Naps start at 0, 0.2 and 0.4 s at the soonest: at most 3 begin within the budget (at least 1
+        # does: the budget is checked before each call). The worker was not killed.
+        assert 2 <= after <= 4 and starts == 1
+
+
+def test_call_many_on_a_session_that_calls_one_at_a_time():
+    student = Student(LocalSession(double=lambda x: 2 * x), 60.0)
+    got = student.call_many([Call("double", (2,)), Call("missing"), Call("double", (3,))], return_errors=True)
+    assert got[0] == 4 and isinstance(got[1], NotDefined) and got[2] == 6
+    with pytest.raises(NotDefined):
+        student.call_many([Call("double", (2,)), Call("missing"), Call("double", (3,))])
+    assert student.last_call == "missing()" and student.call_many([]) == []
