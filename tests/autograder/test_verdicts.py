@@ -587,17 +587,8 @@ def _recorder(calls_of, *, batched, return_errors=True, seen=None, time_budget=6
         calls = calls_of(student)
         if batched:
             seen.extend(student.call_many(calls, return_errors=return_errors))
-            return
-        for call in calls:
-            try:
-                if call.watch:
-                    seen.append(student.call_watch(call.fn, *call.args, **call.kwargs))
-                else:
-                    seen.append(student.call(call.fn, *call.args, **call.kwargs))
-            except StudentError as exc:
-                if not return_errors:
-                    raise
-                seen.append(exc)
+        else:
+            seen.extend(call_outcomes.one_by_one(student, calls, catch=StudentError if return_errors else ()))
 
     return Property("records_calls", "Records what each call came to.", check, time_budget=time_budget)
 
@@ -655,7 +646,7 @@ def test_a_call_that_hangs_or_ends_the_worker_ends_the_property_at_that_call_as_
 def test_without_return_errors_the_first_student_error_is_raised_at_its_call_and_nothing_after_it_runs():
     calls = [Call("bump"), Call("broken", (4,)), Call("bump")]
     alone, together = _both_ways("none", lambda student: calls, return_errors=False)
-    assert alone[1:] == together[1:]  # (one by one, the property saw the first value before the error)
+    assert alone == together
     _, failure, after, _ = together
     assert failure.kind == "error" and failure.call == "broken(4)" and "ZeroDivisionError" in failure.detail
     assert after == 2  # the third call was not made

@@ -111,16 +111,18 @@ def describe(outcome: Any) -> tuple[Any, ...]:
     return ("ok", outcome, None, None, ())
 
 
-def one_by_one(worker: WorkerSession, calls: Sequence[Call]) -> list[Any]:
-    """Each call alone through ``call``/``call_watch``, catching what it raises."""
+def one_by_one(
+    caller: Any, calls: Sequence[Call], catch: type[BaseException] | tuple[type[BaseException], ...] = Exception
+) -> list[Any]:
+    """Each call alone through ``caller.call``/``call_watch`` (a session or a ``Student``), catching ``catch``."""
     outcomes: list[Any] = []
     for call in calls:
         try:
             if call.watch:
-                outcomes.append(worker.call_watch(call.fn, *call.args, **call.kwargs))
+                outcomes.append(caller.call_watch(call.fn, *call.args, **call.kwargs))
             else:
-                outcomes.append(worker.call(call.fn, *call.args, **call.kwargs))
-        except (protocol.ProtocolError, Exception) as exc:
+                outcomes.append(caller.call(call.fn, *call.args, **call.kwargs))
+        except catch as exc:
             outcomes.append(exc)
     return outcomes
 
