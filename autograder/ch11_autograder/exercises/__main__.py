@@ -16,6 +16,7 @@ import argparse
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import nbformat
@@ -24,7 +25,7 @@ from ..paths import ASSIGNMENT, DEMO_CLASS_DIR
 from ..trusted.registry import load_suite_modules, registered
 from ..trusted.submission_cells import submission_code_cells
 from ..trusted.suite import run_suite
-from ..trusted.worker_client import WorkerSession
+from ..trusted.worker_client import Call, Outcome, WorkerSession
 from ..untrusted.choose import choose_launcher
 from ..untrusted.launch import Limits
 from . import EXERCISES, SUITE_MODULES, WORKER_SKIP_CELLS
@@ -32,15 +33,31 @@ from .catalogue import catalogue
 
 
 class CountingSession:
-    """Delegates to a WorkerSession and counts the calls made through it."""
+    """Delegates to a WorkerSession and counts what goes through it.
+
+    ``calls``: the student's functions called (``call``, ``call_watch`` and each call of a
+    ``call_many``); ``messages``: exchanges with the worker for them (a ``call_many`` counts one).
+    """
 
     def __init__(self, session: WorkerSession) -> None:
         self._session = session
         self.calls = 0
+        self.messages = 0
 
     def call(self, fn: str, *args: Any, **kwargs: Any) -> Any:
         self.calls += 1
+        self.messages += 1
         return self._session.call(fn, *args, **kwargs)
+
+    def call_watch(self, fn: str, *args: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        self.messages += 1
+        return self._session.call_watch(fn, *args, **kwargs)
+
+    def call_many(self, calls: Sequence[Call], **options: Any) -> list[Outcome]:
+        self.calls += len(calls)
+        self.messages += 1
+        return self._session.call_many(calls, **options)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._session, name)
