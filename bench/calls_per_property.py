@@ -7,7 +7,10 @@ Each notebook of ``demo/class/<student>`` gets one worker (as ``python -m
 ch11_autograder.exercises --time`` does), and every registered property of its cells runs
 through ``run_property`` on a counting session (``exercises.__main__.CountingSession``).
 Per property: the student's functions called, the exchanges with the worker for them
-(a ``call_many`` is one), its wall time and its verdict. Printed: the properties with the
+(a ``call_many`` is one), the examples hypothesis ran (test-function calls, counted by
+wrapping ``hypothesis.given`` in this process; 0 for a property that is not a
+``hypothesis_property``), its wall time and its verdict. Calls per example is what a
+property can batch without changing how it draws its inputs. Printed: the properties with the
 most calls, and every exercise's totals. A benchmark, not a test: nothing is asserted.
 """
 
@@ -20,6 +23,30 @@ from pathlib import Path
 from typing import Any
 
 from common import RESULTS, load, write_json
+
+
+def _counting_examples() -> list[int]:
+    """Wrap ``hypothesis.given`` so that every test-function call adds one to the returned counter."""
+    import functools
+
+    import hypothesis
+
+    counter = [0]
+    given = hypothesis.given
+
+    def counting_given(*args: Any, **kwargs: Any) -> Any:
+        def decorate(test: Any) -> Any:
+            @functools.wraps(test)
+            def counted(*a: Any, **k: Any) -> Any:
+                counter[0] += 1
+                return test(*a, **k)
+
+            return given(*args, **kwargs)(counted)
+
+        return decorate
+
+    hypothesis.given = counting_given
+    return counter
 
 
 def count(student: str, sandbox: str) -> list[dict[str, Any]]:
@@ -35,6 +62,7 @@ def count(student: str, sandbox: str) -> list[dict[str, Any]]:
     from ch11_autograder.untrusted.launch import Limits
 
     load_suite_modules(SUITE_MODULES)
+    examples = _counting_examples()
     launcher = choose_launcher(sandbox)
     rows = []
     for exercise in EXERCISES:
@@ -46,7 +74,7 @@ def count(student: str, sandbox: str) -> list[dict[str, Any]]:
             counting = CountingSession(session)
             for suite in suites:
                 for prop in suite.properties:
-                    calls, messages = counting.calls, counting.messages
+                    calls, messages, ran = counting.calls, counting.messages, examples[0]
                     started = time.monotonic()
                     failure = run_property(prop, counting)
                     rows.append(
@@ -56,6 +84,7 @@ def count(student: str, sandbox: str) -> list[dict[str, Any]]:
                             "property": prop.name,
                             "calls": counting.calls - calls,
                             "messages": counting.messages - messages,
+                            "examples": examples[0] - ran,
                             "seconds": round(time.monotonic() - started, 3),
                             "verdict": "held" if failure is None else failure.kind,
                         }
@@ -76,11 +105,13 @@ def main(argv: list[str] | None = None) -> int:
                           "load_after": load(), "properties": rows})
     total = sum(r["calls"] for r in rows)
     print(f"{args.student}, {args.sandbox}: {len(rows)} properties, {total} calls; load {load_before} -> {load()}")
-    print(f"{'property':58}  {'calls':>6}  {'share':>6}  {'messages':>8}  {'seconds':>7}  verdict")
+    print(f"{'property':64}  {'calls':>5}  {'share':>5}  {'msgs':>5}  {'examples':>8}  {'calls/ex':>8}  "
+          f"{'seconds':>7}  verdict")
     for r in sorted(rows, key=lambda r: -r["calls"])[: args.top]:
         name = f"{r['cell']}.{r['property']}"
-        print(f"{name:58}  {r['calls']:>6}  {r['calls'] / total:>6.1%}  {r['messages']:>8}  {r['seconds']:>7.2f}  "
-              f"{r['verdict']}")
+        per = f"{r['calls'] / r['examples']:.1f}" if r["examples"] else "-"
+        print(f"{name:64}  {r['calls']:>5}  {r['calls'] / total:>5.1%}  {r['messages']:>5}  {r['examples']:>8}  "
+              f"{per:>8}  {r['seconds']:>7.2f}  {r['verdict']}")
     print()
     for exercise in sorted({r["exercise"] for r in rows}):
         mine = [r for r in rows if r["exercise"] == exercise]
