@@ -343,12 +343,13 @@ def test_a_one_shot_iterable_shows_code_that_reads_its_argument_twice(stateful):
 
 
 @pytest.fixture(params=call_outcomes.BACKENDS)
-def backend(request):
-    return request.param
+def launcher(request):
+    with call_outcomes.launched(request.param) as launcher:
+        yield launcher
 
 
-def test_a_batch_gives_every_call_the_outcome_it_has_alone(backend):
-    with call_outcomes.session(backend) as alone, call_outcomes.session(backend) as together:
+def test_a_batch_gives_every_call_the_outcome_it_has_alone(launcher):
+    with call_outcomes.session(launcher) as alone, call_outcomes.session(launcher) as together:
         expected = call_outcomes.one_by_one(alone, call_outcomes.ordinary_calls(alone.keep([], "stack")))
         got, rounds = call_outcomes.batched(together, call_outcomes.ordinary_calls(together.keep([], "stack")))
         assert [call_outcomes.describe(o) for o in got] == [call_outcomes.describe(o) for o in expected]
@@ -360,8 +361,8 @@ def test_a_batch_gives_every_call_the_outcome_it_has_alone(backend):
     assert (got[8].value, got[9].value, got[10].value) == (["a"], 2, ["a", "b"])  # state carried, in order
 
 
-def test_a_hang_or_a_dead_worker_in_a_batch_is_that_calls_outcome_and_the_rest_go_on(backend):
-    with call_outcomes.session(backend) as alone, call_outcomes.session(backend) as together:
+def test_a_hang_or_a_dead_worker_in_a_batch_is_that_calls_outcome_and_the_rest_go_on(launcher):
+    with call_outcomes.session(launcher) as alone, call_outcomes.session(launcher) as together:
         expected = call_outcomes.one_by_one(alone, call_outcomes.fatal_calls(alone.keep([], "stack")))
         got, rounds = call_outcomes.batched(together, call_outcomes.fatal_calls(together.keep([], "stack")))
         assert [call_outcomes.describe(o) for o in got] == [call_outcomes.describe(o) for o in expected]
@@ -376,7 +377,7 @@ def test_a_hang_or_a_dead_worker_in_a_batch_is_that_calls_outcome_and_the_rest_g
 
 
 def test_each_call_of_a_batch_has_its_own_time_limit_and_the_calls_before_a_hang_are_answered():
-    with call_outcomes.session("none", call_timeout=30.0) as s:
+    with call_outcomes.session(LAUNCHER, call_timeout=30.0) as s:
         started = time.monotonic()
         got = s.call_many([Call("bump"), Call("hang", timeout=0.3), Call("bump"), Call("bump")])
         assert time.monotonic() - started < 10  # the hang cost its own 0.3 s, not the session's 30 s
@@ -393,7 +394,7 @@ def test_each_call_of_a_batch_has_its_own_time_limit_and_the_calls_before_a_hang
 
 
 def test_stop_on_error_makes_no_call_after_the_first_error():
-    with call_outcomes.session("none") as s:
+    with call_outcomes.session(LAUNCHER) as s:
         got = s.call_many([Call("bump"), Call("broken", (1,)), Call("bump")], stop_on_error=True)
         assert got[0].value == 1 and isinstance(got[1], StudentError)
         assert isinstance(got[2], NotRun) and got[2].reason == "stopped"
@@ -406,7 +407,7 @@ def test_stop_on_error_makes_no_call_after_the_first_error():
 
 
 def test_a_batch_stops_at_its_deadline_on_the_callers_clock():
-    with call_outcomes.session("none") as s:
+    with call_outcomes.session(LAUNCHER) as s:
         s.start()
         got = s.call_many([Call("nap", (0.2,)) for _ in range(20)], deadline=time.monotonic() + 0.5)
         made = [o for o in got if not isinstance(o, NotRun)]
@@ -421,20 +422,20 @@ def test_a_batch_stops_at_its_deadline_on_the_callers_clock():
 
 def test_a_long_batch_is_split_into_messages_that_fit(monkeypatch):
     monkeypatch.setattr(protocol, "MAX_MESSAGE_BYTES", protocol.CALLS_FRAME_BYTES + 400)
-    with call_outcomes.session("none") as s:
+    with call_outcomes.session(LAUNCHER) as s:
         stack = s.keep([], "stack")
         # 30 calls of about 70 bytes do not fit one 1.4 kB message: unsplit, make_calls would refuse them.
         got = s.call_many([Call("push", (stack, "x" * 40)) for _ in range(30)])
         assert [len(o.value) for o in got] == list(range(1, 31))
 
 
-def test_a_worker_that_breaks_the_batch_protocol_is_killed(backend):
+def test_a_worker_that_breaks_the_batch_protocol_is_killed(launcher):
     cells = [
         "import os\n"
         "def forge(n):\n    os.write(4, b'{\"id\": 999, \"ok\": true, \"value\": 1}\\n')\n    return n\n"
         "def fine(n):\n    return n\n"
     ]
-    with WorkerSession(cells, call_outcomes.launcher(backend), call_timeout=5.0) as s:
+    with WorkerSession(cells, launcher, call_timeout=5.0) as s:
         got = s.call_many([Call("fine", (1,)), Call("forge", (2,)), Call("fine", (3,))])
         assert got[0].value == 1 and isinstance(got[1], ProtocolError) and isinstance(got[2], NotRun)
         assert not s.alive and s.call("fine", 4) == 4

@@ -11,7 +11,8 @@ calls (a kept object, a global), a call that hangs and calls that end the worker
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -21,8 +22,9 @@ from ch11_autograder.trusted.worker_client import Call, NotRun, WorkerSession
 from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
 from ch11_autograder.untrusted.launch import Launcher, SandboxUnavailable
 
-#: The backends the comparison runs under.
-BACKENDS = ("none", "bwrap")
+#: The backends the comparison runs under: ``bwrap-zygote`` is bwrap with every worker forked
+#: from one pre-imported process in the sandbox, as ``TrustedVerdicts`` starts them by default.
+BACKENDS = ("none", "bwrap", "bwrap-zygote")
 
 #: Seconds a call may take in these sessions (the hanging call costs this much each time).
 CALL_TIMEOUT = 1.5
@@ -45,22 +47,32 @@ CELLS = [
 ]
 
 
-def launcher(name: str) -> Launcher:
-    """The launcher of backend ``name`` (``none`` or ``bwrap``); skips the test where bwrap cannot run."""
+@contextlib.contextmanager
+def launched(name: str) -> Iterator[Launcher]:
+    """The launcher of backend ``name`` (one of :data:`BACKENDS`), closed afterwards; skips where bwrap cannot run."""
     if name == "none":
-        return UnsandboxedLauncher(quiet=True)
-    from ch11_autograder.untrusted.choose import choose_launcher
+        yield UnsandboxedLauncher(quiet=True)
+        return
+    from ch11_autograder.untrusted.choose import choose_launcher, forking_launcher
 
     try:
-        return choose_launcher(name)
+        inner = choose_launcher("bwrap")
     except SandboxUnavailable as exc:
-        pytest.skip(f"{name} sandbox not available here: {exc}")
+        pytest.skip(f"bwrap sandbox not available here: {exc}")
+    if name == "bwrap":
+        yield inner
+        return
+    forking = forking_launcher(inner, "bwrap").for_submission(("call_outcomes", "batched calls"))
+    try:
+        yield forking
+    finally:
+        forking.close()
 
 
-def session(backend: str, **kwargs: Any) -> WorkerSession:
+def session(launcher: Launcher, **kwargs: Any) -> WorkerSession:
     """A session on :data:`CELLS` (``kwargs`` as for ``WorkerSession``)."""
     options = {"call_timeout": CALL_TIMEOUT, "max_restarts": 5, **kwargs}
-    return WorkerSession(CELLS, launcher(backend), **options)
+    return WorkerSession(CELLS, launcher, **options)
 
 
 def ordinary_calls(kept: protocol.Kept) -> list[Call]:
