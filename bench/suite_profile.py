@@ -30,8 +30,9 @@ profiled with cProfile on CPU time (``time.process_time``), and the trusted proc
 split the same way from the call graph (each phase's functions, counted once where they call
 each other); a profiler inflates function-heavy code, so read the shares, not the seconds.
 
-Besides the profile, the script counts round trips and hypothesis test-function calls per
-notebook, and times a no-op call through a worker (the latency floor of one round trip).
+Besides the profile, the script counts round trips (a message of a ``call_many`` is one) and
+hypothesis test-function calls per notebook, and times a no-op call through a worker (the
+latency floor of one round trip).
 Scores are printed so that a change can be checked not to alter them. Writes a JSON with
 every number and prints a table.
 """
@@ -81,7 +82,7 @@ def classify(frame: FrameType | None) -> str:
 
     if has("worker_client.py", "start"):
         return "worker start"
-    if has("worker_client.py", "_exchange") or has("worker_client.py", "_call") or has("worker_client.py", "keep"):
+    if any(has("worker_client.py", name) for name in ("_exchange", "_call", "keep", "call_many")):
         if has("worker_client.py", "_receive"):
             inner = names[0]
             if "protocol.py" in inner[0] or "json" in inner[0] or has("protocol.py", "loads_message"):
@@ -140,15 +141,17 @@ class Sampler:
         self._thread.join()
 
 
+#: The protocol's request builders (a batch's calls are encoded one by one, then framed).
+_ENCODERS = ("make_call", "make_keep", "make_defaults", "make_call_entry", "make_calls")
+
 #: CPU phases from the call graph: name -> (file part, function names); the first phases are
 #: disjoint subtrees of the suites' calls, the last ones are differences (see cpu_breakdown).
 CPU_SETS = {
     "worker start": [("worker_client.py", ("start",))],
-    "round trip: encoding the request": [("protocol.py", ("make_call", "make_keep", "make_defaults"))],
+    "round trip: encoding the request": [("protocol.py", _ENCODERS)],
     "round trip: decoding the reply": [("protocol.py", ("parse_reply", "loads_message"))],
     "round trip: pipe I/O": [("worker_client.py", ("_send", "_receive"))],
-    "round trip: all": [("worker_client.py", ("_exchange",)),
-                        ("protocol.py", ("make_call", "make_keep", "make_defaults"))],
+    "round trip: all": [("worker_client.py", ("_exchange", "call_many")), ("protocol.py", _ENCODERS)],
     "formatting calls for feedback": [("verdicts.py", ("format_call",))],
     "reference computation": [("ch11_solutions", ())],
     "comparing (roundtrip, wire_equal)": [("protocol.py", ("roundtrip", "wire_equal"))],
@@ -244,6 +247,13 @@ def main(argv: list[str] | None = None) -> int:
         return original_exchange(self, *a, **k)
 
     worker_client.WorkerSession._exchange = counted_exchange  # type: ignore[method-assign]
+    original_frame = worker_client.WorkerSession._run_frame
+
+    def counted_frame(self: Any, *a: Any, **k: Any) -> Any:
+        counters["round_trips"] += 1  # one message of a call_many, however many calls it carries
+        return original_frame(self, *a, **k)
+
+    worker_client.WorkerSession._run_frame = counted_frame  # type: ignore[method-assign]
     import hypothesis.core
 
     original_execute_once = hypothesis.core.StateForActualGivenExecution.execute_once
