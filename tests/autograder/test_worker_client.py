@@ -429,13 +429,14 @@ def test_a_long_batch_is_split_into_messages_that_fit(monkeypatch):
         assert [len(o.value) for o in got] == list(range(1, 31))
 
 
-def test_a_worker_that_breaks_the_batch_protocol_is_killed(launcher):
+@pytest.mark.parametrize("backend", ["none", "bwrap"])
+def test_a_worker_that_breaks_the_batch_protocol_is_killed(backend):
     cells = [
         "import os\n"
         "def forge(n):\n    os.write(4, b'{\"id\": 999, \"ok\": true, \"value\": 1}\\n')\n    return n\n"
         "def fine(n):\n    return n\n"
     ]
-    with WorkerSession(cells, launcher, call_timeout=5.0) as s:
+    with call_outcomes.launched(backend) as launcher, WorkerSession(cells, launcher, call_timeout=5.0) as s:
         got = s.call_many([Call("fine", (1,)), Call("forge", (2,)), Call("fine", (3,))])
         assert got[0].value == 1 and isinstance(got[1], ProtocolError) and isinstance(got[2], NotRun)
         assert not s.alive and s.call("fine", 4) == 4
