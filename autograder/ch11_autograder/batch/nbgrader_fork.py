@@ -50,7 +50,7 @@ from typing import IO, Any
 
 from ..nbgrader_cli import nbgrader_env
 from ..untrusted.forkclient import ForkClient
-from ..untrusted.runtime import frames, fresh
+from ..untrusted.runtime import children, frames, fresh
 
 __all__ = ["ForkServerGone", "ForkedNbgrader", "NbgraderForkServer", "SlotServers", "die_with_parent"]
 
@@ -271,13 +271,9 @@ def _serve(sock: socket.socket, at_start: fresh.FreshState) -> None:
 
     server_pid = os.getpid()
     runs: dict[int, int] = {}  # pid -> request id
-    wake_r, wake_w = os.pipe()
-    os.set_blocking(wake_w, False)
-    signal.set_wakeup_fd(wake_w)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
     selector = selectors.DefaultSelector()
     selector.register(sock, selectors.EVENT_READ)
-    selector.register(wake_r, selectors.EVENT_READ)
+    wake_r = children.wake_on_child_exit(selector)
     while True:
         for key, _ in selector.select(timeout=1.0):
             if key.fileobj == wake_r:
@@ -315,16 +311,9 @@ def _serve(sock: socket.socket, at_start: fresh.FreshState) -> None:
                 for fd in fds:
                     with contextlib.suppress(OSError):
                         os.close(fd)
-        while runs:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
+        for pid, code in children.ended():
             if pid in runs:
-                sock.sendall(frames.pack({"op": "exited", "id": runs.pop(pid),
-                                          "status": os.waitstatus_to_exitcode(status)}))
+                sock.sendall(frames.pack({"op": "exited", "id": runs.pop(pid), "status": code}))
 
 
 def _exit(code: int) -> None:

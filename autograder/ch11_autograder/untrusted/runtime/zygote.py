@@ -85,6 +85,7 @@ def _load(name: str) -> Any:
 
 frames = _load("frames")
 fresh = _load("fresh")
+children = _load("children")
 #: This interpreter's state at its start (nothing above changes it): what every run starts with.
 AT_START = fresh.capture()
 
@@ -212,20 +213,13 @@ class Zygote:
 
     def reap(self) -> None:
         """Answer for every run that ended, after killing what it left behind."""
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
+        for pid, code in children.ended():
             request = self.runs.pop(pid, None)
             if request is None:
                 continue  # a stray process the zygote adopted
             with contextlib.suppress(OSError):
                 os.killpg(pid, signal.SIGKILL)
             self.kill_strays()
-            code = os.waitstatus_to_exitcode(status)
             workdir: Path = request["workdir"]
             limit = int(request["max_file_bytes"])
             listed: list[list[Any]] = []
@@ -260,13 +254,9 @@ class Zygote:
     def serve(self) -> None:
         import selectors
 
-        wake_r, wake_w = os.pipe()
-        os.set_blocking(wake_w, False)
-        signal.set_wakeup_fd(wake_w)
-        signal.signal(signal.SIGCHLD, lambda *_: None)
         selector = selectors.DefaultSelector()
         selector.register(self.sock, selectors.EVENT_READ)
-        selector.register(wake_r, selectors.EVENT_READ)
+        wake_r = children.wake_on_child_exit(selector)
         while True:
             for key, _ in selector.select(timeout=1.0):
                 if key.fileobj == wake_r:
