@@ -8,6 +8,9 @@ the course's ``nbgrader_config.py`` and through it the grading engine and its su
 as nbgrader does, so what it imports is what the config names), then forks a child per
 request. The child is what the separate process was:
 
+* the signal dispositions, blocked signals and umask the server had at its start, which
+  are those of the fresh interpreter it replaces (``untrusted/runtime/fresh.py``: SIGPIPE
+  ignored, so a write to a dead pipe raises BrokenPipeError, as in any Python process);
 * its own process group (``pid`` is the group's id, so the caller kills it as before),
   working directory, environment (replaced whole), ``argv`` and log (stdout and stderr,
   passed as a descriptor); stdin is ``/dev/null``;
@@ -34,7 +37,6 @@ import ctypes
 import gc
 import logging
 import os
-import queue
 import signal
 import socket
 import subprocess
@@ -47,7 +49,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..nbgrader_cli import nbgrader_env
-from ..untrusted.runtime import frames
+from ..untrusted.forkclient import ForkClient
+from ..untrusted.runtime import children, frames, fresh
 
 __all__ = ["ForkServerGone", "ForkedNbgrader", "NbgraderForkServer", "SlotServers", "die_with_parent"]
 
@@ -102,31 +105,23 @@ class NbgraderForkServer:
     """
 
     def __init__(self, config: Path, *, start_timeout: float = 120.0) -> None:
-        self.lock = threading.Lock()
-        self.runs: dict[int, ForkedNbgrader] = {}
-        self.replies: dict[int, queue.Queue[dict[str, Any]]] = {}
-        self.next_id = 1
-        self.dead = False
-        self.ready: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.client: ForkClient[ForkedNbgrader] = ForkClient("the nbgrader fork server", ForkServerGone,
+                                                             ForkedNbgrader._finish)
         self.stderr: IO[bytes] = tempfile.TemporaryFile()
-        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-P", "-m", __name__, str(config)], stdin=theirs.fileno(),
+                [sys.executable, "-P", "-m", __name__, str(config)], stdin=self.client.theirs.fileno(),
                 stdout=subprocess.DEVNULL, stderr=self.stderr, cwd=str(config.parent), env=nbgrader_env(),
                 start_new_session=True, preexec_fn=die_with_parent,
             )
         except OSError as exc:
-            self.sock.close()
+            self.client.close()
             raise ForkServerGone(f"the nbgrader fork server could not be started: {exc}") from exc
         finally:
-            theirs.close()
-        self.reader = threading.Thread(target=self._read_loop, name="ch11-nbgrader-fork", daemon=True)
-        self.reader.start()
-        try:
-            hello = self.ready.get(timeout=start_timeout)
-        except queue.Empty:
-            hello = {"op": "refused", "message": f"not ready within {start_timeout:g} s"}
+            self.client.theirs.close()
+        self.client.start_reading("ch11-nbgrader-fork")
+        hello = self.client.wait_ready(start_timeout) or {"op": "refused",
+                                                          "message": f"not ready within {start_timeout:g} s"}
         if hello.get("op") != "ready":
             self.close()
             raise ForkServerGone(f"the nbgrader fork server refused to serve: {hello.get('message')} "
@@ -140,36 +135,9 @@ class NbgraderForkServer:
             return f"(stderr: {text[-1000:]})" if text else ""
         return ""
 
-    def _read_loop(self) -> None:
-        with contextlib.suppress(EOFError, OSError, ValueError):
-            while True:
-                message = frames.read_header(self.sock)
-                op = message.get("op")
-                if op in ("ready", "refused"):
-                    self.ready.put(message)
-                elif op in ("started", "failed"):
-                    box = self.replies.get(int(message.get("id") or 0))
-                    if box is not None:
-                        box.put(message)
-                elif op == "exited":
-                    with self.lock:
-                        run = self.runs.pop(int(message["id"]), None)
-                    if run is not None:
-                        status = message.get("status")
-                        run._finish(status if isinstance(status, int) else -signal.SIGKILL)
-        self.dead = True
-        self.ready.put({"op": "refused", "message": "the server ended"})
-        for box in list(self.replies.values()):
-            box.put({"op": "failed", "message": "the server ended"})
-        with self.lock:
-            orphans = list(self.runs.values())
-            self.runs.clear()
-        for run in orphans:
-            run._finish(-signal.SIGKILL)
-
     @property
     def alive(self) -> bool:
-        return not self.dead and self.proc.poll() is None
+        return not self.client.dead and self.proc.poll() is None
 
     def spawn(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], log_fd: int) -> ForkedNbgrader:
         """Fork ``nbgrader *argv`` in ``cwd`` with exactly ``env``, stdout and stderr to ``log_fd``.
@@ -177,45 +145,20 @@ class NbgraderForkServer:
         Raises:
             ForkServerGone: the server has ended or could not fork (nothing was started).
         """
-        with self.lock:
-            if self.dead:
-                raise ForkServerGone("the nbgrader fork server has ended")
-            run_id = self.next_id
-            self.next_id += 1
-            run = ForkedNbgrader(run_id)
-            self.runs[run_id] = run
-            box: queue.Queue[dict[str, Any]] = queue.Queue()
-            self.replies[run_id] = box
-            raw = frames.pack({"op": "run", "id": run_id, "argv": [str(a) for a in argv], "cwd": str(cwd),
-                               "env": {str(k): str(v) for k, v in env.items()}})
-            try:
-                socket.send_fds(self.sock, [raw[:frames.LENGTH_BYTES]], [log_fd])
-                self.sock.sendall(raw[frames.LENGTH_BYTES:])
-            except OSError as exc:
-                self.runs.pop(run_id, None)
-                self.replies.pop(run_id, None)
-                raise ForkServerGone(f"the nbgrader fork server stopped reading: {exc}") from exc
-        try:
-            answer = box.get(timeout=60)
-        except queue.Empty:
-            answer = {"op": "failed", "message": "no answer within 60 s"}
-        finally:
-            self.replies.pop(run_id, None)
-        if answer.get("op") != "started":
-            with self.lock:
-                self.runs.pop(run_id, None)
-            raise ForkServerGone(f"the nbgrader fork server could not fork: {answer.get('message')}")
+        header = {"op": "run", "argv": [str(a) for a in argv], "cwd": str(cwd),
+                  "env": {str(k): str(v) for k, v in env.items()}}
+        run, answer = self.client.request(header, ForkedNbgrader, fds=[log_fd])
         run.pid = int(answer["pid"])
         return run
 
     def close(self) -> None:
         """End the server (its runs in flight die with it) and wait for it."""
-        with contextlib.suppress(OSError):
-            self.sock.close()
-        with contextlib.suppress(OSError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=10)
+        self.client.close()
+        if hasattr(self, "proc"):
+            with contextlib.suppress(OSError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=10)
         self.stderr.close()
 
 
@@ -291,17 +234,16 @@ def _preload(config: Path) -> None:
     PyFileConfigLoader(config.name, path=str(config.parent)).load_config()
 
 
-def _child(request: dict[str, Any], log_fd: int, server_pid: int) -> int:
+def _child(request: dict[str, Any], log_fd: int, server_pid: int, at_start: fresh.FreshState) -> int:
     """In the forked child: become the nbgrader process the request describes; returns its exit status."""
     die_with_parent()
     if os.getppid() != server_pid:  # the server died before the line above
         return 1
     with contextlib.suppress(OSError):
         os.setpgid(0, 0)
-    for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
-        signal.signal(sig, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.set_wakeup_fd(-1)
+    # As the fresh nbgrader would start: SIGPIPE ignored among the rest, so that a write to the
+    # pipe of a runner a submission killed raises BrokenPipeError instead of killing nbgrader.
+    fresh.restore(at_start)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(log_fd, 1)
@@ -324,18 +266,14 @@ def _child(request: dict[str, Any], log_fd: int, server_pid: int) -> int:
     return int(code or 0)
 
 
-def _serve(sock: socket.socket) -> None:
+def _serve(sock: socket.socket, at_start: fresh.FreshState) -> None:
     import selectors
 
     server_pid = os.getpid()
     runs: dict[int, int] = {}  # pid -> request id
-    wake_r, wake_w = os.pipe()
-    os.set_blocking(wake_w, False)
-    signal.set_wakeup_fd(wake_w)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
     selector = selectors.DefaultSelector()
     selector.register(sock, selectors.EVENT_READ)
-    selector.register(wake_r, selectors.EVENT_READ)
+    wake_r = children.wake_on_child_exit(selector)
     while True:
         for key, _ in selector.select(timeout=1.0):
             if key.fileobj == wake_r:
@@ -355,7 +293,7 @@ def _serve(sock: socket.socket) -> None:
                 if pid == 0:
                     code = 1
                     try:
-                        code = _child(request, fds[0], server_pid)
+                        code = _child(request, fds[0], server_pid, at_start)
                     except BaseException:
                         import traceback
 
@@ -373,16 +311,9 @@ def _serve(sock: socket.socket) -> None:
                 for fd in fds:
                     with contextlib.suppress(OSError):
                         os.close(fd)
-        while runs:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
+        for pid, code in children.ended():
             if pid in runs:
-                sock.sendall(frames.pack({"op": "exited", "id": runs.pop(pid),
-                                          "status": os.waitstatus_to_exitcode(status)}))
+                sock.sendall(frames.pack({"op": "exited", "id": runs.pop(pid), "status": code}))
 
 
 def _exit(code: int) -> None:
@@ -399,6 +330,7 @@ def _exit(code: int) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Server entry point: ``python -P -m ch11_autograder.batch.nbgrader_fork CONFIG``, stdin a unix socket."""
+    at_start = fresh.capture()  # before the imports: what every fork is given back
     args = list(sys.argv[1:] if argv is None else argv)
     sock = socket.socket(fileno=os.dup(0))
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -416,7 +348,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     gc.collect()
     gc.freeze()
     sock.sendall(frames.pack({"op": "ready", "pid": os.getpid()}))
-    _serve(sock)
+    _serve(sock, at_start)
     return 0
 
 

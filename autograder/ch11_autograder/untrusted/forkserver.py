@@ -48,6 +48,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
+from .forkclient import ForkClient, exit_status
 from .launch import Launcher, Limits, scratch_seed
 from .runtime import frames
 
@@ -129,17 +130,13 @@ class _Zygote:
     def __init__(self, inner: Launcher, limits: Limits, wipe: Sequence[str], start_timeout: float,
                  kill_confirm_seconds: float) -> None:
         self.kill_confirm_seconds = kill_confirm_seconds
-        self.runs: dict[int, ForkedRun] = {}
-        self.replies: dict[int, queue.Queue[dict[str, Any]]] = {}
-        self.lock = threading.Lock()
-        self.next_id = 1
-        self.dead = False
+        self.client: ForkClient[ForkedRun] = ForkClient("the zygote", ZygoteUnavailable, self._finish,
+                                                        exited=self._exited)
         self.scratch = Path(tempfile.mkdtemp(prefix="ch11-zygote-"))
         (self.scratch / "zygote.json").write_text(json.dumps({"wipe": list(wipe)}), encoding="utf-8")
         self.stderr = tempfile.TemporaryFile()
-        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        theirs = self.client.theirs
         started: queue.Queue[Any] = queue.Queue()
-        self.ready: queue.Queue[dict[str, Any]] = queue.Queue()
 
         def hold() -> None:
             # bwrap's --die-with-parent fires when the thread that started it ends: this one
@@ -163,60 +160,36 @@ class _Zygote:
             self._cleanup()
             raise ZygoteUnavailable(f"the zygote could not be started: {got}") from got
         self.proc: Any = got
-        self.reader = threading.Thread(target=self._read_loop, name="ch11-zygote-reader", daemon=True)
-        self.reader.start()
-        try:
-            hello = self.ready.get(timeout=start_timeout)
-        except queue.Empty:
+        self.client.start_reading("ch11-zygote-reader")
+        hello = self.client.wait_ready(start_timeout)
+        if hello is None:
             self.abandon()
             raise ZygoteUnavailable(f"the zygote did not get ready within {start_timeout:g} s: "
-                                    f"{self.diagnostics()}") from None
+                                    f"{self.diagnostics()}")
         if hello.get("op") != "ready":
             self.abandon()
             raise ZygoteUnavailable(f"the zygote refused to serve: {hello.get('message', hello)} "
                                     f"{self.diagnostics()}")
 
+    @property
+    def dead(self) -> bool:
+        return self.client.dead
+
     # ------------------------------------------------------------------ reading
 
-    def _read_loop(self) -> None:
-        try:
-            while True:
-                message = frames.read_header(self.sock)
-                op = message.get("op")
-                if op in ("ready", "refused"):
-                    self.ready.put(message)
-                elif op in ("started", "failed"):
-                    box = self.replies.get(int(message.get("id") or 0))
-                    if box is not None:
-                        box.put(message)
-                elif op == "exited":
-                    self._exited(message)
-                else:
-                    raise EOFError
-        except (EOFError, OSError, ValueError):
-            pass
-        self.dead = True
-        self.ready.put({"op": "refused", "message": "the zygote ended"})
-        for box in list(self.replies.values()):
-            box.put({"op": "failed", "message": "the zygote ended"})
-        with self.lock:
-            orphans = list(self.runs.values())
-            self.runs.clear()
-        for run in orphans:
-            run._finish(-signal.SIGKILL, self._events())
+    def _finish(self, run: ForkedRun, status: int) -> None:
+        run._finish(status, self._events())
 
     def _exited(self, message: dict[str, Any]) -> None:
-        run_id = int(message["id"])
-        with self.lock:
-            run = self.runs.pop(run_id, None)
+        """A run ended: its writeback files follow the message (read them even for a run no longer in flight)."""
+        run = self.client.take(int(message["id"]))
         listed = message.get("writeback") or []
         for rel, size in listed:
-            data = frames.read_exact(self.sock, int(size)) if size is not None else None
+            data = frames.read_exact(self.client.sock, int(size)) if size is not None else None
             if run is not None and data is not None and rel in run.writeback:
                 (run.scratch / rel).write_bytes(data)
         if run is not None:
-            status = message.get("status")
-            run._finish(int(status) if isinstance(status, int) else -signal.SIGKILL, self._events())
+            self._finish(run, exit_status(message))
 
     def _events(self) -> dict[str, int]:
         cgroup = getattr(self.proc, "run_cgroup", None)
@@ -268,40 +241,17 @@ class _Zygote:
                     theirs.append(spec)
                 else:
                     theirs.append(spec.fileno())
-            with self.lock:
-                run_id = self.next_id
-                self.next_id += 1
-                box: queue.Queue[dict[str, Any]] = queue.Queue()
-                self.replies[run_id] = box
-                run = ForkedRun(run_id, self, scratch, tuple(writeback), ours[0], ours[1], ours[2],
-                                _events_at_start=self._events())
-                self.runs[run_id] = run
             header = {
-                "op": "spawn", "id": run_id, "script": script, "args": list(args), "env": dict(env or {}),
+                "op": "spawn", "script": script, "args": list(args), "env": dict(env or {}),
                 "cpu_seconds": limits.cpu_seconds, "max_file_bytes": limits.max_file_bytes,
                 "files": [[rel, len(data)] for rel, data in files], "writeback": list(writeback),
             }
-            raw = frames.pack(header)
-            with self.lock:
-                if self.dead:
-                    raise ZygoteUnavailable("the zygote ended")
-                socket.send_fds(self.sock, [raw[:frames.LENGTH_BYTES]], theirs)
-                self.sock.sendall(raw[frames.LENGTH_BYTES:])
-                for _, data in files:
-                    self.sock.sendall(data)
-            try:
-                answer = box.get(timeout=60)
-            except queue.Empty:
-                answer = {"op": "failed", "message": "no answer within 60 s"}
-            finally:
-                self.replies.pop(run_id, None)
-            if answer.get("op") != "started":
-                with self.lock:
-                    self.runs.pop(run_id, None)
-                for stream in ours:
-                    if stream is not None:
-                        stream.close()
-                raise ZygoteUnavailable(f"the zygote could not start {script}: {answer.get('message')}")
+
+            def new_run(run_id: int) -> ForkedRun:
+                return ForkedRun(run_id, self, scratch, tuple(writeback), ours[0], ours[1], ours[2],
+                                 _events_at_start=self._events())
+
+            run, _ = self.client.request(header, new_run, fds=theirs, payloads=[data for _, data in files])
             return run
         except BaseException:
             for stream in ours:
@@ -315,12 +265,11 @@ class _Zygote:
                     os.close(fd)
 
     def kill(self, run_id: int) -> None:
-        with contextlib.suppress(OSError), self.lock:
-            self.sock.sendall(frames.pack({"op": "kill", "id": run_id}))
+        self.client.send({"op": "kill", "id": run_id})
 
     def abandon(self) -> None:
         """End the zygote's sandbox at once (every run in it dies)."""
-        self.dead = True
+        self.client.dead = True
         kill_tree = getattr(self.proc, "kill_tree", None) if hasattr(self, "proc") else None
         if callable(kill_tree):
             kill_tree()
@@ -328,7 +277,7 @@ class _Zygote:
             with contextlib.suppress(OSError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
         with contextlib.suppress(OSError):
-            self.sock.shutdown(socket.SHUT_RDWR)
+            self.client.sock.shutdown(socket.SHUT_RDWR)
 
     def close(self) -> None:
         self.abandon()
@@ -337,8 +286,7 @@ class _Zygote:
         self._cleanup()
 
     def _cleanup(self) -> None:
-        with contextlib.suppress(OSError):
-            self.sock.close()
+        self.client.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     def diagnostics(self) -> str:

@@ -20,6 +20,7 @@ import pytest
 from ch11_autograder.batch.isolated import _start
 from ch11_autograder.batch.nbgrader_fork import ForkedNbgrader, ForkServerGone, NbgraderForkServer, SlotServers
 from ch11_autograder.nbgrader_cli import nbgrader_env
+from support.process_state import PROBE, differences, fresh_python_state
 
 pytestmark = pytest.mark.slow
 
@@ -41,8 +42,15 @@ if out:
                    "sid_is_own": os.getsid(0) == os.getpid(), "seen": seen}, handle)
     if os.environ.get("SLEEP"):
         time.sleep(float(os.environ["SLEEP"]))
+state_out = os.environ.get("STATE_OUT")
+if state_out:
+    with open(state_out, "w") as handle:
+        json.dump(process_state(), handle)
 c = get_config()
 '''
+
+#: With $STATE_OUT set the config also writes the process's state there (``support/process_state.py``).
+STATE_PROBE = PROBE
 
 ARGS = ("db", "student", "list")
 
@@ -50,7 +58,7 @@ ARGS = ("db", "student", "list")
 def _course(root: Path, name: str) -> Path:
     course = root / name
     course.mkdir()
-    (course / "nbgrader_config.py").write_text(PROBE_CONFIG)
+    (course / "nbgrader_config.py").write_text(STATE_PROBE + PROBE_CONFIG)
     return course
 
 
@@ -92,6 +100,30 @@ def test_a_forked_run_has_its_own_directory_environment_argv_tmp_and_group(serve
     assert probe["tmp"] == str(tmp_path / "tmp-one")
     assert probe["pgid"] == probe["pid"] != server.proc.pid
     assert "student" in log.lower()  # nbgrader's own output reached the log
+
+
+def test_a_forked_run_starts_with_the_process_state_of_a_fresh_nbgrader(server, tmp_path):
+    """Signal by signal, and mask, umask, timers, descriptors, limits: as ``nbgrader`` started afresh.
+
+    The fresh one is the process the batch starts when no server serves (``isolated._start``).
+    SIGPIPE above all: a fresh interpreter ignores it, so nbgrader writing to the pipe of a
+    runner a submission killed gets BrokenPipeError instead of dying (exit -13).
+    """
+    forked = _course(tmp_path, "forked")
+    code, _, log = _run(server, forked, STATE_OUT=str(forked / "state.json"))
+    assert code == 0, log
+    fresh = _course(tmp_path, "fresh")
+    env = nbgrader_env({"PROBE_OUT": str(fresh / "probe.json"), "STATE_OUT": str(fresh / "state.json")})
+    with (fresh / "log.txt").open("wb") as handle:
+        proc = _start(ARGS, fresh, env, handle, None)
+    assert proc.wait(timeout=60) == 0, (fresh / "log.txt").read_text()
+    state = json.loads((forked / "state.json").read_text())
+    assert state["pipe_write"] == "BrokenPipeError"
+    assert differences(state, json.loads((fresh / "state.json").read_text())) == []
+    # And as any freshly started Python, but for what nbgrader's start adds (its descriptors and
+    # threads), the parent-death signal the batch sets on every nbgrader, and ``-P`` (sys.flags).
+    ignore = ("fds", "threads", "status", "deathsig", "flags")
+    assert differences(state, fresh_python_state(), ignore=ignore) == []
 
 
 def test_nothing_one_run_plants_reaches_the_next(server, tmp_path):

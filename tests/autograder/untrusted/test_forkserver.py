@@ -19,6 +19,8 @@ from ch11_autograder.untrusted.capped_run import RunResult, run_limited
 from ch11_autograder.untrusted.choose import forking_launcher
 from ch11_autograder.untrusted.forkserver import ForkServerLauncher
 from ch11_autograder.untrusted.launch import Limits, SandboxUnavailable
+from support.process_state import PROBE as PROCESS_PROBE
+from support.process_state import differences
 
 LIMITS = Limits(cpu_seconds=60, wall_seconds=90, memory_bytes=2 * 1024**3)
 
@@ -222,3 +224,37 @@ def test_a_forked_kernel_is_what_a_launched_one_is(forking, tmp_path: Path):
     _, launched = run_notebook(choose_launcher("bwrap"), [code], tmp_path / "launched")
     assert forked == launched
     assert "ipykernel_launcher.py ['--HistoryManager.hist_file=:memory:']" in forked[0]
+
+
+#: A notebook's cells that print the kernel's process state as JSON (``support/process_state.py``).
+STATE_CELLS = [PROCESS_PROBE, "import json\nprint(json.dumps(process_state()))"]
+#: A verdict worker's cells with a function that returns the same.
+STATE_WORKER = [PROCESS_PROBE + "\ndef state():\n    import json\n    return json.dumps(process_state())\n"]
+
+
+def test_forked_kernels_and_workers_start_with_the_process_state_of_launched_ones(forking, tmp_path: Path):
+    """Signal by signal, mask, umask, timers, descriptors and limits: a fork is what the backend starts.
+
+    Kernels are forked by their runner, workers by the zygote; both must start as the
+    interpreter the backend launches would (``untrusted/runtime/fresh.py``). SIGPIPE above all:
+    ignored, so that a write to a closed pipe raises BrokenPipeError.
+    """
+    from ch11_autograder.untrusted.choose import choose_launcher
+
+    launched = choose_launcher("bwrap")
+    states = {}
+    for name, launcher in (("forked", forking), ("launched", launched)):
+        result, texts = run_notebook(launcher, STATE_CELLS, tmp_path / name)
+        assert result.returncode == 0, result.stderr[-2000:]
+        states[f"{name} kernel"] = json.loads(texts[1])
+        with WorkerSession(STATE_WORKER, launcher, LIMITS, call_timeout=30) as session:
+            states[f"{name} worker"] = json.loads(session.call("state"))
+    assert forking.zygote_starts == 1
+    for role in ("kernel", "worker"):
+        assert states[f"forked {role}"]["pipe_write"] == "BrokenPipeError"
+        # A kernel's descriptors beyond 0-2 and its threads are ipykernel's, opened and started by
+        # racing threads (their order and, at a given moment, their number vary between two
+        # launched kernels too); its stdin is /dev/null when forked, an unused pipe when launched.
+        ignore = ("fds", "threads") if role == "kernel" else ()
+        found = differences(states[f"forked {role}"], states[f"launched {role}"], ignore=ignore)
+        assert found == [], "\n".join([role, *found])

@@ -40,6 +40,7 @@ gets. nbclient then talks to it through a kernel manager that holds its pid.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import queue
@@ -161,7 +162,25 @@ def _write_atomically(nb: Any, path: Path) -> bool:
     return True
 
 
+def _load_fresh() -> Any:
+    """``fresh.py`` from this script's directory, under the private name the zygote gives it."""
+    import importlib.util
+
+    name = "_ch11_zygote_fresh"
+    if name in sys.modules:  # a fork of the zygote: the module is loaded already
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parent / "fresh.py")
+    if spec is None or spec.loader is None:
+        raise ImportError("cannot load fresh.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def main(argv: list[str]) -> int:
+    # This process's state before anything changes it: what a forked kernel must start with.
+    at_start = _load_fresh().capture() if os.environ.get(FORK_KERNEL_ENV) == "1" else None
     job_path = Path(argv[0] if argv else "job.json")
     raw = job_path.read_bytes()
     if len(raw) > JOB_MAX_BYTES:
@@ -191,7 +210,7 @@ def main(argv: list[str]) -> int:
     nb = nbformat.read(source, as_version=4)
     extra_arguments = ["--HistoryManager.hist_file=:memory:"]
     kernel_name = str(job.get("kernel_name", "python3"))
-    km = _forked_kernel(kernel_name, extra_arguments) if os.environ.pop(FORK_KERNEL_ENV, "") == "1" else None
+    km = _forked_kernel(kernel_name, extra_arguments, at_start) if os.environ.pop(FORK_KERNEL_ENV, "") == "1" else None
     state: dict[str, Any] = {"last_finished_cell": None, "timeouts_in_a_row": 0}
     grace = float(job.get("interrupt_grace", DEFAULT_INTERRUPT_GRACE))
     client: Any = None
@@ -320,7 +339,7 @@ class _ForkedKernel:
         self.send_signal(signal.SIGTERM)
 
 
-def _forked_kernel(kernel_name: str, extra_arguments: list[str]) -> Any:
+def _forked_kernel(kernel_name: str, extra_arguments: list[str], at_start: Any) -> Any:
     """Fork a kernel from this process and return a started kernel manager for it.
 
     The child is what ``python -m ipykernel_launcher -f <file> <extra_arguments>`` started by
@@ -328,6 +347,8 @@ def _forked_kernel(kernel_name: str, extra_arguments: list[str]) -> Any:
     and stdout on /dev/null (as ``execute(stdout=DEVNULL)`` gives a launched kernel),
     ``JPY_PARENT_PID`` set, ``sys.path`` without the script's directory, and matplotlib's
     backend left to ipykernel (the zygote imported matplotlib under ``MPLBACKEND=Agg``).
+    It starts with ``at_start`` (``fresh.restore``: signal dispositions, mask, umask, numpy's
+    seeding) and with no descriptor but 0, 1 and 2, as ``Popen(close_fds=True)`` starts one.
     Unlike a launched kernel, its working directory is the run's own one inside the zygote's.
     """
     import uuid
@@ -344,11 +365,14 @@ def _forked_kernel(kernel_name: str, extra_arguments: list[str]) -> Any:
     pid = os.fork()
     if pid == 0:
         try:
+            # A launched kernel is a fork and exec of this process: no parent-death signal.
+            fresh = _load_fresh()
+            fresh.restore(dataclasses.replace(at_start, deathsig=0))
             os.setsid()
             devnull = os.open(os.devnull, os.O_RDWR)
             os.dup2(devnull, 0)
             os.dup2(devnull, 1)
-            os.close(devnull)
+            os.closerange(3, 1 << 16)  # this runner's descriptors (/dev/null included) are not the kernel's
             os.environ["JPY_PARENT_PID"] = str(parent)
             backend = os.environ.get("MPLBACKEND") or "module://matplotlib_inline.backend_inline"
             os.environ["MPLBACKEND"] = backend

@@ -27,8 +27,9 @@ behind is killed (the zygote is their subreaper), its directory is removed, and 
 Each run: its own directory ``runs/<N>`` (cwd) holding the files sent, a new session,
 RLIMIT_CPU/FSIZE/CORE of its own (a fork's CPU time starts at zero), the environment of
 the zygote plus the request's, OOM score 1000 (the memory limit is the submission's, and a
-run, not the zygote, should be the one the kernel kills), numpy's global generator
-reseeded from the OS as in a fresh interpreter, and the script run as ``__main__``.
+run, not the zygote, should be the one the kernel kills), the signal dispositions, signal
+mask, umask and numpy generator seeding of a freshly started interpreter (``fresh.py``),
+and the script run as ``__main__``.
 """
 
 from __future__ import annotations
@@ -70,18 +71,23 @@ PRELOAD = (
 )
 
 
-def _load_frames() -> Any:
-    """Import ``frames.py`` from this script's directory under a private name (the framing both ends share)."""
-    path = Path(__file__).resolve().parent / "frames.py"
-    spec = importlib.util.spec_from_file_location("_ch11_zygote_frames", path)
+def _load(name: str) -> Any:
+    """Import ``name``.py from this script's directory under a private name (modules the grader's side shares)."""
+    path = Path(__file__).resolve().parent / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"_ch11_zygote_{name}", path)
     if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load the framing module from {path}")
+        raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # a dataclass looks its module up by name
     spec.loader.exec_module(module)
     return module
 
 
-frames = _load_frames()
+frames = _load("frames")
+fresh = _load("fresh")
+children = _load("children")
+#: This interpreter's state at its start (nothing above changes it): what every run starts with.
+AT_START = fresh.capture()
 
 
 def _send(sock: socket.socket, header: dict[str, Any], payload: bytes = b"") -> None:
@@ -173,10 +179,7 @@ class Zygote:
         self.runs[pid] = {**request, "workdir": workdir}
 
     def _child(self, request: dict[str, Any], fds: list[int], workdir: Path, path: Path) -> int:
-        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
-            signal.signal(sig, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.set_wakeup_fd(-1)
+        fresh.restore(AT_START)  # signals, mask, umask, numpy's generator: as the script would start
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
         os.closerange(3, 1 << 16)  # the zygote's socket, wake-up pipe and selector are not the run's
@@ -195,9 +198,6 @@ class Zygote:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as handle:
             handle.write("1000")
-        import numpy
-
-        numpy.random.seed()  # a fresh interpreter seeds it from the OS; a fork would share ours
         sys.argv = [str(path), *[str(a) for a in request.get("args", [])]]
         sys.path[0] = str(path.parent)
         runpy.run_path(str(path), run_name="__main__")
@@ -213,20 +213,13 @@ class Zygote:
 
     def reap(self) -> None:
         """Answer for every run that ended, after killing what it left behind."""
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
+        for pid, code in children.ended():
             request = self.runs.pop(pid, None)
             if request is None:
                 continue  # a stray process the zygote adopted
             with contextlib.suppress(OSError):
                 os.killpg(pid, signal.SIGKILL)
             self.kill_strays()
-            code = os.waitstatus_to_exitcode(status)
             workdir: Path = request["workdir"]
             limit = int(request["max_file_bytes"])
             listed: list[list[Any]] = []
@@ -261,13 +254,9 @@ class Zygote:
     def serve(self) -> None:
         import selectors
 
-        wake_r, wake_w = os.pipe()
-        os.set_blocking(wake_w, False)
-        signal.set_wakeup_fd(wake_w)
-        signal.signal(signal.SIGCHLD, lambda *_: None)
         selector = selectors.DefaultSelector()
         selector.register(self.sock, selectors.EVENT_READ)
-        selector.register(wake_r, selectors.EVENT_READ)
+        wake_r = children.wake_on_child_exit(selector)
         while True:
             for key, _ in selector.select(timeout=1.0):
                 if key.fileobj == wake_r:
