@@ -25,6 +25,8 @@ from ch11_autograder.trusted.preprocessors import (
     SanitizeFeedback,
     StripHiddenTests,
     TrustedVerdicts,
+    VerdictCacheLookup,
+    VerdictCacheStore,
 )
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import (
@@ -82,11 +84,13 @@ c.ExchangeFactory.collect = OwnerCheckedCollect
 c.OverwriteCells.add_missing_cells = True
 
 c.Autograde.autograde_preprocessors = [
+    VerdictCacheLookup,  # a verdict cache hit makes the steps up to VerdictCacheStore do nothing
     SandboxedExecute,  # instead of nbgrader's Execute
     IgnorePattern,
     ClearMetadataPreprocessor,
     LimitOutput,
     TrustedVerdicts,  # after LimitOutput, before SaveAutoGrades
+    VerdictCacheStore,  # cached outputs in (hit) or this run's stored (miss)
     SaveAutoGrades,
     AssignLatePenalties,
     CheckCellMetadata,
@@ -102,6 +106,13 @@ c.TrustedVerdicts.startup_timeout = 120.0  # seconds to run the submission's cel
 # picture, the verdict worker need not (a slow plot would delay every restart).
 # Each exercise names its figure cells in the registry (ch11_autograder/exercises/__init__.py).
 c.TrustedVerdicts.worker_skip_cells = list(WORKER_SKIP_CELLS)
+
+# Verdict cache (ch11_autograder/trusted/verdict_cache.py): a byte-identical notebook graded
+# by the same release, suites, settings and sandbox reuses its earlier outputs and verdicts,
+# byte for byte. Off unless an absolute directory is set here or in $CH11_VERDICT_CACHE
+# (this trait wins); entries beyond max_bytes go least recently used first.
+c.VerdictCache.directory = ""
+c.VerdictCache.max_bytes = 512 * 1024**2
 
 # ----- exercise suites register here ------------------------------------------------------
 # One dotted module (or .py path) per exercise; importing it registers its

@@ -8,22 +8,14 @@ generate_feedback. Scores are read back from the gradebook.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
-from nbformat.v4 import new_code_cell
-from nbgrader.api import Gradebook
 from support.paths import COURSE_CONFIG
+from support.toy_course import TOY, make_course, nbgrader, scores, submit
 
 pytestmark = pytest.mark.slow
-
-TOY = Path(__file__).parent / "fixtures" / "toy"
-BIN = Path(sys.executable).parent
 
 HACK = "get_ipython().input_transformers_post.append(lambda lines: ['np.float64(2.0)\\n'])"
 
@@ -53,51 +45,6 @@ SECRETS = [
     "expect_equal",
     "hypothesis_property",
 ]
-
-
-def nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "CH11_SANDBOX": "none"}
-    proc = subprocess.run(
-        [str(BIN / "nbgrader"), *args], cwd=course, env=env, capture_output=True, text=True, timeout=900
-    )
-    assert proc.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
-    return proc
-
-
-def make_course(root: Path, config: str) -> Path:
-    (root / "source" / "toy").mkdir(parents=True)
-    shutil.copy(TOY / "toy.ipynb", root / "source" / "toy" / "toy.ipynb")
-    (root / "nbgrader_config.py").write_text(config, encoding="utf-8")
-    nbgrader(root, "generate_assignment", "toy")
-    return root
-
-
-def submit(course: Path, student: str, code: str | None, extra: list[str], *, delete_test: bool = False) -> None:
-    nb = nbformat.read(course / "assignments" / "toy" / "toy.ipynb", as_version=4)
-    cells = []
-    for cell in nb.cells:
-        nbgrader_meta = cell.metadata.get("nbgrader", {})
-        if delete_test and nbgrader_meta.get("grade") and not nbgrader_meta.get("solution"):
-            continue
-        if nbgrader_meta.get("solution") and code is not None:
-            cell.source = code
-        cells.append(cell)
-        if nbgrader_meta.get("solution"):
-            cells.extend(new_code_cell(source) for source in extra)
-    nb.cells = cells
-    target = course / "submitted" / student / "toy"
-    target.mkdir(parents=True)
-    nbformat.write(nb, target / "toy.ipynb")
-
-
-def scores(course: Path) -> dict[str, float]:
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        return {
-            grade.student.id: grade.score
-            for submission in gb.find_assignment("toy").submissions
-            for notebook in submission.notebooks
-            for grade in notebook.grades
-        }
 
 
 def feedback(course: Path, student: str) -> str:
