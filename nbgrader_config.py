@@ -18,9 +18,14 @@ trusted runs such as CI grading the reference solutions. A backend that
 cannot run here makes grading refuse, never fall back.
 """
 
+from pathlib import Path
+
+import nbgrader
 from ch11_autograder.exchange_collect import OwnerCheckedCollect
 from ch11_autograder.exercises import SUITE_MODULES, WORKER_SKIP_CELLS
+from ch11_autograder.trusted.offline_math import TEMPLATE_BASEDIR
 from ch11_autograder.trusted.preprocessors import (
+    RenderMath,
     SandboxedExecute,
     SanitizeFeedback,
     StripHiddenTests,
@@ -128,7 +133,15 @@ c.GenerateFeedback.preprocessors = [
     GetGrades,
     StripHiddenTests,
     SanitizeFeedback,
+    RenderMath,  # TeX to MathML here, so the page needs no MathJax from a CDN
     CSSHTMLHeaderPreprocessor,
+]
+# The feedback page loads nothing from the network: nbgrader's feedback template stays, but its
+# MathJax loader (a CDN script) is replaced by an empty macro from our template directory, found
+# first; nbgrader's own template directory follows (setting this trait replaces nbgrader's default).
+c.HTMLExporter.extra_template_basedirs = [
+    str(TEMPLATE_BASEDIR),
+    str(Path(nbgrader.__file__).parent / "server_extensions" / "formgrader" / "templates"),
 ]
 
 # --------------------------------------------------------------------------- formgrader

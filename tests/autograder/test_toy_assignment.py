@@ -8,6 +8,7 @@ generate_feedback. Scores are read back from the gradebook.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -98,7 +99,7 @@ def test_feedback_names_the_failure_in_the_students_terms(course):
     assert "did not return within 2 s, so the grader stopped it" in feedback(course, "hang")
     assert "[pass] doubles_floats" in feedback(course, "hang")
     assert "returned something the grader cannot receive" in feedback(course, "unencodable")
-    assert "raised NotImplementedError" in feedback(course, "stub")
+    assert "This task is not answered yet: double still raises NotImplementedError" in feedback(course, "stub")
 
 
 @pytest.mark.parametrize("student", sorted(SUBMISSIONS))
@@ -137,3 +138,35 @@ def test_plain_nbgrader_scores_the_hidden_cell_zero_even_for_a_correct_answer(tm
     submit(root, "correct", SUBMISSIONS["correct"][0], [])
     nbgrader(root, "autograde", "toy")
     assert scores(root) == {"correct": 0.0}
+
+
+#: What a feedback page would load from elsewhere: a script, a stylesheet or an image by URL.
+REMOTE_LOAD = re.compile(r"""<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", re.I)
+
+
+@pytest.mark.parametrize("student", sorted(SUBMISSIONS))
+def test_feedback_loads_nothing_from_the_network_and_renders_math_itself(course, student):
+    html = feedback(course, student)
+    assert not REMOTE_LOAD.search(html), REMOTE_LOAD.search(html)
+    assert "mathjax" not in html.lower()
+    # The toy's statement has an inline and a display formula: both are MathML in the page.
+    assert '<math xmlns="http://www.w3.org/1998/Math/MathML" display="inline">' in html
+    assert '<math xmlns="http://www.w3.org/1998/Math/MathML" display="block">' in html
+    assert "<msqrt>" in html and "$d(x)" not in html
+
+
+def test_the_remote_load_check_finds_what_nbgraders_own_template_loads():
+    stock = '<script src="https://cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.7/latest.js?config=TeX"> </script>'
+    assert REMOTE_LOAD.search(stock)
+    assert REMOTE_LOAD.search("<link rel=stylesheet href='//cdn.example/x.css'>")
+    assert not REMOTE_LOAD.search('<a href="https://example.org">a link is not a load</a>')
+
+
+def test_feedback_of_an_unanswered_task_says_so_once(course):
+    html = feedback(course, "stub")
+    assert html.count("This task is not answered yet") == 1
+    assert "[FAIL]" not in html
+    nb = nbformat.read(course / "autograded" / "stub" / "toy" / "toy.ipynb", as_version=4)
+    (verdict,) = nb.cells[-1].outputs
+    assert verdict.evalue.count("NotImplementedError") == 1  # once, not once per property
+    assert "This task is not answered yet" not in feedback(course, "adds")

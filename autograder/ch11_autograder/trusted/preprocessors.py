@@ -17,7 +17,7 @@ Autograde (``Autograde.autograde_preprocessors``, see ``nbgrader_config.py``)::
 
 GenerateFeedback (``GenerateFeedback.preprocessors``)::
 
-    GetGrades, StripHiddenTests, SanitizeFeedback, CSSHTMLHeaderPreprocessor
+    GetGrades, StripHiddenTests, SanitizeFeedback, RenderMath, CSSHTMLHeaderPreprocessor
 
 Each preprocessor is one small step and is configured through its traits
 (``c.SandboxedExecute.timeout = 60`` ...). The sandbox backend comes from the
@@ -57,6 +57,7 @@ from ..untrusted.launch import Launcher, Limits
 from .budget import budget_for
 from .feedback import OutputBudget, sanitize_notebook, sanitize_outputs
 from .grading import first_report
+from .offline_math import render_math
 from .registry import get_suite, load_suite_modules
 from .submission_cells import autograded_test_cells, is_autograded_test, strip_hidden_tests, worker_cells
 from .suite import run_suite
@@ -85,6 +86,7 @@ from .verdicts import VERDICT_METADATA_KEY, CellVerdict, verdict_outputs
 from .worker_client import WorkerSession
 
 __all__ = [
+    "RenderMath",
     "SandboxedExecute",
     "SanitizeFeedback",
     "StripHiddenTests",
@@ -627,3 +629,19 @@ class SanitizeFeedback(NbGraderPreprocessor):
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
         sanitize_notebook(nb, max_cell_chars=self.max_cell_output_chars, max_total_chars=self.max_total_output_chars)
         return nb, resources
+
+
+class RenderMath(NbGraderPreprocessor):
+    """Render the math of markdown cells to MathML, so the feedback page needs no MathJax.
+
+    Place after SanitizeFeedback (the MathML it inserts is generated and checked here, see
+    ``offline_math.render_math``). With the feedback template's MathJax macro replaced
+    (``offline_math.TEMPLATE_BASEDIR``), the page loads nothing from the network.
+    """
+
+    def preprocess_cell(
+        self, cell: NotebookNode, resources: ResourcesDict, index: int
+    ) -> tuple[NotebookNode, ResourcesDict]:
+        if cell.cell_type == "markdown":
+            cell.source = render_math(str(cell.source))
+        return cell, resources
