@@ -18,7 +18,7 @@ def test_inline_and_display_math_become_mathml():
 def test_the_chapters_formulas_all_convert():
     for tex in [r"a=xy,\qquad b=a+x,\qquad c=ay,\qquad L=bc, \tag{11.1}", r"\lceil L/k\rceil + k",
                 r"\bar z_L=\mathbf 1", r"z_0,\dots,z_L", r"0.5 \le x, y \le 4", r"h \approx u^{1/2}",
-                r"(\partial L/\partial x, \partial L/\partial y)", r"k - \sqrt L"]:
+                r"(\partial L/\partial x, \partial L/\partial y)", r"k - \sqrt L", r"\LaTeX"]:
         assert tex_to_mathml(tex, display=False), tex
 
 

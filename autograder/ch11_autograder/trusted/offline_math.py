@@ -38,7 +38,7 @@ _ATTRIBUTES = frozenset({
     "accent", "accentunder", "columnalign", "columnspacing", "rowspacing", "columnlines", "rowlines", "frame",
     "linethickness", "displaystyle", "scriptlevel", "minsize", "maxsize", "movablelimits", "symmetric",
     "notation", "open", "close", "separators", "largeop", "form", "rowalign", "columnspan", "rowspan",
-    "bevelled", "mathsize",
+    "bevelled", "mathsize", "voffset",
 })
 #: Longest formula converted; longer ones stay as written (the converter's time grows with it).
 MAX_TEX_CHARS = 2000
