@@ -18,13 +18,20 @@ trusted runs such as CI grading the reference solutions. A backend that
 cannot run here makes grading refuse, never fall back.
 """
 
+from pathlib import Path
+
+import nbgrader
 from ch11_autograder.exchange_collect import OwnerCheckedCollect
 from ch11_autograder.exercises import SUITE_MODULES, WORKER_SKIP_CELLS
+from ch11_autograder.trusted.offline_math import TEMPLATE_BASEDIR
 from ch11_autograder.trusted.preprocessors import (
+    RenderMath,
     SandboxedExecute,
     SanitizeFeedback,
     StripHiddenTests,
     TrustedVerdicts,
+    VerdictCacheLookup,
+    VerdictCacheStore,
 )
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import (
@@ -82,11 +89,13 @@ c.ExchangeFactory.collect = OwnerCheckedCollect
 c.OverwriteCells.add_missing_cells = True
 
 c.Autograde.autograde_preprocessors = [
+    VerdictCacheLookup,  # a verdict cache hit makes the steps up to VerdictCacheStore do nothing
     SandboxedExecute,  # instead of nbgrader's Execute
     IgnorePattern,
     ClearMetadataPreprocessor,
     LimitOutput,
     TrustedVerdicts,  # after LimitOutput, before SaveAutoGrades
+    VerdictCacheStore,  # cached outputs in (hit) or this run's stored (miss)
     SaveAutoGrades,
     AssignLatePenalties,
     CheckCellMetadata,
@@ -103,6 +112,13 @@ c.TrustedVerdicts.startup_timeout = 120.0  # seconds to run the submission's cel
 # Each exercise names its figure cells in the registry (ch11_autograder/exercises/__init__.py).
 c.TrustedVerdicts.worker_skip_cells = list(WORKER_SKIP_CELLS)
 
+# Verdict cache (ch11_autograder/trusted/verdict_cache.py): a byte-identical notebook graded
+# by the same release, suites, settings and sandbox reuses its earlier outputs and verdicts,
+# byte for byte. Off unless an absolute directory is set here or in $CH11_VERDICT_CACHE
+# (this trait wins); entries beyond max_bytes go least recently used first.
+c.VerdictCache.directory = ""
+c.VerdictCache.max_bytes = 512 * 1024**2
+
 # ----- exercise suites register here ------------------------------------------------------
 # One dotted module (or .py path) per exercise; importing it registers its
 # CellSuites with ch11_autograder.trusted.registry.register. A test cell without a
@@ -117,7 +133,15 @@ c.GenerateFeedback.preprocessors = [
     GetGrades,
     StripHiddenTests,
     SanitizeFeedback,
+    RenderMath,  # TeX to MathML here, so the page needs no MathJax from a CDN
     CSSHTMLHeaderPreprocessor,
+]
+# The feedback page loads nothing from the network: nbgrader's feedback template stays, but its
+# MathJax loader (a CDN script) is replaced by an empty macro from our template directory, found
+# first; nbgrader's own template directory follows (setting this trait replaces nbgrader's default).
+c.HTMLExporter.extra_template_basedirs = [
+    str(TEMPLATE_BASEDIR),
+    str(Path(nbgrader.__file__).parent / "server_extensions" / "formgrader" / "templates"),
 ]
 
 # --------------------------------------------------------------------------- formgrader

@@ -33,6 +33,7 @@ import sys
 from pathlib import Path
 
 from .paths import ASSIGNMENT
+from .textsafe import escape
 
 __all__ = ["main"]
 
@@ -56,7 +57,7 @@ def _batch(args: argparse.Namespace) -> int:
                                  timeout=args.timeout, regrade=args.regrade, memory=args.docker_memory,
                                  pids=args.docker_pids)
         except DockerError as exc:
-            print(f"ch11-grade: {exc}", file=sys.stderr)
+            print(f"ch11-grade: {escape(exc)}", file=sys.stderr)
             return EXIT_REFUSED
 
     def progress(event) -> None:
@@ -67,7 +68,7 @@ def _batch(args: argparse.Namespace) -> int:
                              progress=progress, timeout=args.timeout, regrade=args.regrade,
                              cluster=args.cluster)
     except (BatchError, IntakeError) as exc:
-        print(f"ch11-grade: {exc}", file=sys.stderr)
+        print(f"ch11-grade: {escape(exc)}", file=sys.stderr)
         return EXIT_REFUSED
     except KeyboardInterrupt:
         print("\nch11-grade: interrupted; submissions merged so far are kept. Run the same command again to "
@@ -82,9 +83,9 @@ def _batch(args: argparse.Namespace) -> int:
           f"{counts['error']} errors, in {format_duration(result.elapsed_seconds)}")
     for record in result.records:
         if record.status == "error":
-            print(f"  error  {record.student}: {record.error}")
+            print(f"  error  {escape(record.student)}: {escape(record.error)}")
     for problem in result.problems:
-        print(f"  batch step failed: {problem}")
+        print(f"  batch step failed: {escape(problem)}")
     print(f"grades:   {result.csv_path}")
     print(f"summary:  {result.summary_path}")
     print(f"feedback: {result.feedback_dir}/<student>/ch11/*.html")
@@ -101,7 +102,7 @@ def _write_report(course: Path, *, after_batch: bool) -> bool:
     except Exception as exc:  # the grades are committed already: a report failure must not hide them
         kept = " The batch's grades are saved (gradebook, CSV, summary, feedback); run `ch11-grade report " \
                f"--course {course}` once the cause is fixed." if after_batch else ""
-        print(f"ch11-grade: the class report could not be written: {type(exc).__name__}: {exc}.{kept}",
+        print(f"ch11-grade: the class report could not be written: {type(exc).__name__}: {escape(exc)}.{kept}",
               file=sys.stderr)
         return False
     print(f"report:   {files.html} (and {files.markdown.name}, {len(files.pngs)} PNGs)")
@@ -122,7 +123,7 @@ def _student_bundle(args: argparse.Namespace) -> int:
     try:
         result = build_bundle(args.out)
     except BundleError as exc:
-        print(f"ch11-grade: {exc}", file=sys.stderr)
+        print(f"ch11-grade: {escape(exc)}", file=sys.stderr)
         return EXIT_REFUSED
     print(f"wrote {result.path}: {len(result.files)} files, {result.wheel} (sha256 {result.wheel_sha256[:12]}...)")
     return EXIT_OK
@@ -150,21 +151,22 @@ def _lms_export(args: argparse.Namespace) -> int:
                                column=args.column, login_column=args.login_column)
     except (RosterError, FileNotFoundError, KeyError, ValueError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"ch11-grade: {message}", file=sys.stderr)
+        print(f"ch11-grade: {escape(message)}", file=sys.stderr)
         return EXIT_REFUSED
     print(f"wrote {result.out}: column {result.column!r}, {len(result.scored)} scored, "
           f"{len(result.no_submission)} without a submission (cell left empty)")
     for login in result.no_submission:
-        print(f"  no submission: {login}")
+        print(f"  no submission: {escape(login)}")
     for line in result.without_login:
         print(f"  roster line {line}: no login; its cell is left empty")
     for login, cells in sorted(result.pending_manual.items()):
-        print(f"  warning: {login} has {cells} cell(s) not yet graded by hand (scored 0 so far)", file=sys.stderr)
+        print(f"  warning: {escape(login)} has {cells} cell(s) not yet graded by hand (scored 0 so far)",
+              file=sys.stderr)
     for warning in result.warnings:
-        print(f"  warning: {warning}", file=sys.stderr)
+        print(f"  warning: {escape(warning)}", file=sys.stderr)
     for student in result.unmatched:
         got = format_points(student.score) if student.score is not None else "no submission"
-        print(f"  NOT EXPORTED: gradebook student {student.student!r} ({got}) is not in the roster "
+        print(f"  NOT EXPORTED: gradebook student {escape(repr(student.student))} ({got}) is not in the roster "
               f"{args.roster}", file=sys.stderr)
     if result.unmatched:
         print(f"ch11-grade: {len(result.unmatched)} gradebook student(s) are not in the roster and are not in "

@@ -8,22 +8,15 @@ generate_feedback. Scores are read back from the gradebook.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
+import re
 from pathlib import Path
 
 import nbformat
 import pytest
-from nbformat.v4 import new_code_cell
-from nbgrader.api import Gradebook
 from support.paths import COURSE_CONFIG
+from support.toy_course import TOY, make_course, nbgrader, scores, submit
 
 pytestmark = pytest.mark.slow
-
-TOY = Path(__file__).parent / "fixtures" / "toy"
-BIN = Path(sys.executable).parent
 
 HACK = "get_ipython().input_transformers_post.append(lambda lines: ['np.float64(2.0)\\n'])"
 
@@ -53,51 +46,6 @@ SECRETS = [
     "expect_equal",
     "hypothesis_property",
 ]
-
-
-def nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "CH11_SANDBOX": "none"}
-    proc = subprocess.run(
-        [str(BIN / "nbgrader"), *args], cwd=course, env=env, capture_output=True, text=True, timeout=900
-    )
-    assert proc.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
-    return proc
-
-
-def make_course(root: Path, config: str) -> Path:
-    (root / "source" / "toy").mkdir(parents=True)
-    shutil.copy(TOY / "toy.ipynb", root / "source" / "toy" / "toy.ipynb")
-    (root / "nbgrader_config.py").write_text(config, encoding="utf-8")
-    nbgrader(root, "generate_assignment", "toy")
-    return root
-
-
-def submit(course: Path, student: str, code: str | None, extra: list[str], *, delete_test: bool = False) -> None:
-    nb = nbformat.read(course / "assignments" / "toy" / "toy.ipynb", as_version=4)
-    cells = []
-    for cell in nb.cells:
-        nbgrader_meta = cell.metadata.get("nbgrader", {})
-        if delete_test and nbgrader_meta.get("grade") and not nbgrader_meta.get("solution"):
-            continue
-        if nbgrader_meta.get("solution") and code is not None:
-            cell.source = code
-        cells.append(cell)
-        if nbgrader_meta.get("solution"):
-            cells.extend(new_code_cell(source) for source in extra)
-    nb.cells = cells
-    target = course / "submitted" / student / "toy"
-    target.mkdir(parents=True)
-    nbformat.write(nb, target / "toy.ipynb")
-
-
-def scores(course: Path) -> dict[str, float]:
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        return {
-            grade.student.id: grade.score
-            for submission in gb.find_assignment("toy").submissions
-            for notebook in submission.notebooks
-            for grade in notebook.grades
-        }
 
 
 def feedback(course: Path, student: str) -> str:
@@ -151,7 +99,7 @@ def test_feedback_names_the_failure_in_the_students_terms(course):
     assert "did not return within 2 s, so the grader stopped it" in feedback(course, "hang")
     assert "[pass] doubles_floats" in feedback(course, "hang")
     assert "returned something the grader cannot receive" in feedback(course, "unencodable")
-    assert "raised NotImplementedError" in feedback(course, "stub")
+    assert "This task is not answered yet: double still raises NotImplementedError" in feedback(course, "stub")
 
 
 @pytest.mark.parametrize("student", sorted(SUBMISSIONS))
@@ -190,3 +138,34 @@ def test_plain_nbgrader_scores_the_hidden_cell_zero_even_for_a_correct_answer(tm
     submit(root, "correct", SUBMISSIONS["correct"][0], [])
     nbgrader(root, "autograde", "toy")
     assert scores(root) == {"correct": 0.0}
+
+
+#: What a feedback page would load from elsewhere: a script, a stylesheet or an image by URL.
+REMOTE_LOAD = re.compile(r"""<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", re.I)
+
+
+@pytest.mark.parametrize("student", sorted(SUBMISSIONS))
+def test_feedback_loads_nothing_from_the_network_and_renders_math_itself(course, student):
+    html = feedback(course, student)
+    assert not REMOTE_LOAD.search(html), REMOTE_LOAD.search(html)
+    assert "MathJax.Hub" not in html and "x-mathjax-config" not in html  # the CDN loader and its config script
+    # The toy's statement has an inline and a display formula: both are MathML in the page.
+    assert re.search(r'<math\b[^>]*\bdisplay="inline"', html) and re.search(r'<math\b[^>]*\bdisplay="block"', html)
+    assert "<msqrt>" in html and "$d(x)" not in html
+
+
+def test_the_remote_load_check_finds_what_nbgraders_own_template_loads():
+    stock = '<script src="https://cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.7/latest.js?config=TeX"> </script>'
+    assert REMOTE_LOAD.search(stock)
+    assert REMOTE_LOAD.search("<link rel=stylesheet href='//cdn.example/x.css'>")
+    assert not REMOTE_LOAD.search('<a href="https://example.org">a link is not a load</a>')
+
+
+def test_feedback_of_an_unanswered_task_says_so_once(course):
+    html = feedback(course, "stub")
+    assert html.count("This task is not answered yet") == 1
+    assert "[FAIL]" not in html
+    nb = nbformat.read(course / "autograded" / "stub" / "toy" / "toy.ipynb", as_version=4)
+    (verdict,) = nb.cells[-1].outputs
+    assert verdict.evalue.count("NotImplementedError") == 1  # once, not once per property
+    assert "This task is not answered yet" not in feedback(course, "adds")

@@ -666,3 +666,41 @@ def test_call_many_on_a_session_that_calls_one_at_a_time():
     with pytest.raises(NotDefined):
         student.call_many([Call("double", (2,)), Call("missing"), Call("double", (3,))])
     assert student.last_call == "missing()" and student.call_many([]) == []
+
+# --------------------------------------------------------------------------- an unanswered task
+
+_STUB_AT = 'line 3 of the code cell starting "def double(x):"'
+
+
+def _stub_failure(name: str) -> Failure:
+    return Failure(name, f"{name} holds.", "error", inputs={"x": 1}, call="double(1)",
+                   detail=f"your code raised NotImplementedError (at {_STUB_AT})",
+                   raised="NotImplementedError", where=_STUB_AT)
+
+
+def test_an_unanswered_task_is_said_once_not_once_per_property():
+    names = ["visible_checks", "a", "b", "c", "d", "e", "f"]
+    failures = [_stub_failure(n) for n in names[:-1]]
+    failures.append(Failure("f", "f holds.", "mismatch", expected="raises TypeError", got="raised NotImplementedError"))
+    failures[-2] = Failure("e", "e holds.", "mismatch", expected="TypeError", got="NotImplementedError: ")
+    verdict = CellVerdict.from_results("g", 3, [(n, f"{n} holds.") for n in names], failures)
+    text = verdict.message()
+    assert text.count("NotImplementedError") == 1 and "[FAIL]" not in text
+    assert text.splitlines() == [
+        "0 of 7 checks passed (0 / 3 points).",
+        f"[NOT ANSWERED] This task is not answered yet: double still raises NotImplementedError (at {_STUB_AT}), "
+        "the stub's placeholder. Replace it with your answer; this cell's 7 checks say more once it returns a value.",
+    ]
+    assert determine_grade(nbformat.from_dict({"cell_type": "code", "source": "", "metadata": {"nbgrader": {
+        "grade": True, "solution": False, "points": 3}}, "outputs": verdict_outputs(verdict)})) == (0, 3)
+
+
+def test_a_half_answered_cell_keeps_its_other_failures_and_names_the_unanswered_checks():
+    wrong = Failure("b", "b holds.", "mismatch", inputs={"x": 2}, expected=4, got=5)
+    other_error = Failure("c", "c holds.", "error", detail="your code raised ValueError: no", raised="ValueError")
+    verdict = CellVerdict.from_results("g", 4, [("a", "a holds."), ("b", "b holds."), ("c", "c holds."),
+                                                ("d", "d holds.")], [wrong, other_error, _stub_failure("d")])
+    text = verdict.message()
+    assert "[pass] a: a holds." in text and "[FAIL] b: b holds." in text and "[FAIL] c: c holds." in text
+    assert "This task is not answered yet" not in text
+    assert "[FAIL] not answered yet: double still raises NotImplementedError" in text and "in 1 check (d)" in text

@@ -7,7 +7,10 @@ instructor's gradebook has one, and the one submission. The real
 ``nbgrader autograde <assignment> --student <id>`` runs there with ``CH11_SLOT``
 set to the worker's slot (the container-user backend gives each slot its own
 uid), in a session of its own, under a wall-time limit. Student code never sees
-the instructor's gradebook or any other submission.
+the instructor's gradebook or any other submission. The run's environment is the
+batch's own (a fork of the slot's nbgrader server gets it whole), with
+``$CH11_VERDICT_CACHE`` made absolute, so the verdict cache that a course config or
+the environment names is the one every isolated run shares.
 
 Every failure (a timeout, an nbgrader error, a full disk, a grader bug) becomes
 the :class:`Outcome`'s error text; only the orchestrator's own cancellation
@@ -31,6 +34,7 @@ from pathlib import Path
 
 from nbgrader.api import MissingEntry
 
+from ..grading_digest import VERDICT_CACHE_ENV
 from ..nbgrader_cli import nbgrader_argv, nbgrader_env
 from ..untrusted.launch import EXECUTION_REPORT_ENV, SANDBOX_ENV, SLOT_ENV
 from .intake import StudentSubmission
@@ -215,6 +219,10 @@ def grade_isolated(
             return done("batch cancelled before grading started")
         env = nbgrader_env({SLOT_ENV: str(slot), SANDBOX_ENV: sandbox,
                             EXECUTION_REPORT_ENV: str(work / EXECUTION_REPORT)})
+        if env.get(VERDICT_CACHE_ENV, "").strip():
+            # nbgrader runs in the isolated course, where a relative cache path would name another
+            # directory each time (the cache refuses one): resolve it where the batch was started.
+            env[VERDICT_CACHE_ENV] = str(Path(env[VERDICT_CACHE_ENV].strip()).absolute())
         if os.environ.get(SCRATCH_ROOT_ENV):
             env["TMPDIR"] = f"{os.environ[SCRATCH_ROOT_ENV]}/slot{slot}"
         elif sandbox == "none":

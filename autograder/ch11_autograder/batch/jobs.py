@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import hashlib
 import os
 import shutil
 import socket
@@ -35,6 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..grading_digest import release_digest
 from ..paths import COURSE_CONFIG
 from .guards import check_sandbox
 from .intake import StudentSubmission, inputs_sha256
@@ -59,12 +59,6 @@ __all__ = [
 WORKER_COURSE_ENV = "CH11_WORKER_COURSE"
 #: On a worker: ``0`` starts each job's nbgrader as a process of its own instead of a fork of the slot's server.
 WORKER_FORK_ENV = "CH11_WORKER_FORK_NBGRADER"
-
-#: The package's grading code, digested with the release: the hidden suites (``exercises/``), the
-#: engine that runs them (``trusted/``), the sandbox and its runtime (``untrusted/``) and the wire protocol.
-_PACKAGE = Path(__file__).resolve().parents[1]
-_GRADING_CODE = ("exercises", "trusted", "untrusted", "protocol.py", "nbgrader_main.py")
-
 
 @dataclass(frozen=True)
 class GradingJob:
@@ -123,33 +117,6 @@ class JobResult:
     log: str = ""
     log_path: str = ""
     execution: ExecutionUse | None = None
-
-
-def release_digest(course: Path, assignment: str) -> str:
-    """sha256 (hex) of what grades a submission: ``course``'s ``nbgrader_config.py``, every file of
-    ``course/source/<assignment>/`` (relative names and bytes, sorted) and the package's grading code
-    (the ``.py`` files of the hidden suites, the trusted engine, the sandbox and the protocol).
-
-    Two machines with equal digests grade the same submission with the same tests and the same
-    configuration. Raises ``OSError`` when a file cannot be read.
-    """
-    digest = hashlib.sha256()
-
-    def add(label: str, path: Path) -> None:
-        digest.update(label.encode() + b"\0" + hashlib.sha256(path.read_bytes()).hexdigest().encode() + b"\n")
-
-    add("nbgrader_config.py", course / "nbgrader_config.py")
-    source = course / "source" / assignment
-    if not source.is_dir():
-        raise FileNotFoundError(f"{source}: no such directory")
-    for path in sorted(p for p in source.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        add(f"source/{path.relative_to(source).as_posix()}", path)
-    for part in _GRADING_CODE:
-        root = _PACKAGE / part
-        paths = [root] if root.is_file() else sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
-        for path in paths:
-            add(f"package/{path.relative_to(_PACKAGE).as_posix()}", path)
-    return digest.hexdigest()
 
 
 def worker_course() -> Path:

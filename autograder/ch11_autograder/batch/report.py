@@ -19,6 +19,7 @@ from pathlib import Path
 
 from nbgrader.api import MissingEntry
 
+from ..textsafe import escape
 from .gradebook import open_gradebook
 from .merge import autograded_cells
 from .records import ProgressEvent, SubmissionRecord, format_score
@@ -53,14 +54,14 @@ def format_progress(event: ProgressEvent) -> str:
     width = len(str(event.total))
     head = f"[{event.done:>{width}}/{event.total}]"
     if record is None:
-        return f"{head} {event.message}"
+        return f"{head} {escape(event.message)}"
     if record.status == "graded":
         what = f"graded {format_score(record.score)}/{format_score(record.max_score)} in {record.seconds:.1f} s"
     elif record.status == "skipped_resume":
         what = f"already graded {format_score(record.score)}/{format_score(record.max_score)} (unchanged; skipped)"
     else:
-        what = f"ERROR after {record.seconds:.1f} s: {record.error}"
-    line = f"{head} {record.student} {what}"
+        what = f"ERROR after {record.seconds:.1f} s: {escape(record.error)}"
+    line = f"{head} {escape(record.student)} {what}"
     if record.notes and record.status != "error":
         line += f"  ({len(record.notes)} note{'s' if len(record.notes) != 1 else ''})"
     if event.eta_seconds is not None and event.done < event.total:
@@ -138,7 +139,7 @@ def write_csv(path: Path, rows: Sequence[CsvRow]) -> None:
         writer.writerow(
             [row.student, row.status, *(format_score(row.per_notebook.get(nb)) for nb in notebooks),
              format_score(row.total), format_score(row.max_total), format_score(row.manual_pending),
-             format_score(row.late_penalty), "LATE" if row.lms_late else "", row.error]
+             format_score(row.late_penalty), "LATE" if row.lms_late else "", escape(row.error)]
         )
     write_atomically(path, buffer.getvalue())
 
@@ -150,7 +151,7 @@ def render_table(rows: Sequence[CsvRow], statuses: dict[str, str] | None = None)
     headers = ["student", "status", *notebooks, "auto total", "manual pending"]
     body = []
     for row in rows:
-        cells = [row.student, (statuses or {}).get(row.student, row.status)]
+        cells = [escape(row.student), (statuses or {}).get(row.student, row.status)]
         if row.status == "error":
             cells += ["-"] * len(notebooks) + ["-", "-"]
         else:
@@ -181,7 +182,7 @@ def summary_text(
     graded_now = [r for r in records if r.status == "graded"]
     max_score = next((r.max_score for r in records), 0.0)
     lines = [
-        f"Batch grading summary: {len(records)} submissions from {source}",
+        f"Batch grading summary: {len(records)} submissions from {escape(source)}",
         f"sandbox {sandbox}, {workers} worker{'s' if workers != 1 else ''}, "
         f"wall time {format_duration(elapsed_seconds)}",
         "",
@@ -201,27 +202,27 @@ def summary_text(
         )
         lines += ["", f"slowest {min(slowest, len(graded_now))}:"]
         for r in sorted(graded_now, key=lambda r: -r.seconds)[:slowest]:
-            lines.append(f"  {r.student}: {r.seconds:.1f} s")
+            lines.append(f"  {escape(r.student)}: {r.seconds:.1f} s")
     errors = [r for r in records if r.status == "error"]
     if errors:
         kept = sum(1 for r in errors if r.earlier is not None)
         also = f"; the gradebook still holds earlier grades of {kept} of them, as each line says" if kept else ""
         lines += ["", f"errors ({len(errors)}{also}):"]
-        lines += [f"  {r.student}: {r.error}" for r in errors]
+        lines += [f"  {escape(r.student)}: {escape(r.error)}" for r in errors]
     late = [r.student for r in records if r.lms_late]
     if late:
-        lines += ["", f"marked LATE by the LMS ({len(late)}): {', '.join(late)}",
+        lines += ["", f"marked LATE by the LMS ({len(late)}): {', '.join(escape(s) for s in late)}",
                   "  The download carries no submission times, so nbgrader computed no lateness for these and applied",
                   "  no late penalty; apply the course's late policy by hand, or grade an nbgrader-layout source whose",
                   "  timestamp.txt holds each submission time."]
     noted = [r for r in records if r.notes]
     if noted or intake_notes:
         lines += ["", "notes:"]
-        lines += [f"  {note}" for note in intake_notes]
-        lines += [f"  {r.student}: {note}" for r in noted for note in r.notes]
+        lines += [f"  {escape(note)}" for note in intake_notes]
+        lines += [f"  {escape(r.student)}: {escape(note)}" for r in noted for note in r.notes]
     if batch_problems:
         lines += ["", "batch steps that failed:"]
-        lines += [f"  {p}" for p in batch_problems]
+        lines += [f"  {escape(p)}" for p in batch_problems]
     return "\n".join(lines) + "\n"
 
 

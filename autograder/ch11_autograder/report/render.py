@@ -20,6 +20,7 @@ from pathlib import Path
 from ..batch.course import REPORTS_DIR
 from ..batch.records import format_score
 from ..batch.report import write_atomically
+from ..textsafe import escape
 from .data import ClassReport, describe
 from .figures import Figure, draw_all
 
@@ -148,8 +149,9 @@ _MD_SPECIAL = re.compile(r"([\\`*{}\[\]<>#!|~&]|(?<!\w)_|_(?!\w))")
 
 
 def md_escape(text: str) -> str:
-    """``text`` as literal Markdown inline text: markup characters escaped, newlines and tabs as spaces."""
-    flat = " ".join(str(text).split())
+    """``text`` as literal Markdown inline text: markup characters escaped, newlines and tabs as spaces,
+    other control and bidi characters as visible escapes (:func:`ch11_autograder.textsafe.escape`)."""
+    flat = escape(" ".join(str(text).split()))
     return _MD_SPECIAL.sub(r"\\\1", flat)
 
 

@@ -2,6 +2,9 @@
 
 Autograde (``Autograde.autograde_preprocessors``, see ``nbgrader_config.py``)::
 
+    VerdictCacheLookup reuse the outputs of a byte-identical notebook graded by the
+                       same release and suites, when a cache is configured
+                       (``verdict_cache.py``); the steps up to the store then do nothing
     SandboxedExecute   instead of nbgrader's Execute: run the notebook in the
                        sandbox for its outputs only, copy them back as
                        sanitized data
@@ -9,11 +12,12 @@ Autograde (``Autograde.autograde_preprocessors``, see ``nbgrader_config.py``)::
     TrustedVerdicts    replace every autograded test cell's outputs by the
                        verdict of its hidden property suite (and its metadata's
                        ``ch11_verdict`` by the verdict's record, for the class report)
+    VerdictCacheStore  write the cached outputs (hit) or store this run's (miss)
     SaveAutoGrades, AssignLatePenalties, CheckCellMetadata  (nbgrader's)
 
 GenerateFeedback (``GenerateFeedback.preprocessors``)::
 
-    GetGrades, StripHiddenTests, SanitizeFeedback, CSSHTMLHeaderPreprocessor
+    GetGrades, StripHiddenTests, SanitizeFeedback, RenderMath, CSSHTMLHeaderPreprocessor
 
 Each preprocessor is one small step and is configured through its traits
 (``c.SandboxedExecute.timeout = 60`` ...). The sandbox backend comes from the
@@ -39,10 +43,12 @@ from typing import Any
 
 import nbformat
 from nbconvert.exporters.exporter import ResourcesDict
+from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbformat.notebooknode import NotebookNode
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.preprocessors import IgnorePattern, LimitOutput, NbGraderPreprocessor
 from traitlets import Bool, Float, Integer, List, Unicode
 
+from ..grading_digest import release_digest
 from ..protocol import CellOutcome
 from ..untrusted.capped_run import read_untrusted_file, run_limited
 from ..untrusted.choose import choose_launcher, forking_launcher, resolve_backend
@@ -51,23 +57,51 @@ from ..untrusted.launch import Launcher, Limits
 from .budget import budget_for
 from .feedback import OutputBudget, sanitize_notebook, sanitize_outputs
 from .grading import first_report
+from .offline_math import render_math
 from .registry import get_suite, load_suite_modules
 from .submission_cells import autograded_test_cells, is_autograded_test, strip_hidden_tests, worker_cells
 from .suite import run_suite
+from .verdict_cache import (
+    CacheEntryError,
+    CacheState,
+    VerdictCache,
+    apply_entry,
+    cache_state,
+    cell_identity,
+    entry_key,
+    is_hit,
+    mark_unrepeatable,
+    notebook_digest,
+    plain,
+    prune,
+    read_entry,
+    runtime_digest,
+    set_cache_state,
+    snapshot,
+    suites_digest,
+    support_digest,
+    write_entry,
+)
 from .verdicts import VERDICT_METADATA_KEY, CellVerdict, verdict_outputs
 from .worker_client import WorkerSession
 
 __all__ = [
+    "RenderMath",
     "SandboxedExecute",
     "SanitizeFeedback",
     "StripHiddenTests",
     "TrustedVerdicts",
+    "VerdictCacheLookup",
+    "VerdictCacheStore",
     "collect_support_files",
 ]
 
 log = logging.getLogger(__name__)
 
 _LAUNCHERS: dict[tuple[str, bool], Launcher] = {}
+
+#: Failure kinds a verdict cache must not reuse (see TrustedVerdicts.preprocess).
+_LOAD_DEPENDENT_KINDS = frozenset({"timeout", "crash", "protocol", "budget", "internal"})
 
 #: Name of the error output SandboxedExecute adds when execution went wrong.
 SANDBOX_ERROR_NAME = "SandboxExecutionError"
@@ -212,6 +246,8 @@ class SandboxedExecute(NbGraderPreprocessor):
         )
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
+        if is_hit(resources):  # VerdictCacheStore writes the outputs this run left last time
+            return nb, resources
         launcher = _launcher(self.sandbox, resources, fork=self.fork_from_zygote)
         who = resources.get("nbgrader", {})
         budget = budget_for(str(who.get("assignment", "")), str(who.get("student", "")), self.submission_wall_seconds)
@@ -279,6 +315,7 @@ class SandboxedExecute(NbGraderPreprocessor):
 
     def _report_problem(self, nb: NotebookNode, resources: ResourcesDict, problem: str) -> None:
         """Log ``problem`` and put it, as an error output, on the notebook's first message cell."""
+        mark_unrepeatable(resources, f"sandboxed execution: {problem}")
         self.log.warning("sandboxed execution of %s: %s", resources.get("unique_key", "notebook"), problem)
         target = _first_message_cell(nb)
         if target is not None:
@@ -385,6 +422,8 @@ class TrustedVerdicts(NbGraderPreprocessor):
     ).tag(config=True)
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
+        if is_hit(resources):  # VerdictCacheStore writes the verdicts this run gave last time
+            return nb, resources
         load_suite_modules(self.suite_modules)
         tests = autograded_test_cells(nb)
         if not tests:
@@ -417,8 +456,14 @@ class TrustedVerdicts(NbGraderPreprocessor):
                 # Set on every autograded test cell, so nothing a submission planted there survives.
                 cell.metadata[VERDICT_METADATA_KEY] = verdict.record()
                 self.log.info("%s/%s: %g of %g points", name, verdict.grade_id, verdict.score, verdict.points)
+                # Time limits, crashes and budgets depend on the machine's load, an internal error on the
+                # grader: a fresh run may end otherwise, so such a verdict is never reused.
+                unrepeatable = sorted({f.kind for f in verdict.failures} & _LOAD_DEPENDENT_KINDS)
+                if unrepeatable:
+                    mark_unrepeatable(resources, f"{verdict.grade_id}: {', '.join(unrepeatable)}")
         for incident in session.incidents:
             self.log.warning("%s: worker incident: %s", name, incident)
+            mark_unrepeatable(resources, "worker incident")
         return nb, resources
 
     def _verdict(self, cell: NotebookNode, session: WorkerSession, visible: CellOutcome | None) -> CellVerdict:
@@ -438,6 +483,116 @@ class TrustedVerdicts(NbGraderPreprocessor):
         if any(f.kind == "internal" for f in verdict.failures):
             self.log.error("suite %s had internal errors; see the log above", grade_id)
         return verdict
+
+
+#: The steps whose configuration shapes what autograde leaves in a notebook (VerdictCacheLookup's key).
+_SHAPING_STEPS: tuple[type, ...] = (SandboxedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
+                                    TrustedVerdicts)
+
+
+def _settings(config: Any) -> str:
+    """The effective configurable traits of the shaping steps and the autograde step list, as JSON."""
+    steps = {}
+    for step in _SHAPING_STEPS:
+        instance = step(config=config)
+        names = sorted(instance.trait_names(config=True))
+        steps[step.__name__] = {name: plain(getattr(instance, name)) for name in names}
+    autograde = config.get("Autograde", {})
+    steps["Autograde"] = {name: plain(autograde[name]) for name in sorted(autograde)
+                          if name in ("autograde_preprocessors", "sanitize_preprocessors")}
+    return json.dumps(steps, sort_keys=True)
+
+
+class VerdictCacheLookup(NbGraderPreprocessor):
+    """First autograde step: find this notebook's verdict in the cache (``verdict_cache.py``).
+
+    Does nothing unless a cache directory is configured (``c.VerdictCache.directory`` or
+    ``$CH11_VERDICT_CACHE``). It computes the key from the notebook as it arrives here (after
+    nbgrader's sanitize steps, before any execution), the course's release digest (the working
+    directory is the course root while nbgrader converts), the suites, the effective settings,
+    the sandbox backend, the runtime and who submitted; on a valid entry the steps up to
+    :class:`VerdictCacheStore` do nothing and the store writes the cached outputs. A key that
+    cannot be computed (no ``source/<assignment>/``) or an unusable entry means a fresh grade,
+    with the reason in the log.
+    """
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
+        cache = VerdictCache(config=self.config, parent=self)
+        directory = cache.location()
+        if directory is None:
+            return nb, resources
+        who = resources.get("nbgrader", {})
+        assignment, student = str(who.get("assignment", "")), str(who.get("student", ""))
+        notebook = str(who.get("notebook") or resources.get("unique_key") or "")
+        verdicts = TrustedVerdicts(config=self.config)
+        execute = SandboxedExecute(config=self.config)
+        try:
+            parts = {
+                "notebook": notebook_digest(nb),
+                "support": support_digest(collect_support_files(
+                    resources.get("metadata", {}).get("path") or ".",
+                    max_total_bytes=execute.max_support_bytes, logger=self.log)),
+                "release": release_digest(Path.cwd(), assignment),
+                "suites": suites_digest(verdicts.suite_modules),
+                "settings": _settings(self.config),
+                "sandbox": resolve_backend(verdicts.sandbox),
+                "runtime": runtime_digest(),
+                "who": json.dumps([assignment, student, notebook]),
+            }
+        except (OSError, ValueError) as exc:
+            self.log.warning("verdict cache: no key for %s (%s); grading afresh", notebook, exc)
+            return nb, resources
+        state = CacheState(directory, entry_key(parts), cell_identity(nb))
+        set_cache_state(resources, state)
+        try:
+            state.cells = read_entry(directory, state.key, nb, state.identity, max_bytes=cache.max_entry_bytes)
+        except CacheEntryError as exc:
+            self.log.warning("verdict cache: entry %s for %s is unusable (%s); grading afresh",
+                             state.key[:16], notebook, exc)
+        if state.cells is not None:
+            self.log.info("verdict cache: hit for %s (entry %s): outputs and verdicts reused",
+                          notebook, state.key[:16])
+        else:
+            self.log.info("verdict cache: miss for %s (entry %s)", notebook, state.key[:16])
+        return nb, resources
+
+
+class VerdictCacheStore(NbGraderPreprocessor):
+    """Last step before SaveAutoGrades: write cached outputs (hit) or store this run's (miss).
+
+    On a hit the notebook gets exactly the outputs, execution counts and verdict records the
+    earlier run left at this point. On a miss the notebook's state is stored, unless the run
+    was marked unrepeatable (an execution problem, a worker incident, a load-dependent
+    failure) or the entry would exceed ``VerdictCache.max_entry_bytes``; then the cache is
+    pruned to ``VerdictCache.max_bytes``. A cache that cannot be written is logged, never
+    fatal: the grade does not depend on it.
+    """
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
+        state = cache_state(resources)
+        if state is None:
+            return nb, resources
+        if state.cells is not None:
+            apply_entry(nb, state.cells)
+            for _, cell in autograded_test_cells(nb):
+                record = cell.metadata.get(VERDICT_METADATA_KEY, {})
+                self.log.info("%s/%s: verdict reused from the cache", resources.get("unique_key", "notebook"),
+                              record.get("grade_id", "?"))
+            return nb, resources
+        if state.unrepeatable:
+            self.log.info("verdict cache: not storing %s (%s)", state.key[:16], state.unrepeatable)
+            return nb, resources
+        cache = VerdictCache(config=self.config, parent=self)
+        try:
+            if write_entry(state.directory, snapshot(nb, state.identity, state.key), max_bytes=cache.max_entry_bytes):
+                self.log.info("verdict cache: stored entry %s", state.key[:16])
+                prune(state.directory, cache.max_bytes)
+            else:
+                self.log.info("verdict cache: entry %s exceeds %d bytes; not stored", state.key[:16],
+                              cache.max_entry_bytes)
+        except OSError as exc:
+            self.log.warning("verdict cache: could not store entry %s: %s", state.key[:16], exc)
+        return nb, resources
 
 
 class StripHiddenTests(NbGraderPreprocessor):
@@ -474,3 +629,19 @@ class SanitizeFeedback(NbGraderPreprocessor):
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
         sanitize_notebook(nb, max_cell_chars=self.max_cell_output_chars, max_total_chars=self.max_total_output_chars)
         return nb, resources
+
+
+class RenderMath(NbGraderPreprocessor):
+    """Render the math of markdown cells to MathML, so the feedback page needs no MathJax.
+
+    Place after SanitizeFeedback (the MathML it inserts is generated and checked here, see
+    ``offline_math.render_math``). With the feedback template's MathJax macro replaced
+    (``offline_math.TEMPLATE_BASEDIR``), the page loads nothing from the network.
+    """
+
+    def preprocess_cell(
+        self, cell: NotebookNode, resources: ResourcesDict, index: int
+    ) -> tuple[NotebookNode, ResourcesDict]:
+        if cell.cell_type == "markdown":
+            cell.source = render_math(str(cell.source))
+        return cell, resources

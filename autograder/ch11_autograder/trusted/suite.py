@@ -597,6 +597,8 @@ def _student_failure(prop: Property, error: StudentError, inputs: Mapping[str, A
         detail = str(error)
     else:
         detail = f"your code raised {error}"
+        return Failure(prop.name, prop.description, "error", inputs=inputs, detail=detail, call=call,
+                       raised=error.type, where=error.where)
     return Failure(prop.name, prop.description, "error", inputs=inputs, detail=detail, call=call)
 
 
@@ -806,7 +808,8 @@ def visible_checks_failure(outcome: CellOutcome) -> Failure | None:
         return None
     where = f" ({outcome.where})" if outcome.where else ""
     detail = f"{outcome.error_type}: {outcome.message}{where}" if outcome.message else f"{outcome.error_type}{where}"
-    return Failure(property=VISIBLE_CHECKS, description=VISIBLE_CHECKS_DESCRIPTION, kind="error", detail=detail)
+    return Failure(property=VISIBLE_CHECKS, description=VISIBLE_CHECKS_DESCRIPTION, kind="error", detail=detail,
+                   raised=outcome.error_type, where=outcome.where)
 
 
 def run_suite(

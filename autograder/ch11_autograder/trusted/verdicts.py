@@ -16,6 +16,7 @@ counterexample inputs, expected and obtained values, and misconception advice.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -38,6 +39,9 @@ __all__ = [
     "verdict_outputs",
 ]
 
+#: The exception a released stub raises: a failure that is only this says "not answered yet".
+NOT_ANSWERED_ERROR = "NotImplementedError"
+_RAISED_NOT_IMPLEMENTED = re.compile(rf"(?:raised )?{NOT_ANSWERED_ERROR}(?::.*)?", re.S)
 #: Longest rendering of one value in a message, in characters.
 MAX_VALUE_CHARS = 400
 #: Most entries of a list, dict or tape shown before eliding.
@@ -91,6 +95,8 @@ class Failure:
         note: extra explanation from the property.
         misconception, advice: the catalogued wrong implementation the
             student's output matches, and what to do about it; ``""`` if none.
+        raised, where: for a failure because the student's code raised, the exception's type
+            and where it was raised (``line 2 of the code cell starting ...``); ``""`` otherwise.
     """
 
     property: str
@@ -104,10 +110,20 @@ class Failure:
     note: str = ""
     misconception: str = ""
     advice: str = ""
+    raised: str = ""
+    where: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in FAILURE_KINDS:
             raise ValueError(f"unknown failure kind {self.kind!r}")
+
+    def unanswered(self) -> bool:
+        """Whether this failure is the stub's placeholder: the student's code raised
+        ``NotImplementedError``, or a raise-checking property reports that as what it got (the
+        suites write ``'raised NotImplementedError'``, ``'NotImplementedError'`` or
+        ``'NotImplementedError: <message>'``)."""
+        return self.raised == NOT_ANSWERED_ERROR or (
+            isinstance(self.got, str) and _RAISED_NOT_IMPLEMENTED.fullmatch(self.got) is not None)
 
     def message(self) -> str:
         """The student-readable text: header line, then indented details."""
@@ -209,12 +225,36 @@ class CellVerdict:
         )
 
     def message(self) -> str:
-        """The full student-readable report: summary, passes, then failures."""
+        """The full student-readable report: summary, passes, then failures.
+
+        Failures that are the stub's placeholder (:meth:`Failure.unanswered`) are said once, in
+        one line, instead of once per property: with nothing passed, the task is not answered yet.
+        """
         describe = dict(self.descriptions)
         lines = [self.summary()]
         lines.extend(f"[pass] {name}: {describe.get(name, '')}".rstrip() for name in self.passed)
-        lines.extend(failure.message() for failure in self.failures)
+        unanswered = [failure for failure in self.failures if failure.unanswered()]
+        if unanswered:
+            lines.append(_unanswered_message(unanswered, whole=len(unanswered) == len(self.failures)
+                                             and not self.passed))
+        lines.extend(failure.message() for failure in self.failures if not failure.unanswered())
         return "\n".join(lines) + "\n"
+
+
+def _unanswered_message(failures: Sequence[Failure], *, whole: bool) -> str:
+    """One line for every failure that is the stub's ``NotImplementedError``."""
+    called = list(dict.fromkeys(f.call.split("(", 1)[0] for f in failures if f.call))
+    where = next((f.where for f in failures if f.where), "")
+    subject = f"{' and '.join(called)} still raise{'s' if len(called) == 1 else ''}" if called else (
+        "your code still raises")
+    at = f" (at {where})" if where else ""
+    if whole:
+        return (f"[NOT ANSWERED] This task is not answered yet: {subject} {NOT_ANSWERED_ERROR}{at}, the stub's "
+                f"placeholder. Replace it with your answer; this cell's {len(failures)} checks say more once it "
+                "returns a value.")
+    names = ", ".join(f.property for f in failures)
+    return (f"[FAIL] not answered yet: {subject} {NOT_ANSWERED_ERROR}{at}, the stub's placeholder, in "
+            f"{len(failures)} check{'s' if len(failures) > 1 else ''} ({names}); replace it with your answer.")
 
 
 def _points(value: float) -> str:

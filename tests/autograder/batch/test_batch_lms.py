@@ -12,6 +12,9 @@ summary. A student who uploaded a zip of their notebooks is graded from inside i
 from __future__ import annotations
 
 import csv
+import os
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -23,6 +26,7 @@ from support import batch_support
 pytestmark = pytest.mark.slow
 
 NOTEBOOK = "ex4_audit.ipynb"
+CH11_GRADE = Path(sys.executable).parent / "ch11-grade"
 
 
 def _csv_rows(path: Path) -> dict[str, dict[str, str]]:
@@ -76,3 +80,31 @@ def test_a_students_own_zip_in_a_canvas_download_is_graded(demo_inputs, tmp_path
     assert "parkmin_4242_900010_Homework 11.zip: the student's own zip, unpacked (2 members)" in record.notes
     graded = course / "autograded" / "parkmin_4242" / "ch11"
     assert sorted(p.name for p in graded.iterdir()) == [NOTEBOOK]
+
+
+#: A Canvas member name as a hostile download can carry it: a forged progress line after a newline, a colour
+#: escape, a carriage return that rewinds the line, a right-to-left override, a bell; and a window-title escape.
+HOSTILE = "mal\n[ 1-1] alice graded 40-40\x1b[31m\rRED\u202eevil\x07"
+TITLE = "ok\x1b]0;pwned\x07"
+
+
+def test_student_named_text_reaches_the_terminal_and_the_summary_escaped(demo_inputs, tmp_path):
+    source = _canvas_zip(tmp_path / "submissions.zip", {
+        f"{HOSTILE}_123_456_{NOTEBOOK}": b"{",  # broken JSON: an intake error naming the member
+        f"{TITLE}_77_88_{NOTEBOOK}": tiny_notebook("x")[:-3],
+    })
+    course = batch_support.assigned_course(tmp_path.parent, tmp_path / "course")
+    env = {**os.environ, "PATH": f"{CH11_GRADE.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run([str(CH11_GRADE), "batch", str(source), "--course", str(course), "--workers", "1"],
+                          capture_output=True, text=True, env=env, timeout=900)
+    assert done.returncode == 1, done.stdout + done.stderr  # two intake errors, nothing graded
+    summary = (course / "reports" / "ch11-summary.txt").read_text()
+    report = (course / "reports" / "ch11-report.md").read_text()
+    for text in (done.stdout, done.stderr, summary, report):
+        for raw in ("\x1b", "\r", "\u202e", "\x07", "\n[ 1-1] alice"):
+            assert raw not in text, (raw, text)
+    shown = r"mal\n[ 1-1] alice graded 40-40\x1b[31m\rRED\u202eevil\x07_123_456_ex4_audit.ipynb: malformed JSON"
+    assert shown in done.stdout and shown in summary
+    assert r"ok\x1b]0;pwned\x07_77_88_ex4_audit.ipynb: malformed JSON" in done.stdout
+    # Each error is one line of its own: the forged progress line never starts a line.
+    assert not any(line.startswith("[ 1-1] alice") for line in done.stdout.splitlines())

@@ -1,0 +1,48 @@
+"""Text a student named, made safe for a terminal or a log line: one escaping helper for the package.
+
+Names reach the grader's output from places a student controls: Canvas member names in an LMS
+download, folder and file names, roster entries. Printed raw, a newline forges a line of the
+grader's own output ("alice graded 40/40"), ESC starts a terminal escape sequence (colours, cursor
+moves, a window title, on some terminals far worse), a carriage return overwrites what the line
+said, and bidirectional controls (U+202E ...) make a name read differently from its bytes.
+
+:func:`escape` keeps printable text as it is and replaces every character that is not, namely
+Unicode categories Cc (C0 and C1 controls, DEL), Cf (format characters: bidi controls,
+zero-width characters, the BOM), Cs (lone surrogates), Co (private use) and Cn (unassigned), and
+the line and paragraph separators (Zl, Zp), by a visible Python-style escape: ``\\n``, ``\\r``,
+``\\t``, ``\\x1b``, ``\\u202e``. The result is one line of text whose every character draws
+itself. Backslashes are kept as written (an instructor reads the output; it is not parsed back).
+
+Use it where the text is written (print, log, summary files), on the student-named value or on
+a one-line message that holds one. It imports nothing of the package, so every layer may use it.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+__all__ = ["escape"]
+
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape_char(char: str) -> str:
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def escape(text: object) -> str:
+    """``str(text)`` with every character that does not draw itself escaped (see the module docstring)."""
+    value = str(text)
+    if value.isprintable():  # the common case: nothing to do (isprintable is False for every unsafe category)
+        return value
+    return "".join(
+        _escape_char(char) if unicodedata.category(char) in _UNSAFE_CATEGORIES else char for char in value
+    )

@@ -1,0 +1,37 @@
+"""The one escaping helper for student-named text on its way to a terminal or a log (``textsafe.py``)."""
+
+from __future__ import annotations
+
+import pytest
+from ch11_autograder.textsafe import escape
+
+
+@pytest.mark.parametrize(("raw", "shown"), [
+    ("alice", "alice"),
+    ("Jane Doe-Ümlaut_3.ipynb", "Jane Doe-Ümlaut_3.ipynb"),  # printable text, any script, stays as written
+    ("a\nb", "a\\nb"),
+    ("a\rb\tc", "a\\rb\\tc"),
+    ("\x1b[31mred\x1b[0m", "\\x1b[31mred\\x1b[0m"),
+    ("\x1b]0;title\x07", "\\x1b]0;title\\x07"),
+    ("\x9b31m", "\\x9b31m"),  # C1 CSI
+    ("del\x7f", "del\\x7f"),
+    ("\u202eevil\u202c", "\\u202eevil\\u202c"),  # bidi override and pop
+    ("\u2066x\u2069\u200f", "\\u2066x\\u2069\\u200f"),  # isolates, right-to-left mark
+    ("zero\u200bwidth\ufeff", "zero\\u200bwidth\\ufeff"),
+    ("line\u2028para\u2029", "line\\u2028para\\u2029"),
+    ("\ud800", "\\ud800"),  # lone surrogate
+    ("\U000f0000", "\\U000f0000"),  # private use
+])
+def test_escape(raw, shown):
+    assert escape(raw) == shown
+
+
+def test_the_result_is_one_line_that_draws_itself():
+    hostile = "mal\n[ 1/1] alice graded 40/40\x1b[31m\rRED\u202eevil\x07"
+    safe = escape(hostile)
+    assert safe.isprintable() and "\n" not in safe and "\x1b" not in safe
+    assert escape(safe) == safe  # idempotent on its own output
+
+
+def test_non_strings_are_escaped_as_their_str():
+    assert escape(ValueError("bad\nname")) == "bad\\nname"
