@@ -123,7 +123,8 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .serve import Service, load_settings
+    from .serve.policy import load_settings
+    from .serve.service import Service
 
     try:
         service = Service(load_settings(args.course))

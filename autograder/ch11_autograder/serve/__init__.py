@@ -10,9 +10,6 @@ watching plus periodic rescans), :mod:`.status` (the pages a student fetches),
 (student-named text in log lines) and :mod:`.service` (the loop). The grading itself is the
 batch grader's (:func:`ch11_autograder.batch.grade_class`). docs/course.md, "Feedback before
 the due date", is the instructor's page.
+
+Nothing is imported here: the queue and the pages load without the grader (and nbgrader).
 """
-
-from .policy import ServePolicy, ServeSettings, load_settings
-from .service import Service
-
-__all__ = ["ServePolicy", "ServeSettings", "Service", "load_settings"]

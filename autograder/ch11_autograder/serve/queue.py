@@ -93,15 +93,18 @@ class Queue:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        with self._tx() as db:
-            db.executescript(_SCHEMA)
+        db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")  # persistent: kept in the database file
+            db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} COMMIT;")
+        finally:
+            db.close()
 
     @contextlib.contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         """One immediate transaction on a fresh connection: committed on success, rolled back on error."""
         db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
         try:
-            db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")
             db.execute("BEGIN IMMEDIATE")
             try:
