@@ -183,6 +183,7 @@ class Service:
         if not picked:
             return 0
         for sub in picked:
+            self.say(f"grading  {shown(sub.student)} {shown(sub.stamp)}")
             self.publish_status(sub)
         self.refresh_queued()
         job = self.state / "jobs" / f"round-{picked[0].id}"
