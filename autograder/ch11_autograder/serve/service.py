@@ -285,6 +285,7 @@ class Service:
     def start(self) -> list[Submission]:
         """Recover from a stop: submissions left ``grading`` are queued again (returned)."""
         recovered = self.queue.recover()
+        shutil.rmtree(self.state / "jobs", ignore_errors=True)  # copies left by a stopped round
         for sub in recovered:
             self.say(f"resume   {shown(sub.student)} {shown(sub.stamp)} (was being graded when the service stopped)")
         return recovered
