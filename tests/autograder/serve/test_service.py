@@ -78,7 +78,7 @@ def test_flood_classmates_and_forgery(service: Service) -> None:
     assert not (service.settings.feedback / feedback_name(forged[1], "ex4_audit")).exists()
     # The flooder's turn comes; its next submission is past the budget; the classmates are next.
     assert [s.student for s in service.queue.claim(1)] == [FLOODER]
-    late, late_secret = drop(inbound, FLOODER, 40)
+    _, late_secret = drop(inbound, FLOODER, 40)
     assert service.scan() == 0
     assert "attempts used up" in page(service, late_secret)
     assert [s.student for s in service.queue.order()] == list(CLASSMATES)
@@ -88,7 +88,7 @@ def test_flood_classmates_and_forgery(service: Service) -> None:
 
 
 def test_publishing_is_idempotent(service: Service) -> None:
-    name, secret = drop(service.settings.inbound, FLOODER, 1)
+    _, secret = drop(service.settings.inbound, FLOODER, 1)
     service.scan()
     path = service.settings.feedback / feedback_name(secret, "ex4_audit")
     first = path.stat().st_ino
