@@ -229,7 +229,7 @@ def _run(served: Served) -> None:
     t0 = time.monotonic()
     # 1. ann and bob submit at once, and fetch at once: a status page first, the feedback later.
     with ThreadPoolExecutor(2) as pool:
-        stamps = dict(zip(("ann", "bob"), pool.map(lambda args: _submit(served, *args),
+        stamps = dict(zip(("ann", "bob"), pool.map(lambda args: _submit(served, args[0], wrong=args[1]),
                                                     [("ann", None), ("bob", "general_dag")]), strict=True))
         _wait(lambda: all(_fetch(served, r, s) is not None for r, s in stamps.items()), "the first status pages",
               served)
@@ -242,7 +242,7 @@ def _run(served: Served) -> None:
     _drop_folder(served, "eve", served.forged, 'mkdir "$1" && cp "$2" "$1/" && printf %s "$3" > '
                  '"$1/submission_secret.txt" && chmod 777 "$1"',
                  str(served.students["eve"].home / ASSIGNMENT / f"{NOTEBOOK}.ipynb"), "cd" * 64)
-    served.hostile_name = f"{served.students['eve'].name}+{ASSIGNMENT}+2030\n\x1b[31mgraded ann 40/40+x"
+    served.hostile_name = f"{served.students['eve'].name}+{ASSIGNMENT}+2030\n\x1b[31mgraded ann 40 of 40+x"
     _drop_folder(served, "eve", served.hostile_name, 'mkdir "$1" && ln -s /etc/passwd "$1/ex4_audit.ipynb" && '
                  'printf %s "$2" > "$1/submission_secret.txt" && chmod 777 "$1"', "ef" * 64)
     _until_feedback(served, "eve", eve_stamp)
@@ -308,7 +308,7 @@ def test_forged_and_hostile_folders_are_refused_and_never_graded(served):
     assert served.markers["ann"] in ann_graded and served.markers["eve"] not in ann_graded
     log = served.log.read_text(errors="replace")
     assert "\x1b" not in log
-    assert "2030\\n\\x1b[31mgraded ann 40/40" in log  # the name, escaped, on the service's own line
+    assert "2030\\n\\x1b[31mgraded ann 40 of 40" in log  # the name, escaped, on the service's own line
     assert not [line for line in log.splitlines() if line.startswith(("graded ann", "[31m"))]
 
 
@@ -337,7 +337,7 @@ def test_after_sigkill_every_submission_has_exactly_one_published_feedback(serve
     assert len(killed) == 1 and killed[0]["state"] == "done"
     assert killed[0]["gradings"] == 2, "the kill came while it was being graded: graded again after the restart"
     published = {f"{notebook_hash(secret=r['secret'], notebook_id=NOTEBOOK)}.html": r for r in rows
-                 if r["published"] is not None}
+                 if r["published"] is not None and json.loads(r["notebooks"])}
     assert sorted(p.name for p in served.feedback.iterdir()) == sorted(published)
     for name, row in published.items():
         page = (served.feedback / name).read_text()

@@ -27,6 +27,8 @@ SECRET_FILE = "submission_secret.txt"
 #: Caps of one read: a notebook, the timestamp, the secret.
 MAX_NOTEBOOK_BYTES = 20_000_000
 MAX_SMALL_BYTES = 1024
+#: Other notebooks of a refused folder that get its refusal page.
+MAX_OTHERS = 10
 #: A folder whose mode never became nbgrader's final 0777 (a folder made by hand) is taken this long after its last
 #: change.
 SETTLE_SECONDS = 10.0
@@ -73,6 +75,8 @@ class Snapshot:
     Attributes:
         refused: why it is not graded (not the student's, no notebook of the assignment, ...), or ``None``.
         notebooks: assignment notebook name -> bytes, only the assignment's.
+        others: names of the other ``.ipynb`` files (not the assignment's; at most :data:`MAX_OTHERS`), so that
+            a refusal can be published where ``fetch_feedback`` looks for their feedback.
         timestamp, secret: nbgrader's ``timestamp.txt`` and ``submission_secret.txt`` (stripped), or ``None``.
         notes: what was skipped, and why (student-named parts unescaped: escape before printing).
         arrived: the folder's ctime (set by the kernel, not by the student).
@@ -80,6 +84,7 @@ class Snapshot:
 
     refused: str | None = None
     notebooks: dict[str, bytes] = field(default_factory=dict)
+    others: list[str] = field(default_factory=list)
     timestamp: str | None = None
     secret: str | None = None
     notes: list[str] = field(default_factory=list)
@@ -109,6 +114,8 @@ def read_folder(inbound: Path, folder: Folder, notebooks: set[str], *, contents:
             wanted = name in notebooks or name in (TIMESTAMP_FILE, SECRET_FILE)
             if not wanted:
                 snap.notes.append(f"{name}: not a notebook of the assignment, ignored")
+                if name.endswith(".ipynb") and len(snap.others) < MAX_OTHERS:
+                    snap.others.append(name)
                 continue
             limit = MAX_NOTEBOOK_BYTES if name in notebooks else MAX_SMALL_BYTES
             data = _read_file(fd, name, owner, limit if contents or name not in notebooks else 0)

@@ -55,6 +55,9 @@ __all__ = ["STATE_DIR", "Service"]
 #: The service's own files inside the practice course: queue.db, job folders, logs, the verdict cache.
 STATE_DIR = ".ch11-serve"
 
+#: After a quiet spell, how long the first new submission waits for others to share its round.
+GATHER_SECONDS = 1.0
+
 log = logging.getLogger(__name__)
 
 
@@ -123,8 +126,11 @@ class Service:
             snap = read_folder(inbound, folder, self.notebooks, contents=False)
             if snap.refused is None and snap.secret is None:
                 snap.refused = "it has no valid submission_secret.txt (submit with nbgrader submit)"
+            # A folder without any notebook of the assignment gets its refusal where fetch_feedback looks for the
+            # feedback of the notebooks it does hold.
+            pages_for = sorted(snap.notebooks) or sorted(snap.others)
             sub, superseded = self.queue.admit(
-                name, folder.student, folder.timestamp, snap.secret, sorted(snap.notebooks),
+                name, folder.student, folder.timestamp, snap.secret, pages_for,
                 snap.arrived or now, refused=snap.refused, attempts=self.policy.attempts,
                 window_seconds=self.policy.window_minutes * 60)
             if sub.state == "queued":
@@ -311,9 +317,10 @@ class Service:
         scanner.start()
         try:
             while not self.stopping.is_set():
-                if not self.grade_round():
-                    self.work.wait(self.policy.rescan_seconds)
+                if not self.grade_round() and self.work.wait(self.policy.rescan_seconds):
                     self.work.clear()
+                    # Submissions of a class come in bursts: let the ones arriving together share a round.
+                    self.stopping.wait(GATHER_SECONDS)
         finally:
             watcher.close()
 

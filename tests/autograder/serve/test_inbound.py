@@ -44,6 +44,13 @@ def test_own_folder_is_read(tmp_path: Path) -> None:
     assert snap.notebooks == {"ex4_audit.ipynb": b'{"cells": []}'}
     assert (snap.timestamp, snap.secret) == ("2026-12-02 10:00:00 UTC", "ab" * 64)
     assert any("notes.txt" in note for note in snap.notes)
+    assert snap.others == []
+
+
+def test_a_folder_of_other_notebooks_is_refused_naming_them(tmp_path: Path) -> None:
+    snap = read(folder(tmp_path, files={"ex4_audit (1).ipynb": b"{}", "submission_secret.txt": b"ab" * 64}))
+    assert snap.refused is not None and "no notebook of the assignment" in snap.refused
+    assert snap.others == ["ex4_audit (1).ipynb"]
 
 
 def test_folder_named_for_someone_else_is_refused(tmp_path: Path) -> None:

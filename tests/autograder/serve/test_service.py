@@ -96,3 +96,14 @@ def test_publishing_is_idempotent(service: Service) -> None:
     service.refresh_queued()
     assert path.stat().st_ino == first, "an unchanged page is not written again"
     assert "position 1" in path.read_text()
+
+
+def test_a_folder_of_the_wrong_notebooks_gets_its_refusal(service: Service) -> None:
+    """fetch_feedback looks for the feedback of the notebooks the student submitted: the refusal is there."""
+    name, secret = drop(service.settings.inbound, FLOODER, 1)
+    folder = service.settings.inbound / name
+    os.rename(folder / "ex4_audit.ipynb", folder / "ex4_audit <b>copy.ipynb")
+    assert service.scan() == 0
+    refusal = (service.settings.feedback / feedback_name(secret, "ex4_audit <b>copy")).read_text()
+    assert "Not graded" in refusal and "no notebook of the assignment" in refusal
+    assert "&lt;b&gt;copy" in refusal and "<b>copy" not in refusal
