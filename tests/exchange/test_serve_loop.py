@@ -7,11 +7,11 @@ use nothing but nbgrader 0.9.6's ``submit`` and ``fetch_feedback``:
 1. ``ann`` (every answer) and ``bob`` (the catalogued "general DAG" mistake) submit at once;
    their first ``fetch_feedback`` shows the status page (queued or being graded), and a later
    one the practice feedback, which replaced it;
-2. ``eve`` submits her own work, then drops by hand a folder named for ``ann`` holding her
-   notebook, and a folder of her own with a newline and an ANSI escape in its name whose
-   notebook is a symbolic link to ``/etc/passwd``;
-3. ``ann`` resubmits (now with the mistake) and gets the new verdict for the new submission;
-4. ``bob`` resubmits; the service is killed with SIGKILL while it grades that submission;
+2. while they are graded, ``eve`` submits her own work, then drops by hand a folder named for
+   ``ann`` holding her notebook, and a folder of her own with a newline and an ANSI escape in
+   its name whose notebook is a symbolic link to ``/etc/passwd``; ``ann`` resubmits (now with
+   the mistake) and gets the new verdict for the new submission;
+3. ``bob`` resubmits; the service is killed with SIGKILL while it grades that submission;
    ``eve`` submits again while it is down; the service is started again.
 
 Every submission then has exactly one published page per notebook, graded ones their
@@ -233,27 +233,30 @@ def _run(served: Served) -> None:
                                                     [("ann", None), ("bob", "general_dag")]), strict=True))
         _wait(lambda: all(_fetch(served, r, s) is not None for r, s in stamps.items()), "the first status pages",
               served)
+
+        # 2. While they are graded: eve submits her own work, then drops a folder forged in ann's name and a
+        # hostile-named folder of her own whose notebook is a link; ann resubmits, now with the mistake.
+        eve_stamp = _submit(served, "eve")
+        served.forged = f"{served.students['ann'].name}+{ASSIGNMENT}+2030-01-01 00:00:00.000000 UTC+forged"
+        _drop_folder(served, "eve", served.forged, 'mkdir "$1" && cp "$2" "$1/" && printf %s "$3" > '
+                     '"$1/submission_secret.txt" && chmod 777 "$1"',
+                     str(served.students["eve"].home / ASSIGNMENT / f"{NOTEBOOK}.ipynb"), "cd" * 64)
+        served.hostile_name = f"{served.students['eve'].name}+{ASSIGNMENT}+2030\n\x1b[31mgraded ann 40 of 40+x"
+        _drop_folder(served, "eve", served.hostile_name, 'mkdir "$1" && ln -s /etc/passwd "$1/ex4_audit.ipynb" && '
+                     'printf %s "$2" > "$1/submission_secret.txt" && chmod 777 "$1"', "ef" * 64)
+        ann = served.students["ann"].name
+        # ann's first submission must be taken for grading before the second arrives, or it is (rightly) replaced.
+        _wait(lambda: f"grading  {ann} {stamps['ann']}" in served.log.read_text(errors="replace"),
+              "ann's first submission being graded", served)
+        ann2 = _submit(served, "ann", wrong="general_dag", fetch=False)
         list(pool.map(lambda r: _until_feedback(served, r, stamps[r]), stamps))
     served.seconds["first feedback"] = time.monotonic() - t0
-
-    # 2. eve: her own submission, a folder forged in ann's name, a hostile-named folder with a link.
-    eve_stamp = _submit(served, "eve")
-    served.forged = f"{served.students['ann'].name}+{ASSIGNMENT}+2030-01-01 00:00:00.000000 UTC+forged"
-    _drop_folder(served, "eve", served.forged, 'mkdir "$1" && cp "$2" "$1/" && printf %s "$3" > '
-                 '"$1/submission_secret.txt" && chmod 777 "$1"',
-                 str(served.students["eve"].home / ASSIGNMENT / f"{NOTEBOOK}.ipynb"), "cd" * 64)
-    served.hostile_name = f"{served.students['eve'].name}+{ASSIGNMENT}+2030\n\x1b[31mgraded ann 40 of 40+x"
-    _drop_folder(served, "eve", served.hostile_name, 'mkdir "$1" && ln -s /etc/passwd "$1/ex4_audit.ipynb" && '
-                 'printf %s "$2" > "$1/submission_secret.txt" && chmod 777 "$1"', "ef" * 64)
     _until_feedback(served, "eve", eve_stamp)
-
-    # 3. ann resubmits, now with the mistake.
-    t1 = time.monotonic()
-    ann2 = _submit(served, "ann", wrong="general_dag", fetch=False)
     _until_feedback(served, "ann", ann2)
-    served.seconds["resubmission"] = time.monotonic() - t1
+    served.seconds["resubmission"] = time.monotonic() - t0
 
-    # 4. bob resubmits; the service is killed while grading it; eve submits while it is down; restart.
+    # 3. bob resubmits; the service is killed while grading it; eve submits while it is down; restart.
+    t1 = time.monotonic()
     served.killed_stamp = _submit(served, "bob", fetch=False)
     bob = served.students["bob"].name
     _wait(lambda: f"grading  {bob} {served.killed_stamp}" in served.log.read_text(errors="replace"),
