@@ -314,6 +314,7 @@ class Service:
         self.say(f"serving  {self.settings.inbound} -> practice course {self.practice} "
                  f"(feedback level {self.policy.feedback_level}, {self.policy.attempts} attempts per "
                  f"{self.policy.window_minutes:g} min, {self.policy.workers} workers)")
+        self.scan()  # what arrived while the service was down joins the first round
         scanner.start()
         try:
             while not self.stopping.is_set():
