@@ -4,6 +4,7 @@
                             [--docker IMAGE | --cluster tcp://HOST:PORT|tls://HOST:PORT|local]
                             [--timeout SECONDS] [--regrade]
     ch11-grade report --course DIR
+    ch11-grade serve --course DIR [--once]
     ch11-grade student-bundle --out ch11-student.zip
     ch11-grade gradescope build --out autograder.zip
     ch11-grade lms-export --course DIR --roster ROSTER.csv --out IMPORT.csv [--format canvas|moodle]
@@ -14,6 +15,11 @@ course directory, one line per finished submission, then prints the grade
                             [--timeout SECONDS] [--regrade]
     ch11-grade report --course DIR
     ch11-grade student-bundle --out ch11-student.zip
+
+``serve`` grades each submission in the course's nbgrader exchange as it
+arrives, into a practice course, and publishes its feedback where the
+student's ``nbgrader fetch_feedback`` finds it (docs/course.md, "Feedback
+before the due date"); its policy is ``c.ServePolicy`` in the course config.
 
 ``gradescope build`` writes the Gradescope autograder zip (docs/batch.md,
 "Gradescope"). ``gradescope run`` and ``gradescope prepare`` are what the
@@ -117,6 +123,26 @@ def _report(args: argparse.Namespace) -> int:
     return EXIT_OK if _write_report(course, after_batch=False) else EXIT_ERRORS
 
 
+def _serve(args: argparse.Namespace) -> int:
+    from .serve.policy import load_settings
+    from .serve.service import Service
+
+    try:
+        service = Service(load_settings(args.course))
+    except (ValueError, OSError) as exc:
+        print(f"ch11-grade: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    if args.once:
+        service.run_once()
+        return EXIT_OK
+    try:
+        service.run()
+    except KeyboardInterrupt:
+        print("\nch11-grade: stopped; the queue is kept, run the same command to go on.", file=sys.stderr)
+        return 130
+    return EXIT_OK
+
+
 def _student_bundle(args: argparse.Namespace) -> int:
     from .bundle import BundleError, build_bundle
 
@@ -201,6 +227,12 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("report", help="(re)write the class report from the course's gradebook and records")
     r.add_argument("--course", type=Path, required=True, help="the nbgrader course directory graded by batch")
     r.set_defaults(func=_report)
+
+    sv = sub.add_parser("serve", help="grade submissions as they arrive in the exchange (feedback before the due date)")
+    sv.add_argument("--course", type=Path, required=True,
+                    help="the instructor's course directory (its nbgrader config names the exchange and course id)")
+    sv.add_argument("--once", action="store_true", help="grade what is pending, then exit")
+    sv.set_defaults(func=_serve)
 
     sb = sub.add_parser("student-bundle", help="write the students' bundle: notebooks, wheel, requirements, README")
     sb.add_argument("--out", type=Path, required=True, help="a new folder, or a path ending in .zip")

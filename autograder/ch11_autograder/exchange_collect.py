@@ -24,7 +24,7 @@ from typing import Any
 
 from nbgrader.exchange.default.collect import ExchangeCollect
 
-__all__ = ["OwnerCheckedCollect", "owner_of"]
+__all__ = ["OwnerCheckedCollect", "owner_of", "refusal"]
 
 
 def owner_of(path: str) -> str | None:
@@ -35,6 +35,19 @@ def owner_of(path: str) -> str | None:
         return pwd.getpwuid(os.lstat(path).st_uid).pw_name
     except (ImportError, KeyError, OSError):
         return None
+
+
+def refusal(inbound_path: str, filename: str, student: str) -> str | None:
+    """Why the submission folder ``filename`` in ``inbound_path`` is not ``student``'s, or ``None`` when it is.
+
+    The one ownership rule of the exchange: a folder counts as a student's submission only
+    when that student's unix user owns it (``lstat``: a symbolic link is judged as itself).
+    :class:`OwnerCheckedCollect` and the grade-on-submit service both apply it.
+    """
+    owner = owner_of(os.path.join(inbound_path, filename))
+    if owner == student:
+        return None
+    return f"Refusing {filename}: it claims to be {student}'s submission but is owned by {owner or 'an unknown user'}"
 
 
 class OwnerCheckedCollect(ExchangeCollect):
@@ -54,12 +67,11 @@ class OwnerCheckedCollect(ExchangeCollect):
             records = [self._path_to_record(path) for path in glob.glob(pattern)]
             own = []
             for record in records:
-                owner = owner_of(os.path.join(self.inbound_path, record["filename"]))
-                if owner == student:
+                refused = refusal(self.inbound_path, record["filename"], student)
+                if refused is None:
                     own.append(record)
                 else:
-                    self.log.error("Refusing %s: it claims to be %s's submission but is owned by %s",
-                                   record["filename"], student, owner or "an unknown user")
+                    self.log.error("%s", refused)
             if not own:
                 self.log.error("Not collecting %s: no submission folder in the exchange is owned by %s",
                                student, student)

@@ -43,10 +43,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from ch11_autograder.authoring.submissions import answer_sources, fill
 from ch11_autograder.batch import init_course
-from ch11_autograder.exercises.catalogue import catalogue
-from support import course_users
+from support import course_users, exchange_course
 from support.course_users import User, run_as
 from support.paths import COURSE_CONFIG, RELEASE_DIR, SOURCE_DIR
 
@@ -121,30 +119,12 @@ def _ok(done, what: str):
 
 
 def _write_user_config(user: User, exchange: Path, extra: str = "") -> None:
-    """What a hub puts in each user's nbgrader config: the exchange and the course id."""
-    folder = user.home / ".jupyter"
-    folder.mkdir(exist_ok=True)
-    (folder / "nbgrader_config.py").write_text(
-        f"c = get_config()  # noqa: F821\nc.Exchange.root = {str(exchange)!r}\n"
-        f"c.CourseDirectory.course_id = {COURSE_ID!r}\n{extra}")
-    course_users.chown_tree(folder, user)
+    exchange_course.write_user_config(user, exchange, COURSE_ID, extra)
 
 
 def _answer(user: User, role: str, marker: str, targets: list[str]) -> None:
-    """Fill the fetched Exercise 4 as the student would, and drop the notebooks not done."""
-    folder = user.home / ASSIGNMENT
-    released = nbformat.read(folder / f"{NOTEBOOK}.ipynb", as_version=4)
-    answers = answer_sources(nbformat.read(SOURCE_DIR / f"{NOTEBOOK}.ipynb", as_version=4))
-    answers["ex4_mathematical_object"] = f"My reading of the paper. {marker}"
-    wrong = [e for e in catalogue("ex4") if e.name == WRONG] if role == "mistake" else []
-    if role == "hostile":
-        answers["ex4_audit_marks"] += HOSTILE_CODE.replace("{targets!r}", repr(targets))
-    nb = fill(released, answers, wrong=wrong)
-    (folder / f"{NOTEBOOK}.ipynb").write_text(nbformat.writes(nb) + "\n")
-    for other in folder.glob("*.ipynb"):
-        if other.stem != NOTEBOOK:
-            other.unlink()
-    course_users.chown_tree(folder, user)
+    extra = HOSTILE_CODE.replace("{targets!r}", repr(targets)) if role == "hostile" else ""
+    exchange_course.answer_exercise4(user, marker, wrong=WRONG if role == "mistake" else None, extra_code=extra)
 
 
 def _hostile_targets(exchange: Path, course: Path, homes: Path, students: dict[str, User]) -> list[str]:

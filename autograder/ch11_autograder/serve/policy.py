@@ -1,0 +1,124 @@
+"""The grade-on-submit policy: traits the instructor sets in the course's ``nbgrader_config.py``.
+
+    c.ServePolicy.feedback_level = "properties"   # or "full", "score"
+    c.ServePolicy.attempts = 6                     # graded submissions per student per window
+    c.ServePolicy.window_minutes = 60
+    c.ServePolicy.workers = 2                      # submissions graded at once
+    c.ServePolicy.cluster = ""                     # or a Dask scheduler's address, or "local"
+    c.ServePolicy.practice_directory = "practice"  # relative to the course directory
+
+:func:`load_settings` reads them, with the exchange root and the course id, the way nbgrader
+finds its own configuration: the Jupyter config path (``/etc/jupyter``, ``~/.jupyter``, ...),
+then the course directory's ``nbgrader_config.py``, later files winning.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from traitlets import Enum, Float, Integer, Unicode
+from traitlets.config import Config, Configurable
+from traitlets.config.loader import ConfigFileNotFound, PyFileConfigLoader
+
+__all__ = ["FEEDBACK_LEVELS", "ServePolicy", "ServeSettings", "load_config", "load_settings"]
+
+#: What a student sees of a graded submission before the due date (see :class:`ServePolicy`).
+FEEDBACK_LEVELS = ("full", "properties", "score")
+#: nbgrader's default exchange root.
+DEFAULT_EXCHANGE = "/usr/local/share/nbgrader/exchange"
+
+
+class ServePolicy(Configurable):
+    """How the grade-on-submit service treats submissions (docs/course.md, "Feedback before the due date")."""
+
+    feedback_level = Enum(
+        list(FEEDBACK_LEVELS), default_value="properties",
+        help="What the practice feedback shows: 'full' (nbgrader's feedback page, as after grading: counterexample "
+             "inputs and expected values included), 'properties' (per cell, which properties failed and the named "
+             "misconception, no inputs or values), 'score' (points per cell only).",
+    ).tag(config=True)
+    attempts = Integer(
+        6, help="Submissions per student graded in any window of window_minutes; more are refused, not graded.",
+    ).tag(config=True)
+    window_minutes = Float(60.0, help="Length of the attempts window, minutes.").tag(config=True)
+    workers = Integer(2, help="Submissions graded at the same time (one per student at a time).").tag(config=True)
+    cluster = Unicode(
+        "", help="Grade on a Dask cluster: a scheduler address or 'local' (as ch11-grade batch --cluster); "
+                 "empty grades on this machine.",
+    ).tag(config=True)
+    practice_directory = Unicode(
+        "practice", help="The practice course (its own gradebook, never the official one); relative paths are "
+                         "inside the course directory.",
+    ).tag(config=True)
+    rescan_seconds = Float(
+        30.0, help="Seconds between full rescans of the inbound folder (the safety net under file watching).",
+    ).tag(config=True)
+    timeout = Float(1800.0, help="Wall-time limit per submission, seconds.").tag(config=True)
+    sandbox = Unicode("", help="Backend for student code, as ch11-grade batch --sandbox; empty: $CH11_SANDBOX or "
+                               "bwrap.").tag(config=True)
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    """Everything the service needs to know about its course.
+
+    Attributes:
+        course: the instructor's course directory.
+        exchange: nbgrader's exchange root (``c.Exchange.root``).
+        course_id: ``c.CourseDirectory.course_id``.
+        policy: the :class:`ServePolicy`.
+        practice: the practice course directory (absolute).
+    """
+
+    course: Path
+    exchange: Path
+    course_id: str
+    policy: ServePolicy
+    practice: Path
+
+    @property
+    def inbound(self) -> Path:
+        return self.exchange / self.course_id / "inbound"
+
+    @property
+    def feedback(self) -> Path:
+        return self.exchange / self.course_id / "feedback"
+
+
+def _config_dirs() -> list[str]:
+    try:
+        from jupyter_core.paths import jupyter_config_path
+
+        return list(jupyter_config_path())
+    except ImportError:
+        return [os.path.expanduser("~/.jupyter"), "/etc/jupyter"]
+
+
+def load_config(course: Path) -> Config:
+    """nbgrader's configuration as seen from ``course``: Jupyter config path (lowest first), then the course's."""
+    merged = Config()
+    for directory in [*reversed(_config_dirs()), str(course)]:
+        try:
+            merged.merge(PyFileConfigLoader("nbgrader_config.py", path=directory).load_config())
+        except ConfigFileNotFound:
+            continue
+    return merged
+
+
+def load_settings(course: Path, config: Config | None = None) -> ServeSettings:
+    """The service's settings for ``course``.
+
+    Raises:
+        ValueError: no course id is configured (nbgrader's exchange needs one).
+    """
+    course = course.resolve()
+    config = load_config(course) if config is None else config
+    course_id = str(config.CourseDirectory.get("course_id", "") or "")
+    if not course_id:
+        raise ValueError(f"{course}: no c.CourseDirectory.course_id in the nbgrader config (the exchange needs it)")
+    exchange = Path(str(config.Exchange.get("root", "") or DEFAULT_EXCHANGE))
+    policy = ServePolicy(config=config)
+    practice = Path(policy.practice_directory)
+    return ServeSettings(course, exchange, course_id, policy, practice if practice.is_absolute() else course / practice)

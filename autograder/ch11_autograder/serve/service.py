@@ -1,0 +1,334 @@
+"""The grade-on-submit service: watch the inbound folder, queue, grade as ``ch11-grade batch`` does, publish.
+
+:class:`Service` ties the parts together; ``ch11-grade serve --course DIR`` runs :meth:`Service.run`.
+
+* A **scanner** thread (woken by :class:`.watch.Watcher`, and at least every ``rescan_seconds``)
+  reads every new folder of ``<exchange>/<course>/inbound`` (:mod:`.inbound`: the owner check of
+  ``collect``, hostile-safe reads), records it in the :class:`.queue.Queue` (queued, or refused
+  with the reason: not the student's folder, no notebook of the assignment, attempts used up)
+  and publishes its status page; queued students' pages show their position and expected wait.
+* The **main** thread grades: it claims up to ``workers`` queued submissions (one per student,
+  students in turn), copies each into a job folder and calls the batch grader's own
+  :func:`..batch.grade_class` on them, into the practice course (``ServePolicy.practice_directory``,
+  never the official gradebook), with the batch's sandbox, workers or Dask cluster and resume
+  ledger. Nothing here decides a score. For ``feedback_level = "full"`` it then runs
+  ``nbgrader generate_feedback`` for those students in the practice course.
+* Each graded submission's pages replace its status pages (:mod:`.publish`), then it is marked
+  ``done``, under one lock with every other publication, so a stale status never overwrites
+  feedback.
+
+Killed at any moment, the service restarts where it was: submissions left ``grading`` are
+graded again (the batch's ledger makes an already merged one a cheap ``skipped_resume``, never
+a second merge), pages are published again to the same names, and folders that arrived while
+it was down are found by the first scan.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import shutil
+import sys
+import threading
+import time
+from collections.abc import Callable
+from hashlib import sha256
+from pathlib import Path
+from typing import TextIO
+
+from ..batch import BatchError, IntakeError, SubmissionRecord, grade_class
+from ..batch.course import course_step
+from ..batch.records import format_score
+from ..paths import ASSIGNMENT
+from .escape import shown
+from .inbound import SECRET_FILE, TIMESTAMP_FILE, parse_folder, read_folder, ready
+from .policy import ServeSettings
+from .publish import Publisher
+from .queue import Queue, Submission
+from .status import feedback_page, page_json, status_page
+from .watch import Watcher
+
+__all__ = ["STATE_DIR", "Service"]
+
+#: The service's own files inside the practice course: queue.db, job folders, logs, the verdict cache.
+STATE_DIR = ".ch11-serve"
+
+#: After a quiet spell, how long the first new submission waits for others to share its round.
+GATHER_SECONDS = 1.0
+
+log = logging.getLogger(__name__)
+
+
+class Service:
+    """One course's grade-on-submit service (see the module)."""
+
+    def __init__(self, settings: ServeSettings, *, assignment: str = ASSIGNMENT, out: TextIO | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.settings = settings
+        self.policy = settings.policy
+        self.assignment = assignment
+        self.out = out or sys.stdout
+        self.clock = clock
+        self.practice = settings.practice
+        self._prepare_practice()
+        self.state = self.practice / STATE_DIR
+        self.state.mkdir(mode=0o700, exist_ok=True)
+        self.queue = Queue(self.state / "queue.db")
+        self.publisher = Publisher(settings.feedback)
+        self.notebooks = {p.name for p in (settings.course / "source" / assignment).glob("*.ipynb")}
+        self.publish_lock = threading.Lock()
+        self.work = threading.Event()
+        self.stopping = threading.Event()
+        self._skipped: set[str] = set()
+        os.environ.setdefault("CH11_VERDICT_CACHE", str(self.state / "verdict-cache"))
+
+    # ------------------------------------------------------------------ setup
+
+    def _prepare_practice(self) -> None:
+        """The practice course: the course's config and source notebooks, its own gradebook."""
+        practice, course = self.practice, self.settings.course
+        if (practice / "nbgrader_config.py").is_file():
+            return
+        practice.mkdir(mode=0o700, parents=True, exist_ok=True)
+        (practice / "source").mkdir(exist_ok=True)
+        shutil.copy2(course / "nbgrader_config.py", practice / "nbgrader_config.py")
+        shutil.copytree(course / "source" / self.assignment, practice / "source" / self.assignment,
+                        dirs_exist_ok=True)
+
+    def say(self, line: str) -> None:
+        """One line for the instructor (the service's terminal or journal)."""
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(self.clock()))
+        print(f"{stamp}  {line}", file=self.out, flush=True)
+
+    # ------------------------------------------------------------------ scanning
+
+    def scan(self) -> int:
+        """Record every new, complete submission folder of the inbound folder; returns how many were queued."""
+        inbound = self.settings.inbound
+        try:
+            names = os.listdir(inbound)
+        except FileNotFoundError:
+            return 0
+        known = self.queue.known()
+        queued = 0
+        now = self.clock()
+        for name in sorted(names):
+            if name in known or name in self._skipped:
+                continue
+            folder = parse_folder(name, self.assignment)
+            if folder is None:
+                self._skipped.add(name)
+                continue
+            if not ready(inbound, name, now):
+                continue
+            snap = read_folder(inbound, folder, self.notebooks, contents=False)
+            if snap.refused is None and snap.secret is None:
+                snap.refused = "it has no valid submission_secret.txt (submit with nbgrader submit)"
+            # A folder without any notebook of the assignment gets its refusal where fetch_feedback looks for the
+            # feedback of the notebooks it does hold.
+            pages_for = sorted(snap.notebooks) or sorted(snap.others)
+            sub, superseded = self.queue.admit(
+                name, folder.student, folder.timestamp, snap.secret, pages_for,
+                snap.arrived or now, refused=snap.refused, attempts=self.policy.attempts,
+                window_seconds=self.policy.window_minutes * 60)
+            if sub.state == "queued":
+                queued += 1
+                self.say(f"queued   {shown(folder.student)} {shown(folder.timestamp)}")
+            else:
+                self.say(f"refused  {shown(name)}: {shown(sub.reason or '')}")
+            for old in [*superseded, sub]:
+                self.publish_status(old)
+        if queued:
+            self.work.set()
+        self.refresh_queued()
+        return queued
+
+    # ------------------------------------------------------------------ publishing
+
+    def _pages_published(self, sub: Submission, pages: dict[str, str]) -> None:
+        """Write ``pages`` (notebook file name -> HTML) of ``sub`` unless the same set was published last."""
+        digest = sha256(page_json(pages).encode()).hexdigest()
+        if sub.published == digest or sub.secret is None:
+            return
+        for notebook, page in sorted(pages.items()):
+            self.publisher.publish(sub.secret, notebook.removesuffix(".ipynb"), page)
+        self.queue.mark_published(sub.id, digest)
+
+    def publish_status(self, sub: Submission, position: int = 0, expected_wait: float = 0.0) -> None:
+        """Publish the status pages of ``sub`` as it stands now (re-read under the lock; feedback is never
+        overwritten: a graded submission's pages are published by :meth:`grade_round` only)."""
+        with self.publish_lock:
+            sub = self.queue.get(sub.id)
+            if sub.state == "done" or (sub.state == "refused" and sub.secret is None):
+                return
+            if sub.state == "refused" and sub.reason and sub.reason.startswith("Refusing "):
+                return  # a folder not owned by the student it names: its secret may be anyone's, publish nothing
+            if sub.state == "refused" and "secret was already used" in (sub.reason or ""):
+                return
+            pages = {nb: status_page(sub, nb.removesuffix(".ipynb"), position=position, expected_wait=expected_wait)
+                     for nb in sub.notebooks}
+            self._pages_published(sub, pages)
+
+    def refresh_queued(self) -> None:
+        """Publish every queued submission's status with its current position and expected wait."""
+        order = self.queue.order()
+        if not order:
+            return
+        mean = self.queue.mean_grade_seconds()
+        workers = max(1, self.policy.workers)
+        for index, sub in enumerate(order):
+            self.publish_status(sub, index + 1, math.ceil((index + 1) / workers) * mean)
+
+    # ------------------------------------------------------------------ grading
+
+    def grade_round(self) -> int:
+        """Grade the next submissions of the queue (up to ``workers``); returns how many were graded."""
+        picked = self.queue.claim(max(1, self.policy.workers), self.clock())
+        if not picked:
+            return 0
+        for sub in picked:
+            self.say(f"grading  {shown(sub.student)} {shown(sub.stamp)}")
+            self.publish_status(sub)
+        self.refresh_queued()
+        job = self.state / "jobs" / f"round-{picked[0].id}"
+        shutil.rmtree(job, ignore_errors=True)
+        job.mkdir(parents=True)
+        graded: dict[str, Submission] = {}
+        for sub in picked:
+            problem = self._stage(sub, job)
+            if problem is not None:
+                self._finish(sub, None, problem)
+            else:
+                graded[sub.student] = sub
+        if graded:
+            records = self._grade(job, list(graded))
+            for student, sub in graded.items():
+                self._finish(sub, records.get(student), None if student in records else self._failure)
+        shutil.rmtree(job, ignore_errors=True)
+        return len(picked)
+
+    _failure = "the grader did not grade it"
+
+    def _stage(self, sub: Submission, job: Path) -> str | None:
+        """Copy the submission's files (read again, hostile-safe) into ``job/<student>/<assignment>/``."""
+        folder = parse_folder(sub.folder, self.assignment)
+        if folder is None:
+            return "not a submission folder"
+        snap = read_folder(self.settings.inbound, folder, self.notebooks)
+        if snap.refused is not None:
+            return snap.refused
+        dest = job / sub.student / self.assignment
+        dest.mkdir(parents=True)
+        for name, data in snap.notebooks.items():
+            (dest / name).write_bytes(data)
+        if snap.timestamp is not None:
+            (dest / TIMESTAMP_FILE).write_text(snap.timestamp)
+        if snap.secret is not None:
+            (dest / SECRET_FILE).write_text(snap.secret)
+        return None
+
+    def _grade(self, job: Path, students: list[str]) -> dict[str, SubmissionRecord]:
+        """``grade_class`` on the job folder, into the practice course; the records by student."""
+        try:
+            report = grade_class(job, self.practice, workers=len(students), sandbox=self.policy.sandbox or None,
+                                 timeout=self.policy.timeout, assignment=self.assignment, feedback=False,
+                                 cluster=self.policy.cluster or None)
+        except (BatchError, IntakeError) as exc:
+            self._failure = f"the grader could not run: {exc}"
+            self.say(f"error    grading round failed: {shown(str(exc), 500)}")
+            return {}
+        self._failure = "the grader did not grade it"
+        records = {r.student: r for r in report.records}
+        if self.policy.feedback_level == "full":
+            logs = self.state / "logs"
+            logs.mkdir(exist_ok=True)
+            for student, record in records.items():
+                if record.status != "error":
+                    problems = course_step(self.practice, logs / f"generate_feedback-{student}.log",
+                                           "generate_feedback", self.assignment, "--student", student, "--force")
+                    if problems:
+                        record.status, record.error = "error", "; ".join(problems)
+        return records
+
+    def _finish(self, sub: Submission, record: SubmissionRecord | None, problem: str | None) -> None:
+        """Publish a graded submission's pages, then mark it done (one lock: no status overwrites them)."""
+        reason = problem if record is None else record.error if record.status == "error" else None
+        with self.publish_lock:
+            if reason is None and record is not None:
+                pages = self._feedback_pages(sub, record)
+                done = self.queue.finish(sub.id, score=record.score, max_score=record.max_score, reason=None,
+                                         now=self.clock())
+                self._pages_published(done, pages)
+            else:
+                done = self.queue.finish(sub.id, score=None, max_score=None, reason=reason, now=self.clock())
+                pages = {nb: status_page(done, nb.removesuffix(".ipynb")) for nb in done.notebooks}
+                self._pages_published(done, pages)
+        seconds = (done.finished or 0) - (done.started or 0)
+        if reason is None:
+            self.say(f"graded   {shown(sub.student)} {shown(sub.stamp)}  "
+                     f"{format_score(done.score)}/{format_score(done.max_score)}  {seconds:.1f} s")
+        else:
+            self.say(f"error    {shown(sub.student)} {shown(sub.stamp)}: {shown(reason, 500)}")
+
+    def _feedback_pages(self, sub: Submission, record: SubmissionRecord) -> dict[str, str]:
+        level = self.policy.feedback_level
+        pages: dict[str, str] = {}
+        for nb in sub.notebooks:
+            stem = nb.removesuffix(".ipynb")
+            if level == "full":
+                path = self.practice / "feedback" / sub.student / self.assignment / f"{stem}.html"
+                pages[nb] = path.read_text(encoding="utf-8")
+            else:
+                path = self.practice / "autograded" / sub.student / self.assignment / nb
+                notebook = json.loads(path.read_text(encoding="utf-8"))
+                pages[nb] = feedback_page(stem, sub.stamp, level, notebook, record.score, record.max_score)
+        return pages
+
+    # ------------------------------------------------------------------ the loop
+
+    def start(self) -> list[Submission]:
+        """Recover from a stop: submissions left ``grading`` are queued again (returned)."""
+        recovered = self.queue.recover()
+        shutil.rmtree(self.state / "jobs", ignore_errors=True)  # copies left by a stopped round
+        for sub in recovered:
+            self.say(f"resume   {shown(sub.student)} {shown(sub.stamp)} (was being graded when the service stopped)")
+        return recovered
+
+    def run_once(self) -> int:
+        """Scan, then grade until the queue is empty; returns how many were graded (``--once``)."""
+        self.start()
+        total = 0
+        self.scan()
+        while graded := self.grade_round():
+            total += graded
+            self.scan()
+        return total
+
+    def run(self) -> None:
+        """Serve until :attr:`stopping` is set (or the process is killed): scanner thread + grading here."""
+        self.start()
+        watcher = Watcher(self.settings.inbound, self.policy.rescan_seconds)
+        scanner = threading.Thread(target=self._scan_loop, args=(watcher,), name="ch11-serve-scan", daemon=True)
+        self.say(f"serving  {self.settings.inbound} -> practice course {self.practice} "
+                 f"(feedback level {self.policy.feedback_level}, {self.policy.attempts} attempts per "
+                 f"{self.policy.window_minutes:g} min, {self.policy.workers} workers)")
+        self.scan()  # what arrived while the service was down joins the first round
+        scanner.start()
+        try:
+            while not self.stopping.is_set():
+                if not self.grade_round() and self.work.wait(self.policy.rescan_seconds):
+                    self.work.clear()
+                    # Submissions of a class come in bursts: let the ones arriving together share a round.
+                    self.stopping.wait(GATHER_SECONDS)
+        finally:
+            watcher.close()
+
+    def _scan_loop(self, watcher: Watcher) -> None:
+        while not self.stopping.is_set():
+            try:
+                self.scan()
+            except Exception:  # a scan that fails is retried at the next wake; grading goes on
+                log.exception("scanning the inbound folder failed")
+            watcher.wait()

@@ -1,0 +1,118 @@
+"""The pages a student fetches with ``nbgrader fetch_feedback`` before (and instead of) the feedback.
+
+Every page is self-contained HTML: inline style, no script, no remote resource. Everything a
+student named that reaches a page is HTML-escaped. A status page says where one submission
+stands (queued with its position and expected wait, being graded, refused with the reason,
+replaced by a newer submission); it names no other student and shows no other submission.
+The practice feedback pages (``properties`` and ``score`` levels of :class:`.policy.ServePolicy`)
+are built here too, from the verdict records the trusted grader leaves in the autograded
+notebook's cell metadata (``ch11_verdict``): property names, outcomes, the named misconception
+and its advice, points; never counterexample inputs or values.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..trusted.verdicts import VERDICT_METADATA_KEY
+from .queue import Submission
+
+__all__ = ["feedback_page", "status_page", "wait_text"]
+
+_STYLE = ("body{font-family:sans-serif;max-width:46em;margin:2em auto;padding:0 1em;line-height:1.45}"
+          "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:.25em .6em;text-align:left}"
+          ".passed{color:#176917}.failed{color:#a01515}.note{color:#555}")
+_FETCH_AGAIN = ("This page is replaced by your feedback when grading finishes: run "
+                "<code>nbgrader fetch_feedback</code> again (or refresh the Assignments tab).")
+
+
+def _page(title: str, body: str) -> str:
+    return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+            f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
+
+
+def wait_text(seconds: float) -> str:
+    """``about 2 minutes``, ``less than a minute``: a coarse wait (a page does not change every second)."""
+    if seconds < 60:
+        return "less than a minute"
+    minutes = math.ceil(seconds / 60)
+    return f"about {minutes} minute{'s' if minutes != 1 else ''}"
+
+
+def _when(moment: float | None) -> str:
+    return "" if moment is None else time.strftime("%H:%M UTC", time.gmtime(moment))
+
+
+def status_page(sub: Submission, notebook: str, *, position: int = 0, expected_wait: float = 0.0) -> str:
+    """The status page of ``sub`` for ``notebook`` (its state decides the text; see the module)."""
+    stamp = html.escape(sub.stamp)
+    head = f"<h1>{html.escape(notebook)}: your submission of {stamp}</h1>\n"
+    if sub.state == "queued":
+        body = (f"<p><strong>Queued</strong>: position {position} in the grading queue, expected wait "
+                f"{wait_text(expected_wait)}.</p><p class=\"note\">{_FETCH_AGAIN}</p>")
+    elif sub.state == "grading":
+        body = (f"<p><strong>Being graded</strong> since {_when(sub.started)}.</p>"
+                f"<p class=\"note\">{_FETCH_AGAIN}</p>")
+    elif sub.state == "superseded":
+        body = ("<p><strong>Replaced</strong>: you submitted again before this submission was graded; only your "
+                "newest submission is graded. Fetch feedback again for it.</p>")
+    elif sub.state == "refused":
+        body = (f"<p><strong>Not graded</strong>: {html.escape(sub.reason or 'refused')}.</p>"
+                "<p class=\"note\">Your instructor's official grading after the due date is not affected.</p>")
+    else:  # done, but without a page of its own (the grading failed)
+        body = (f"<p><strong>Could not be graded</strong>: {html.escape(sub.reason or 'unknown cause')}.</p>"
+                "<p class=\"note\">Fix the notebook and submit again.</p>")
+    return _page(f"{notebook}: submission status", head + body)
+
+
+def feedback_page(notebook: str, stamp: str, level: str, nb: Mapping[str, Any], score: float | None,
+                  max_score: float | None) -> str:
+    """The practice feedback of one autograded notebook at ``level`` ``properties`` or ``score``."""
+    rows: list[str] = []
+    for cell in nb.get("cells", []):
+        record = (cell.get("metadata") or {}).get(VERDICT_METADATA_KEY)
+        if isinstance(record, dict):
+            rows.append(_cell_rows(record, level))
+    total = "" if score is None else f"<p>Autograded points of the whole submission: {score:g} / {max_score:g}</p>"
+    body = (f"<h1>{html.escape(notebook)}: practice feedback for your submission of {html.escape(stamp)}</h1>\n"
+            f"{total}\n" + ("\n".join(rows) or "<p>No autograded cell in this notebook.</p>") +
+            "\n<p class=\"note\">Practice feedback before the due date; your official grade comes from the "
+            "grading after it.</p>")
+    return _page(f"{notebook}: practice feedback", body)
+
+
+def _cell_rows(record: Mapping[str, Any], level: str) -> str:
+    grade_id = html.escape(str(record.get("grade_id", "")))
+    head = f"<h2>{grade_id}: {_num(record.get('score'))} / {_num(record.get('points'))} points</h2>"
+    if level == "score":
+        return head
+    props: Sequence[Mapping[str, Any]] = record.get("properties") or []
+    lines = []
+    for prop in props:
+        outcome = str(prop.get("outcome", ""))
+        mark = "passed" if outcome == "passed" else "failed"
+        advice = ""
+        if prop.get("misconception"):
+            advice = (f"<br>This matches a known mistake, <em>{html.escape(str(prop['misconception']))}</em>: "
+                      f"{html.escape(str(prop.get('advice', '')))}")
+        lines.append(f"<tr><td>{html.escape(str(prop.get('name', '')))}</td>"
+                     f"<td class=\"{mark}\">{html.escape(outcome.replace('_', ' '))}{advice}</td></tr>")
+    return head + "\n<table><tr><th>property</th><th>outcome</th></tr>" + "".join(lines) + "</table>"
+
+
+def _num(value: Any) -> str:
+    try:
+        return format(round(float(value), 6), "g")
+    except (TypeError, ValueError):
+        return "?"
+
+
+def page_json(pages: Mapping[str, str]) -> str:
+    """A stable serialization of a set of pages (its digest says whether anything changed)."""
+    return json.dumps(pages, sort_keys=True)

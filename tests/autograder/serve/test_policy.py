@@ -1,0 +1,60 @@
+"""The service's policy and settings, read from a course's nbgrader config as nbgrader reads it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from ch11_autograder.serve.policy import ServePolicy, load_settings
+from traitlets import TraitError
+
+
+def write_config(course: Path, body: str) -> Path:
+    course.mkdir(parents=True, exist_ok=True)
+    (course / "nbgrader_config.py").write_text("c = get_config()\n" + body)
+    return course
+
+
+def test_settings_from_the_course_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path / "nowhere"))
+    monkeypatch.setenv("JUPYTER_CONFIG_PATH", str(tmp_path / "nowhere"))
+    course = write_config(tmp_path / "course", """
+c.Exchange.root = "/srv/exchange"
+c.CourseDirectory.course_id = "ch11-course"
+c.ServePolicy.feedback_level = "score"
+c.ServePolicy.attempts = 3
+c.ServePolicy.window_minutes = 30
+c.ServePolicy.practice_directory = "/srv/practice"
+""")
+    settings = load_settings(course)
+    assert settings.inbound == Path("/srv/exchange/ch11-course/inbound")
+    assert settings.feedback == Path("/srv/exchange/ch11-course/feedback")
+    assert (settings.policy.feedback_level, settings.policy.attempts, settings.policy.window_minutes) == \
+        ("score", 3, 30.0)
+    assert settings.practice == Path("/srv/practice")
+
+
+def test_defaults_and_user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exchange and course id may live in the user's Jupyter config (as on a hub); the practice course
+    defaults to one inside the course directory; the default level shows no counterexamples."""
+    user = write_config(tmp_path / "jupyter", 'c.Exchange.root = "/x"\nc.CourseDirectory.course_id = "c1"\n')
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(user))
+    monkeypatch.setenv("JUPYTER_CONFIG_PATH", str(user))
+    course = write_config(tmp_path / "course", "")
+    settings = load_settings(course)
+    assert (settings.exchange, settings.course_id) == (Path("/x"), "c1")
+    assert settings.practice == course.resolve() / "practice"
+    assert settings.policy.feedback_level == "properties"
+    assert (settings.policy.attempts, settings.policy.window_minutes) == (6, 60.0)
+
+
+def test_no_course_id_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path / "nowhere"))
+    monkeypatch.setenv("JUPYTER_CONFIG_PATH", str(tmp_path / "nowhere"))
+    with pytest.raises(ValueError, match="course_id"):
+        load_settings(write_config(tmp_path / "course", ""))
+
+
+def test_unknown_feedback_level_is_refused() -> None:
+    with pytest.raises(TraitError):
+        ServePolicy(feedback_level="everything")

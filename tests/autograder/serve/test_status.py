@@ -1,0 +1,73 @@
+"""The pages a student fetches: where a submission stands, and practice feedback without counterexamples."""
+
+from __future__ import annotations
+
+import re
+
+from ch11_autograder.serve.queue import Submission
+from ch11_autograder.serve.status import feedback_page, status_page, wait_text
+from ch11_autograder.trusted.verdicts import VERDICT_METADATA_KEY, CellVerdict, Failure
+
+HOSTILE = "<script>alert(1)</script>\x1b[31m"
+
+
+def sub(state: str, reason: str | None = None, stamp: str = "2026-12-02 10:00:00.000000 UTC") -> Submission:
+    return Submission(1, f"ann+ch11+{stamp}+r", "ann", stamp, "ab" * 32, ("ex4_audit.ipynb",), 0.0, state, reason,
+                      1_800_000_000.0, None, None, None, None, 0)
+
+
+def no_active_content(page: str) -> None:
+    assert "<script" not in page.lower()
+    assert not re.search(r"(src|href)\s*=", page), "a page loads nothing"
+
+
+def test_queued_page_shows_position_and_wait() -> None:
+    page = status_page(sub("queued"), "ex4_audit", position=3, expected_wait=150)
+    assert "Queued" in page and "position 3" in page and "about 3 minutes" in page
+    assert "fetch_feedback" in page
+    no_active_content(page)
+
+
+def test_each_state_says_what_happened() -> None:
+    assert "Being graded" in status_page(sub("grading"), "ex4_audit")
+    assert "Replaced" in status_page(sub("superseded", "replaced"), "ex4_audit")
+    refused = status_page(sub("refused", "attempts used up: 6 submissions graded in the last 60 minutes"), "ex4_audit")
+    assert "Not graded" in refused and "attempts used up: 6" in refused
+    assert "Could not be graded" in status_page(sub("done", "ex4_audit.ipynb: malformed JSON"), "ex4_audit")
+
+
+def test_student_named_text_is_escaped() -> None:
+    for page in (status_page(sub("refused", HOSTILE, stamp=HOSTILE), HOSTILE),
+                 status_page(sub("queued", stamp=HOSTILE), "ex4_audit", position=1)):
+        assert "&lt;script&gt;" in page
+        no_active_content(page)
+
+
+def test_wait_text_is_coarse() -> None:
+    assert wait_text(10) == "less than a minute"
+    assert wait_text(61) == "about 2 minutes"
+
+
+def _notebook() -> dict:
+    failure = Failure("memory_meaning", "what the count measures", "mismatch", inputs={"n": 12345}, expected=777,
+                      got=888, misconception="general DAG", advice="the tape is a chain here")
+    verdict = CellVerdict.from_results("ex4_audit_marks_tests", 4, [("graph_class", "d"), ("memory_meaning", "m")],
+                                       [failure])
+    return {"cells": [{"cell_type": "code", "metadata": {VERDICT_METADATA_KEY: verdict.record()}},
+                      {"cell_type": "markdown", "metadata": {}}]}
+
+
+def test_properties_level_names_failures_and_misconception_without_values() -> None:
+    page = feedback_page("ex4_audit", "t1", "properties", _notebook(), 2.0, 40.0)
+    assert "ex4_audit_marks_tests: 2 / 4 points" in page
+    assert "memory_meaning" in page and "failed" in page and "general DAG" in page
+    assert "graph_class" in page and "passed" in page
+    for value in ("12345", "777", "888"):
+        assert value not in page
+    no_active_content(page)
+
+
+def test_score_level_shows_points_only() -> None:
+    page = feedback_page("ex4_audit", "t1", "score", _notebook(), 2.0, 40.0)
+    assert "ex4_audit_marks_tests: 2 / 4 points" in page
+    assert "memory_meaning" not in page and "general DAG" not in page

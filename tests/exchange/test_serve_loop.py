@@ -1,0 +1,359 @@
+"""Grade on submit through nbgrader's own exchange, with real unix users and the real service.
+
+One instructor runs ``ch11-grade serve --course ~/course`` as themselves (in the background,
+as a hub's managed service would); three students, each a unix user with a private home,
+use nothing but nbgrader 0.9.6's ``submit`` and ``fetch_feedback``:
+
+1. ``ann`` (every answer) and ``bob`` (the catalogued "general DAG" mistake) submit at once;
+   their first ``fetch_feedback`` shows the status page (queued or being graded), and a later
+   one the practice feedback, which replaced it;
+2. while they are graded, ``eve`` submits her own work, then drops by hand a folder named for
+   ``ann`` holding her notebook, and a folder of her own with a newline and an ANSI escape in
+   its name whose notebook is a symbolic link to ``/etc/passwd``; ``ann`` resubmits (now with
+   the mistake) and gets the new verdict for the new submission;
+3. ``bob`` resubmits; the service is killed with SIGKILL while it grades that submission;
+   ``eve`` submits again while it is down; the service is started again.
+
+Every submission then has exactly one published page per notebook, graded ones their
+feedback; the practice ledger merged none twice; ``eve`` got nothing of the others and the
+service graded nothing she does not own. Students answer Exercise 4 only (the cheapest
+notebook). The policy is ``properties`` (the default), 4 attempts per hour.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import sqlite3
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from ch11_autograder.batch import init_course
+from support import course_users, exchange_course
+from support.course_users import User, run_as
+from support.paths import COURSE_CONFIG, SOURCE_DIR
+
+pytestmark = [pytest.mark.slow, pytest.mark.exchange]
+
+COURSE_ID = "ch11-serve"
+ASSIGNMENT, NOTEBOOK = exchange_course.ASSIGNMENT, exchange_course.NOTEBOOK
+POLICY = """
+c.ServePolicy.attempts = 4
+c.ServePolicy.window_minutes = 60
+c.ServePolicy.workers = 2
+c.ServePolicy.rescan_seconds = 2
+"""
+#: Generous: every nbgrader start costs seconds on a loaded 2-core machine.
+WAIT_SECONDS = 400.0
+
+
+@dataclass
+class Served:
+    """What the loop left behind, for the tests to inspect."""
+
+    root: Path
+    exchange: Path
+    course: Path
+    instructor: User
+    students: dict[str, User]
+    markers: dict[str, str]
+    student_venv: Path
+    grader_venv: Path
+    service: object = None
+    #: student -> the pages their fetch_feedback showed, in order, per submission time
+    seen: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    stamps: dict[str, list[str]] = field(default_factory=dict)
+    forged: str = ""
+    hostile_name: str = ""
+    killed_stamp: str = ""
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def log(self) -> Path:
+        return self.root / "serve.log"
+
+    @property
+    def practice(self) -> Path:
+        return self.course / "practice"
+
+    @property
+    def feedback(self) -> Path:
+        return self.exchange / COURSE_ID / "feedback"
+
+
+def _ok(done, what: str):
+    assert done.returncode == 0, \
+        f"{what} failed (exit {done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done
+
+
+def _wait(predicate: Callable[[], bool], what: str, served: Served, timeout: float = WAIT_SECONDS) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(1.0)
+    log = served.log.read_text(errors="replace")[-4000:]
+    raise AssertionError(f"timed out waiting for {what}; service log:\n{log}")
+
+
+def _start_service(served: Served) -> None:
+    served.service = course_users.start_as(
+        served.instructor, ["python", "-m", "ch11_autograder.cli", "serve", "--course", str(served.course)],
+        log=served.log, cwd=served.course, venv=served.grader_venv, env={"PYTHONPATH": str(served.root / "lib")})
+
+
+def _kill_service(served: Served) -> None:
+    proc = served.service
+    assert proc is not None
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+
+
+def _submit(served: Served, role: str, *, wrong: str | None = None, fetch: bool = True) -> str:
+    """``role`` answers Exercise 4 (fetching the assignment first when ``fetch``) and submits; the submission time."""
+    user, venv = served.students[role], served.student_venv
+    if fetch:
+        _ok(run_as(user, ["nbgrader", "fetch_assignment", ASSIGNMENT], venv=venv), "fetch_assignment")
+    exchange_course.answer_exercise4(user, served.markers[role], wrong=wrong)
+    _ok(run_as(user, ["nbgrader", "submit", ASSIGNMENT], venv=venv), f"{role}: submit")
+    cache = user.home / ".local/share/jupyter/nbgrader_cache" / COURSE_ID
+    stamp = sorted(p.name.split("+")[2] for p in cache.iterdir() if p.name not in
+                   {f"{user.name}+{ASSIGNMENT}+{s}" for s in served.stamps.get(role, [])})[-1]
+    served.stamps.setdefault(role, []).append(stamp)
+    return stamp
+
+
+def _fetch(served: Served, role: str, stamp: str) -> str | None:
+    """``role``'s ``nbgrader fetch_feedback``, then the page it gave for the submission of ``stamp`` (or None)."""
+    user = served.students[role]
+    _ok(run_as(user, ["nbgrader", "fetch_feedback", ASSIGNMENT], venv=served.student_venv), f"{role}: fetch_feedback")
+    page = user.home / ASSIGNMENT / "feedback" / stamp / f"{NOTEBOOK}.html"
+    if not page.is_file():
+        return None
+    text = page.read_text()
+    pages = served.seen.setdefault(role, {}).setdefault(stamp, [])
+    if not pages or pages[-1] != text:
+        pages.append(text)
+    return text
+
+
+def _until_feedback(served: Served, role: str, stamp: str) -> str:
+    found: list[str] = []
+
+    def graded() -> bool:
+        page = _fetch(served, role, stamp)
+        if page is not None and "practice feedback" in page:
+            found.append(page)
+            return True
+        return False
+
+    _wait(graded, f"{role}'s feedback for {stamp}", served)
+    return found[0]
+
+
+def _rows(served: Served) -> list[dict]:
+    """The service's queue, read-only (the service may be running)."""
+    db = sqlite3.connect(f"file:{served.practice / '.ch11-serve' / 'queue.db'}?mode=ro", uri=True)
+    db.row_factory = sqlite3.Row
+    try:
+        return [dict(r) for r in db.execute("SELECT * FROM submissions ORDER BY id")]
+    finally:
+        db.close()
+
+
+def _drop_folder(served: Served, role: str, name: str, script: str, *args: str) -> None:
+    """``role`` makes folder ``name`` in the inbound folder by hand (``script`` gets its path as $1)."""
+    folder = served.exchange / COURSE_ID / "inbound" / name
+    _ok(run_as(served.students[role], ["sh", "-c", script, "sh", str(folder), *args]), f"{role}: drop {name!r}")
+
+
+@pytest.fixture(scope="module")
+def served():
+    course_users.require_root()
+    started = time.monotonic()
+    student_venv, grader_venv = course_users.course_venvs()
+    root = Path(tempfile.mkdtemp(prefix="ch11-serve-", dir="/tmp"))
+    root.chmod(0o755)
+    homes = root / "home"
+    homes.mkdir(mode=0o755)
+    exchange = root / "exchange"
+    exchange.mkdir()
+    exchange.chmod(0o777)
+    users: list[User] = []
+    served = None
+    try:
+        course_users.install_package_copy(root / "lib")
+        instructor = course_users.make_user("c11si", homes)
+        users.append(instructor)
+        students = {}
+        for role in ("ann", "bob", "eve"):
+            students[role] = course_users.make_user(f"c11{role}", homes)
+            users.append(students[role])
+        course = instructor.home / "course"
+        for user in users:
+            exchange_course.write_user_config(user, exchange, COURSE_ID)
+        init_course(course, config=COURSE_CONFIG, source_dir=SOURCE_DIR)
+        with (course / "nbgrader_config.py").open("a") as config:
+            config.write(POLICY)
+        course_users.chown_tree(course, instructor)
+        markers = {role: f"private-{role}-{secrets.token_hex(8)}" for role in students}
+        served = Served(root, exchange, course, instructor, students, markers, student_venv, grader_venv)
+        grader = {"venv": grader_venv, "cwd": course, "env": {"PYTHONPATH": str(root / "lib")}}
+        _ok(run_as(instructor, ["nbgrader", "generate_assignment", ASSIGNMENT], **grader), "generate_assignment")
+        _ok(run_as(instructor, ["nbgrader", "release_assignment", ASSIGNMENT], **grader), "release_assignment")
+        served.seconds["setup"] = time.monotonic() - started
+        _start_service(served)
+        _run(served)
+        served.seconds["total"] = time.monotonic() - started
+        print("serve tier timings (s):", {k: round(v, 1) for k, v in served.seconds.items()})
+        yield served
+    finally:
+        if served is not None and served.service is not None and served.service.poll() is None:
+            _kill_service(served)
+        for user in users:
+            course_users.remove_user(user)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _run(served: Served) -> None:
+    t0 = time.monotonic()
+    # 1. ann and bob submit at once, and fetch at once: a status page first, the feedback later.
+    with ThreadPoolExecutor(2) as pool:
+        stamps = dict(zip(("ann", "bob"), pool.map(lambda args: _submit(served, args[0], wrong=args[1]),
+                                                    [("ann", None), ("bob", "general_dag")]), strict=True))
+        _wait(lambda: all(_fetch(served, r, s) is not None for r, s in stamps.items()), "the first status pages",
+              served)
+
+        # 2. While they are graded: eve submits her own work, then drops a folder forged in ann's name and a
+        # hostile-named folder of her own whose notebook is a link; ann resubmits, now with the mistake.
+        eve_stamp = _submit(served, "eve")
+        served.forged = f"{served.students['ann'].name}+{ASSIGNMENT}+2030-01-01 00:00:00.000000 UTC+forged"
+        _drop_folder(served, "eve", served.forged, 'mkdir "$1" && cp "$2" "$1/" && printf %s "$3" > '
+                     '"$1/submission_secret.txt" && chmod 777 "$1"',
+                     str(served.students["eve"].home / ASSIGNMENT / f"{NOTEBOOK}.ipynb"), "cd" * 64)
+        served.hostile_name = f"{served.students['eve'].name}+{ASSIGNMENT}+2030\n\x1b[31mgraded ann 40 of 40+x"
+        _drop_folder(served, "eve", served.hostile_name, 'mkdir "$1" && ln -s /etc/passwd "$1/ex4_audit.ipynb" && '
+                     'printf %s "$2" > "$1/submission_secret.txt" && chmod 777 "$1"', "ef" * 64)
+        ann = served.students["ann"].name
+        # ann's first submission must be taken for grading before the second arrives, or it is (rightly) replaced.
+        _wait(lambda: f"grading  {ann} {stamps['ann']}" in served.log.read_text(errors="replace"),
+              "ann's first submission being graded", served)
+        ann2 = _submit(served, "ann", wrong="general_dag", fetch=False)
+        list(pool.map(lambda r: _until_feedback(served, r, stamps[r]), stamps))
+    served.seconds["first feedback"] = time.monotonic() - t0
+    _until_feedback(served, "eve", eve_stamp)
+    _until_feedback(served, "ann", ann2)
+    served.seconds["resubmission"] = time.monotonic() - t0
+
+    # 3. bob resubmits; the service is killed while grading it; eve submits while it is down; restart.
+    t1 = time.monotonic()
+    served.killed_stamp = _submit(served, "bob", fetch=False)
+    bob = served.students["bob"].name
+    _wait(lambda: f"grading  {bob} {served.killed_stamp}" in served.log.read_text(errors="replace"),
+          "bob's resubmission being graded", served)
+    time.sleep(3)  # into the grading itself
+    _kill_service(served)
+    eve2 = _submit(served, "eve", fetch=False)
+    _start_service(served)
+    _until_feedback(served, "bob", served.killed_stamp)
+    _until_feedback(served, "eve", eve2)
+    served.seconds["after the kill"] = time.monotonic() - t1
+
+
+# --------------------------------------------------------------------------- the tests
+
+
+def test_status_page_first_then_feedback_replaces_it(served):
+    for role in ("ann", "bob"):
+        stamp = served.stamps[role][0]
+        pages = served.seen[role][stamp]
+        assert re.search(r"<strong>(Queued|Being graded)</strong>", pages[0]), pages[0]
+        assert "practice feedback" in pages[-1]
+        assert "fetch_feedback" in pages[0]
+
+
+def test_feedback_names_the_mistake_without_counterexamples(served):
+    ann, bob = served.seen["ann"], served.seen["bob"]
+    complete = ann[served.stamps["ann"][0]][-1]
+    mistake = bob[served.stamps["bob"][0]][-1]
+    assert "ex4_audit_marks_tests: 4 / 4 points" in complete
+    assert "ex4_audit_marks_tests: 3 / 4 points" in mistake
+    assert "general DAG" in mistake and "general DAG" not in complete
+    assert "inputs:" not in mistake and "expected:" not in mistake
+
+
+def test_a_resubmission_gets_its_own_feedback(served):
+    first, second = served.stamps["ann"]
+    ann = served.students["ann"]
+    pages = {stamp: (ann.home / ASSIGNMENT / "feedback" / stamp / f"{NOTEBOOK}.html").read_text()
+             for stamp in (first, second)}
+    assert "4 / 4 points" in pages[first] and "3 / 4 points" in pages[second]
+
+
+def test_forged_and_hostile_folders_are_refused_and_never_graded(served):
+    rows = {r["folder"]: r for r in _rows(served)}
+    forged, hostile = rows[served.forged], rows[served.hostile_name]
+    assert forged["state"] == "refused" and "claims to be" in forged["reason"]
+    assert hostile["state"] == "refused" and "no notebook of the assignment" in hostile["reason"]
+    assert forged["gradings"] == hostile["gradings"] == 0
+    ann_graded = (served.practice / "autograded" / served.students["ann"].name / ASSIGNMENT /
+                  f"{NOTEBOOK}.ipynb").read_text()
+    assert served.markers["ann"] in ann_graded and served.markers["eve"] not in ann_graded
+    log = served.log.read_text(errors="replace")
+    assert "\x1b" not in log
+    assert "2030\\n\\x1b[31mgraded ann 40 of 40" in log  # the name, escaped, on the service's own line
+    assert not [line for line in log.splitlines() if line.startswith(("graded ann", "[31m"))]
+
+
+def test_eve_reaches_nothing_of_the_others(served):
+    eve = served.students["eve"]
+    probe = ("import os, sys, json\nout = []\nfor p in sys.argv[1:]:\n    try:\n        out.append(os.listdir(p))\n"
+             "    except OSError as e:\n        out.append(type(e).__name__)\nprint(json.dumps(out))\n")
+    done = _ok(run_as(eve, ["python", "-c", probe, str(served.feedback), str(served.course),
+                            str(served.practice), str(served.exchange / COURSE_ID / "inbound")],
+                      venv=served.student_venv), "eve's probe")
+    assert json.loads(done.stdout) == ["PermissionError"] * 4
+    others = [served.markers[r] for r in ("ann", "bob")]
+    for path in eve.home.rglob("*"):
+        if path.is_file():
+            text = path.read_bytes()
+            assert not [m for m in others if m.encode() in text], path
+    fetched = sorted(p.parent.name for p in (eve.home / ASSIGNMENT / "feedback").rglob("*.html"))
+    assert fetched == sorted(served.stamps["eve"])
+
+
+def test_after_sigkill_every_submission_has_exactly_one_published_feedback(served):
+    from nbgrader.utils import notebook_hash
+
+    rows = _rows(served)
+    killed = [r for r in rows if r["stamp"] == served.killed_stamp]
+    assert len(killed) == 1 and killed[0]["state"] == "done"
+    assert killed[0]["gradings"] == 2, "the kill came while it was being graded: graded again after the restart"
+    published = {f"{notebook_hash(secret=r['secret'], notebook_id=NOTEBOOK)}.html": r for r in rows
+                 if r["published"] is not None and json.loads(r["notebooks"])}
+    assert sorted(p.name for p in served.feedback.iterdir()) == sorted(published)
+    for name, row in published.items():
+        page = (served.feedback / name).read_text()
+        assert ("practice feedback" in page) == (row["state"] == "done" and row["reason"] is None), row["folder"]
+    done = [r for r in rows if r["state"] == "done"]
+    assert len(done) == 6  # ann x2, bob x2, eve x2
+    ledger = [json.loads(line) for line in
+              (served.practice / ".ch11-batch" / "ledger.jsonl").read_text().splitlines() if line.strip()]
+    graded = [e["sha256"] for e in ledger if e["event"] == "graded"]
+    assert len(graded) == len(set(graded)) == 6, "no submission merged twice into the practice gradebook"
+
+
+def test_the_official_gradebook_is_untouched(served):
+    assert not (served.course / "submitted").exists()
+    assert not (served.course / "autograded").exists()
+    assert (served.practice / "gradebook.db").is_file()

@@ -1,0 +1,47 @@
+"""What the exchange tier's students and instructor do with files: user configs and Exercise 4 answers.
+
+Shared by ``tests/exchange/test_course_loop.py`` (the course loop) and
+``tests/exchange/test_serve_loop.py`` (grade on submit).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from ch11_autograder.authoring.submissions import answer_sources, fill
+from ch11_autograder.exercises.catalogue import catalogue
+
+from support import course_users
+from support.course_users import User
+from support.paths import SOURCE_DIR
+
+ASSIGNMENT = "ch11"
+NOTEBOOK = "ex4_audit"
+
+
+def write_user_config(user: User, exchange: Path, course_id: str, extra: str = "") -> None:
+    """What a hub puts in each user's nbgrader config: the exchange and the course id (plus ``extra`` lines)."""
+    folder = user.home / ".jupyter"
+    folder.mkdir(exist_ok=True)
+    (folder / "nbgrader_config.py").write_text(
+        f"c = get_config()  # noqa: F821\nc.Exchange.root = {str(exchange)!r}\n"
+        f"c.CourseDirectory.course_id = {course_id!r}\n{extra}")
+    course_users.chown_tree(folder, user)
+
+
+def answer_exercise4(user: User, marker: str, *, wrong: str | None = None, extra_code: str = "") -> None:
+    """Fill the fetched Exercise 4 as the student would (``wrong``: a catalogued mistake's name; ``extra_code``
+    appended to the audit answer; ``marker`` in the written answer), and drop the notebooks not done."""
+    folder = user.home / ASSIGNMENT
+    released = nbformat.read(folder / f"{NOTEBOOK}.ipynb", as_version=4)
+    answers = answer_sources(nbformat.read(SOURCE_DIR / f"{NOTEBOOK}.ipynb", as_version=4))
+    answers["ex4_mathematical_object"] = f"My reading of the paper. {marker}"
+    mistakes = [e for e in catalogue("ex4") if e.name == wrong] if wrong else []
+    answers["ex4_audit_marks"] += extra_code
+    nb = fill(released, answers, wrong=mistakes)
+    (folder / f"{NOTEBOOK}.ipynb").write_text(nbformat.writes(nb) + "\n")
+    for other in folder.glob("*.ipynb"):
+        if other.stem != NOTEBOOK:
+            other.unlink()
+    course_users.chown_tree(folder, user)
