@@ -38,11 +38,18 @@ def _escape_char(char: str) -> str:
     return f"\\U{code:08x}"
 
 
-def escape(text: object) -> str:
-    """``str(text)`` with every character that does not draw itself escaped (see the module docstring)."""
+def escape(text: object, limit: int | None = None) -> str:
+    """``str(text)`` with every character that does not draw itself escaped (see the module docstring).
+
+    ``limit``: keep at most that many characters of the text (before escaping) and mark the cut
+    with ``...``, for log lines that show a name a student could make arbitrarily long.
+    """
     value = str(text)
-    if value.isprintable():  # the common case: nothing to do (isprintable is False for every unsafe category)
-        return value
-    return "".join(
-        _escape_char(char) if unicodedata.category(char) in _UNSAFE_CATEGORIES else char for char in value
-    )
+    cut = limit is not None and len(value) > limit
+    if cut:
+        value = value[:limit]
+    if not value.isprintable():  # isprintable is False for every unsafe category
+        value = "".join(
+            _escape_char(char) if unicodedata.category(char) in _UNSAFE_CATEGORIES else char for char in value
+        )
+    return value + "..." if cut else value

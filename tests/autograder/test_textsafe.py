@@ -35,3 +35,9 @@ def test_the_result_is_one_line_that_draws_itself():
 
 def test_non_strings_are_escaped_as_their_str():
     assert escape(ValueError("bad\nname")) == "bad\\nname"
+
+
+def test_a_limit_cuts_the_text_before_escaping_and_marks_the_cut():
+    assert escape("x" * 500, limit=10) == "x" * 10 + "..."
+    assert escape("a\nb", limit=2) == "a\\n..."
+    assert escape("zoë+ch11", limit=8) == "zoë+ch11"

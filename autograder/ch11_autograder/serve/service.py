@@ -42,7 +42,7 @@ from ..batch import BatchError, IntakeError, SubmissionRecord, grade_class
 from ..batch.course import course_step
 from ..batch.records import format_score
 from ..paths import ASSIGNMENT
-from .escape import shown
+from ..textsafe import escape
 from .inbound import SECRET_FILE, TIMESTAMP_FILE, parse_folder, read_folder, ready
 from .policy import ServeSettings
 from .publish import Publisher
@@ -135,9 +135,9 @@ class Service:
                 window_seconds=self.policy.window_minutes * 60)
             if sub.state == "queued":
                 queued += 1
-                self.say(f"queued   {shown(folder.student)} {shown(folder.timestamp)}")
+                self.say(f"queued   {escape(folder.student)} {escape(folder.timestamp)}")
             else:
-                self.say(f"refused  {shown(name)}: {shown(sub.reason or '')}")
+                self.say(f"refused  {escape(name)}: {escape(sub.reason or '')}")
             for old in [*superseded, sub]:
                 self.publish_status(old)
         if queued:
@@ -189,7 +189,7 @@ class Service:
         if not picked:
             return 0
         for sub in picked:
-            self.say(f"grading  {shown(sub.student)} {shown(sub.stamp)}")
+            self.say(f"grading  {escape(sub.student)} {escape(sub.stamp)}")
             self.publish_status(sub)
         self.refresh_queued()
         job = self.state / "jobs" / f"round-{picked[0].id}"
@@ -237,7 +237,7 @@ class Service:
                                  cluster=self.policy.cluster or None)
         except (BatchError, IntakeError) as exc:
             self._failure = f"the grader could not run: {exc}"
-            self.say(f"error    grading round failed: {shown(str(exc), 500)}")
+            self.say(f"error    grading round failed: {escape(str(exc), 500)}")
             return {}
         self._failure = "the grader did not grade it"
         records = {r.student: r for r in report.records}
@@ -267,10 +267,10 @@ class Service:
                 self._pages_published(done, pages)
         seconds = (done.finished or 0) - (done.started or 0)
         if reason is None:
-            self.say(f"graded   {shown(sub.student)} {shown(sub.stamp)}  "
+            self.say(f"graded   {escape(sub.student)} {escape(sub.stamp)}  "
                      f"{format_score(done.score)}/{format_score(done.max_score)}  {seconds:.1f} s")
         else:
-            self.say(f"error    {shown(sub.student)} {shown(sub.stamp)}: {shown(reason, 500)}")
+            self.say(f"error    {escape(sub.student)} {escape(sub.stamp)}: {escape(reason, 500)}")
 
     def _feedback_pages(self, sub: Submission, record: SubmissionRecord) -> dict[str, str]:
         level = self.policy.feedback_level
@@ -293,7 +293,7 @@ class Service:
         recovered = self.queue.recover()
         shutil.rmtree(self.state / "jobs", ignore_errors=True)  # copies left by a stopped round
         for sub in recovered:
-            self.say(f"resume   {shown(sub.student)} {shown(sub.stamp)} (was being graded when the service stopped)")
+            self.say(f"resume   {escape(sub.student)} {escape(sub.stamp)} (was being graded when the service stopped)")
         return recovered
 
     def run_once(self) -> int:
