@@ -217,8 +217,12 @@ def changed_defaults(clause: Clause, reference: Callable[..., Any], answer_cell:
         for other in others
     ]
     if omit:
-        out.append(Witness(clause, f"{reference.__name__}_{argument}_no_default", answer_cell,
-                           wrapper(reference, defaults={argument: None})))
+        source = wrapper(reference, defaults={argument: None})
+        try:
+            compile(source, "omitted default", "exec")
+        except SyntaxError:
+            return out  # an earlier parameter has a default: Python has no signature without this one's
+        out.append(Witness(clause, f"{reference.__name__}_{argument}_no_default", answer_cell, source))
     return out
 
 
@@ -278,32 +282,51 @@ def _defined(source: str) -> list[str]:
     return [n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")]
 
 
-def side_by_side(witnesses: Sequence[Witness]) -> tuple[str, dict[str, dict[str, str]]]:
+def side_by_side(witnesses: Sequence[Witness], graded: Iterable[str] = ()) -> tuple[str, dict[str, dict[str, str]]]:
     """One cell defining every witness beside the reference, and per witness the names it answers under.
 
     Starting a worker costs seconds, grading a witness's properties a fraction of that, so the
     witnesses of an exercise share one worker: the cell (appended after the notebook's last
     cell) runs each witness's source in a copy of the notebook's namespace, as if appended to
-    its answer cell, and binds the functions it defines under names of its own
-    (``best_block_length__w3``). :class:`Renamed` sends a property's calls there. What this
-    leaves out: another reference function that calls a witnessed one by name still calls the
-    reference (the witness lives in its own namespace), so a witness is judged on the
-    properties of the function it replaces, which is what its clause names.
+    its answer cell, and binds the functions it defines, and the ``graded`` functions, under
+    names of its own (``best_block_length__w3``); :class:`Renamed` sends a property's calls
+    there. The notebook's functions are rebound to the copy first (same code, the copy as
+    their globals), so a reference function that calls a witnessed one by name calls the
+    witness, as it would if the witness were appended to the answer cell.
 
     Returns:
         (the cell's source, witness name -> {function: the name it is bound to}).
     """
-    lines = ["_witness_base = dict(globals())"]
+    lines = [
+        "import types as _witness_types",
+        "_witness_base = dict(globals())",
+        "",
+        "",
+        "def _witness_namespace():",
+        "    ns = dict(_witness_base)",
+        "    for name, value in _witness_base.items():",
+        "        if isinstance(value, _witness_types.FunctionType) and value.__globals__ is globals():",
+        "            copy = _witness_types.FunctionType(value.__code__, ns, value.__name__, value.__defaults__,",
+        "                                               value.__closure__)",
+        "            copy.__kwdefaults__ = value.__kwdefaults__",
+        "            copy.__dict__.update(value.__dict__)",
+        "            ns[name] = copy",
+        "    return ns",
+        "",
+        "",
+    ]
+    graded = tuple(graded)
     names: dict[str, dict[str, str]] = {}
     for index, witness in enumerate(witnesses):
-        renamed = {fn: f"{fn}__w{index}" for fn in _defined(witness.source)}
-        if not renamed:
+        defined = _defined(witness.source)
+        if not defined and not graded:
             raise ValueError(f"witness {witness.name} defines no public function")
+        renamed = {fn: f"{fn}__w{index}" for fn in dict.fromkeys((*defined, *graded))}
         names[witness.name] = renamed
-        lines.append(f"_witness_ns = dict(_witness_base)\nexec(compile({witness.source!r}, {witness.name!r}, 'exec'), "
-                     "_witness_ns)")
+        lines.append("_witness_ns = _witness_namespace()")
+        lines.append(f"exec(compile({witness.source!r}, {witness.name!r}, 'exec'), _witness_ns)")
         lines += [f"{new} = _witness_ns[{fn!r}]" for fn, new in renamed.items()]
-    lines.append("del _witness_ns, _witness_base")
+    lines.append("del _witness_ns, _witness_base, _witness_namespace, _witness_types")
     return "\n".join(lines) + "\n", names
 
 

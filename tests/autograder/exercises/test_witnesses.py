@@ -96,7 +96,9 @@ def controls(key: str) -> list[Witness]:
             continue
         names = tuple(dict.fromkeys(n for c in found.contract if c.function == function for n in c.checked_by))
         clause = Clause(function, "behaviour", "the reference, unchanged", names)
-        out.append(Witness(clause, f"control_{function}", cells.pop(), wrapper(getattr(reference, function))))
+        # Wrapped like the witnesses where the reference library has the function, else as it stands.
+        source = wrapper(getattr(reference, function)) if hasattr(reference, function) else "# unchanged\n"
+        out.append(Witness(clause, f"control_{function}", cells.pop(), source))
     return out
 
 
@@ -106,7 +108,7 @@ def graded_all(key: str) -> dict[str, dict[str, CellVerdict]]:
     import nbformat
 
     found = (*witnesses(key).witnesses, *controls(key))
-    cell, names = side_by_side(found)
+    cell, names = side_by_side(found, graded=sorted({c.function for c in witnesses(key).contract}))
     nb = nbformat.reads(_source_notebook_json(key), as_version=4)
     cells = worker_cells(nb, skip=set(WORKER_SKIP_CELLS))
     out: dict[str, dict[str, CellVerdict]] = {}
