@@ -41,6 +41,7 @@ __all__ = [
     "Witnesses",
     "by_hand",
     "changed_defaults",
+    "clause_lookup",
     "converted",
     "find_clause",
     "keeps_state",
@@ -133,6 +134,15 @@ def find_clause(contract: Iterable[Clause], function: str, kind: str, *, text: s
     if len(found) != 1:
         raise LookupError(f"{len(found)} clauses of {function} match {kind} {text!r} {argument} {raises}")
     return found[0]
+
+
+def clause_lookup(contract: tuple[Clause, ...]) -> Callable[..., Clause]:
+    """:func:`find_clause` over ``contract``: ``lookup(function, kind, text="", argument=..., raises=...)``."""
+
+    def lookup(function: str, kind: str, text: str = "", **fields: str) -> Clause:
+        return find_clause(contract, function, kind, text=text, **fields)
+
+    return lookup
 
 
 # ---- writing a wrapper ----------------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 from ch11_solutions import ex1_fanout as ref
 
 from ...trusted.contract import Clause
-from ..witness import Family, Witness, Witnesses, by_hand, converted, find_clause, other_exception, refused, wrapper
+from ..witness import Family, Witness, Witnesses, by_hand, clause_lookup, converted, other_exception, refused, wrapper
 from .contract import CONTRACT, CONTRIBUTIONS_CELL, GRADIENT_CELL, TAPE_CELL
 
 __all__ = ["WITNESSES"]
@@ -24,8 +24,7 @@ _FUNCTIONS: dict[str, tuple[Callable[..., Any], str]] = {
 }
 
 
-def _clause(function: str, kind: str, text: str = "", **fields: str) -> Clause:
-    return find_clause(CONTRACT, function, kind, text=text, **fields)
+_clause = clause_lookup(CONTRACT)
 
 
 def _tape(name: str, clause: Clause, *, convert: str = "float({v})", c: str = "a * y",

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from ch11_solutions import ex3_block_length as ref
 
-from ...trusted.contract import Clause
 from ..witness import (
     Family,
     Witness,
     Witnesses,
     by_hand,
     changed_defaults,
+    clause_lookup,
     converted,
-    find_clause,
     mutates,
     other_exception,
     refused,
@@ -32,8 +31,7 @@ _best = ref.best_block_length
 _table = ref.block_table
 
 
-def _clause(function: str, kind: str, text: str = "", **fields: str) -> Clause:
-    return find_clause(CONTRACT, function, kind, text=text, **fields)
+_clause = clause_lookup(CONTRACT)
 
 
 #: A record for block size ``k``, as the reference builds it (its helpers are nested, so not callable here).

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from ch11_solutions import ex5_replay as ref
 
-from ...trusted.contract import Clause
 from ..witness import (
     Family,
     Witnesses,
     by_hand,
     changed_defaults,
+    clause_lookup,
     converted,
-    find_clause,
     mutates,
     other_exception,
     refused,
@@ -30,8 +29,7 @@ _SA, _CC, _FM, _RR = (ref.store_all_cotangents, ref.checkpointed_cotangents, ref
                       ref.replay_report)
 
 
-def _clause(function: str, kind: str, text: str = "", **fields: str) -> Clause:
-    return find_clause(CONTRACT, function, kind, text=text, **fields)
+_clause = clause_lookup(CONTRACT)
 
 
 def _run(cotangents: str = "result.cotangents", forward: str = "result.forward_evaluations",
