@@ -820,8 +820,8 @@ def _partial_is_a_fraction(student: Student) -> None:
         raise Mismatch(inputs, "a Fraction", got, "exact_partial returns the exact derivative as a fractions.Fraction")
     # The default's value: a Fraction reaches the grader by type alone, so which partial a call
     # without wrt computes is read where it is declared. A declared choice other than 'x' is the
-    # other partial (or an error, which the calls above already report); a sentinel such as None,
-    # resolved in the body, may well be right and is not judged.
+    # other partial (or an error, which the calls above already report); a sentinel object resolved
+    # in the body may well be right and is not judged.
     declared = student.defaults("exact_partial").get("wrt", "x")
     if isinstance(declared, str) and declared != "x":
         raise Mismatch(

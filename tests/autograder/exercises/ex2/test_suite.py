@@ -454,12 +454,16 @@ def test_a_correct_answer_written_differently_earns_full_marks():
 
 
 # Correct, for the clauses partial_returns_a_fraction checks more closely now (the default of wrt
-# read from the signature, ints for x): a sentinel default resolved in the body, the partials as
+# read from the signature, ints for x): a sentinel default resolved in the body (a private object:
+# an explicit wrt=None must still raise ValueError), the partials as
 # the expanded polynomial L = x**2 y**3 + x**2 y**2, its own input checks; exact_gradient built on it.
 SENTINEL_DEFAULT = {
     "ex2_exact_gradient": '''
-def exact_partial(x, y, wrt=None):
-    wrt = "x" if wrt is None else wrt
+_UNSET = object()
+
+
+def exact_partial(x, y, wrt=_UNSET):
+    wrt = "x" if wrt is _UNSET else wrt
     if not isinstance(wrt, str) or wrt not in ("x", "y"):
         raise ValueError(f"wrt must be 'x' or 'y', got {wrt!r}")
     exact = []
