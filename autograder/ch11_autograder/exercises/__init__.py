@@ -2,8 +2,9 @@
 
 An exercise lives in ``exercises/<key>/``: ``contract.py`` (notebook stem, grade ids,
 points, constants the notebook and the suite share), ``notebook.py`` (the source
-notebook's cells), ``suite.py`` (its hidden property suites, registered on import) and
-``wrong_answers.py`` (its catalogue of named wrong answers). docs/authoring.md walks
+notebook's cells), ``suite.py`` (its hidden property suites, registered on import),
+``wrong_answers.py`` (its catalogue of named wrong answers) and ``witnesses.py`` (per
+contract clause, answers that break it alone: ``exercises/witness.py``). docs/authoring.md walks
 through adding one.
 
 :data:`EXERCISES` is the only list of exercises. Every other list derives from it:

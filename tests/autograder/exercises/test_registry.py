@@ -57,7 +57,7 @@ def test_every_exercise_package_is_registered_and_complete():
     assert on_disk == sorted(KEYS)
     for key in KEYS:
         files = {p.name for p in (PACKAGE_DIR / "exercises" / key).glob("*.py")}
-        assert {"contract.py", "notebook.py", "suite.py", "wrong_answers.py"} <= files, key
+        assert {"contract.py", "notebook.py", "suite.py", "wrong_answers.py", "witnesses.py"} <= files, key
 
 
 def test_unknown_exercise_is_refused():

@@ -76,9 +76,11 @@ _PARTIAL, _GRADIENT, _ESTIMATE, _SWEEP = "exact_partial", "exact_gradient", "fd_
 CONTRACT: tuple[Clause, ...] = (
     Clause(_PARTIAL, "behaviour", "the exact dL/dx or dL/dy at the exact binary inputs", (_GV, _GM, _SF)),
     Clause(_PARTIAL, "returns", "a fractions.Fraction", (_GF,)),
+    # partial_returns_a_fraction sends Python and numpy floats and ints for x and y.
     Clause(_PARTIAL, "accepts", "x: any real number, at its exact value", (_GR, _GF), argument="x"),
     Clause(_PARTIAL, "accepts", "y: any real number, at its exact value", (_GR, _GF), argument="y"),
     Clause(_PARTIAL, "accepts", "wrt: 'x' or 'y', by position or keyword", (_GF,), argument="wrt"),
+    # partial_returns_a_fraction calls without wrt, and reads the declared default ('y' is the other partial).
     Clause(_PARTIAL, "default", "wrt = 'x' (a Fraction comes back without it)", (_GF,), argument="wrt"),
     Clause(_PARTIAL, "raises", "x not a real number (bools refused)", (_GR,), argument="x", raises="TypeError"),
     Clause(_PARTIAL, "raises", "y not a real number (bools refused)", (_GR,), argument="y", raises="TypeError"),
@@ -100,8 +102,10 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_ESTIMATE, "behaviour", "h = float32 2**-k, xp = fl(v+h), xm = fl(v-h), h_eff = fl(up-low)", (_EV, _EF)),
     Clause(_ESTIMATE, "behaviour", "forward and central quotients, in x or y, divided by h_eff", (_EV, _EF)),
     Clause(_ESTIMATE, "tolerance", "exact binary32 bits, one float32 operation at a time", (_EV, _EF, _ER)),
-    Clause(_ESTIMATE, "accepts", "x: Python/numpy float or int, to float32", (_EX, _ER), argument="x"),
-    Clause(_ESTIMATE, "accepts", "y: Python/numpy float or int, to float32", (_EX, _ER), argument="y"),
+    # estimate_bits_at_rounded_inputs draws Python and numpy floats (float32 and float64) and ints;
+    # estimate_rejects_bad_arguments sends bad values only, so it does not check what is accepted.
+    Clause(_ESTIMATE, "accepts", "x: Python/numpy float or int, to float32", (_ER,), argument="x"),
+    Clause(_ESTIMATE, "accepts", "y: Python/numpy float or int, to float32", (_ER,), argument="y"),
     Clause(_ESTIMATE, "accepts", "k: an integer in [0, 149], numpy integers too", (_EX, _ER), argument="k"),
     Clause(_ESTIMATE, "accepts", "scheme: 'forward' or 'central', by keyword too", (_EF, _ED), argument="scheme"),
     Clause(_ESTIMATE, "accepts", "wrt: 'x' or 'y', by position or keyword", (_EF, _ED), argument="wrt"),
@@ -125,8 +129,9 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_SWEEP, "behaviour", "total and rounding errors inf where the estimate is +-inf, nan where nan", (_SO,)),
     Clause(_SWEEP, "tie-break", "best_k: ties to the smallest k, never nan, None if all nan", (_ST, _SV, _SO)),
     Clause(_SWEEP, "returns", "an FDSweep with its docstring's dtypes, for every input type", (_SV, _SG)),
-    Clause(_SWEEP, "accepts", "x: any real, rounded to float32", (_SG, _SX), argument="x"),
-    Clause(_SWEEP, "accepts", "y: any real, rounded to float32", (_SG, _SX), argument="y"),
+    # sweep_at_generated_points draws the input forms; sweep_rejects_bad_arguments only accepts k and ks forms.
+    Clause(_SWEEP, "accepts", "x: any real, rounded to float32", (_SG,), argument="x"),
+    Clause(_SWEEP, "accepts", "y: any real, rounded to float32", (_SG,), argument="y"),
     Clause(_SWEEP, "accepts", "ks: any iterable read once: lists, tuples, ranges, generators, numpy arrays and ints",
            (_SG, _SX), argument="ks"),
     Clause(_SWEEP, "accepts", "scheme: 'forward' or 'central', by keyword too", (_SF, _SD), argument="scheme"),

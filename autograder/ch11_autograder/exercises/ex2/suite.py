@@ -806,6 +806,9 @@ def _partial_is_a_fraction(student: Student) -> None:
         ((_G[0], _G[1], "x"), {}),
         ((_G[0], _G[1]), {"wrt": "y"}),
         ((np.float32(0.7), 3), {"wrt": "x"}),
+        # Ints for x too, Python and numpy (the contract: any real number).
+        ((2, 3.0), {"wrt": "y"}),
+        ((np.int64(2), np.float64(3.0)), {}),
     ]:
         inputs = _call_inputs(args, kwargs, ("x", "y", "wrt"))
         try:
@@ -815,6 +818,16 @@ def _partial_is_a_fraction(student: Student) -> None:
                 continue
             raise Mismatch(inputs, "a Fraction", exc.type, f"exact_partial returns a Fraction: {exc.message}") from None
         raise Mismatch(inputs, "a Fraction", got, "exact_partial returns the exact derivative as a fractions.Fraction")
+    # The default's value: a Fraction reaches the grader by type alone, so which partial a call
+    # without wrt computes is read where it is declared. A declared choice other than 'x' is the
+    # other partial (or an error, which the calls above already report); a sentinel object resolved
+    # in the body may well be right and is not judged.
+    declared = student.defaults("exact_partial").get("wrt", "x")
+    if isinstance(declared, str) and declared != "x":
+        raise Mismatch(
+            {"x": 2.0, "y": 3.0}, "wrt='x'", f"wrt={declared!r}",
+            "exact_partial(x, y) is dL/dx: the default of wrt is 'x', as the signature declares it.",
+        )
 
 
 partial_fraction = Property(

@@ -42,14 +42,20 @@ CONTRACT: tuple[Clause, ...] = (
            (_B + "visible_examples", _B + "smallest_tied_k", _B + "small_depths")),
     Clause("best_block_length", "purity", "depends on depth alone, no state kept between calls",
            (_B + "repeated_calls",)),
+    # small_depths draws 1..40, minimum_peak 4..20 000 with 16, 64, 1000, 4096 and 20 000 first,
+    # numpy_depths int64 and int32 depths.
     Clause("best_block_length", "accepts", "an int >= 1 (1..20 000 graded); numpy int32/int64 give the same record",
            (_B + "small_depths", _B + "minimum_peak", _B + "numpy_depths"), argument="depth"),
     Clause("best_block_length", "returns", "a BlockChoice: Python int counts, depth L, sqrt_depth = math.sqrt(L)",
            (_B + "record_types", _B + "visible_examples"), ),
     Clause("best_block_length", "returns", "Python int counts for numpy depths too",
            (_B + "numpy_depths",)),
+    # input_contract draws bools (True, False), floats below 1, at 1.0, whole and fractional above
+    # (0.5, -3.0, 0.0, 1.0, 16.0, 16.5), str, None, a list, numpy bools and float32/float64 below
+    # and above 1; depths 0, -1, -7 as Python int, int64 and int32. (A Fraction has no wire form.)
     Clause("best_block_length", "raises", "not an integer: bool, float, 16.0, str, None, list, numpy bool/floats",
            (_B + "input_contract",), argument="depth", raises="TypeError"),
+    # input_contract draws 0, -1, -7, int64 0 and -1, int32 -3 (1 and up: small_depths).
     Clause("best_block_length", "raises", "depth < 1, Python or numpy integer",
            (_B + "input_contract",), argument="depth", raises="ValueError"),
     # block_table(depths=range(16, 4097))
@@ -65,6 +71,8 @@ CONTRACT: tuple[Clause, ...] = (
     # best_block_length takes longer than one call may. The docstring says so.
     Clause("block_table", "default", "range(16, 4097), declared in the signature: depths 16 through 4096",
            (_T + "default_depths",), argument="depths"),
+    # accepts_iterables draws each named kind (generators as Once, empty ones too, int64 and int32
+    # arrays); order_and_repeats lists.
     Clause("block_table", "accepts", "any iterable, read once, in order: list, tuple, range, generator, numpy ints",
            (_T + "accepts_iterables", _T + "order_and_repeats"), argument="depths"),
     Clause("block_table", "raises", "depths is not iterable (a lone depth)",

@@ -412,7 +412,9 @@ small_depths = _listed_property(
 )
 
 #: (argument, exception the contract names), tried in order: the Python values first, then the
-#: numpy ones (numpy scalars travel with their dtype, so the worker receives exactly these).
+#: numpy ones (numpy scalars travel with their dtype, so the worker receives exactly these), then
+#: floats and bools below and at the threshold 1 (appended last, so the feedback of an answer
+#: failing an earlier input is what it was).
 #: np.float64 is a subclass of float but np.float32 is not, and int(np.True_) is 1: a deny-list of
 #: Python types passes the first and answers for the others.
 _BAD_DEPTHS: tuple[tuple[Any, str], ...] = (
@@ -429,6 +431,18 @@ _BAD_DEPTHS: tuple[tuple[Any, str], ...] = (
     (np.True_, "TypeError"),
     (np.int64(0), "ValueError"),
     (np.int32(-3), "ValueError"),
+    # Floats on both sides of the range check's threshold 1: below it an answer that compares
+    # before it checks the type raises ValueError (math.isqrt used to raise TypeError for it by
+    # luck), at 1.0 a whole float, and the numpy kinds and False (whose int is 0, below 1) too.
+    (0.5, "TypeError"),
+    (-3.0, "TypeError"),
+    (0.0, "TypeError"),
+    (1.0, "TypeError"),
+    (np.float64(0.5), "TypeError"),
+    (np.float32(-3.0), "TypeError"),
+    (False, "TypeError"),
+    (np.False_, "TypeError"),
+    (np.int64(-1), "ValueError"),
 )
 
 

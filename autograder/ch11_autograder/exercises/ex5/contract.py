@@ -83,8 +83,9 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_CC, "accepts", "a float64 array of shape (width,)", _c("matched_replay_is_store_all"), "z0"),
     Clause(_CC, "accepts", "an int or numpy integer in [1, L]",
            _c("replay_counts", "checkpointed_default_and_integer_types"), "block_size"),
+    # Only checkpointed_used_generator meets a generator that drew before; the replay properties draw fresh ones.
     Clause(_CC, "accepts", "a numpy Generator in any state (it may have drawn before: not rewound to its seed)",
-           _c("matched_replay_is_store_all", "unmatched_replay", "checkpointed_used_generator"), "rng"),
+           _c("checkpointed_used_generator"), "rng"),
     Clause(_CC, "accepts", "True and False", _c("matched_replay_is_store_all", "unmatched_replay"), "matched"),
     Clause(_CC, "default", "matched=True", _c("checkpointed_default_and_integer_types"), "matched"),
     Clause(_CC, "returns", "ReplayRun: counts 2L - ceil(L/k), L - ceil(L/k), ceil(L/k) + k as ints",
@@ -100,6 +101,7 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_CC, "raises", "as store-all: z0", _c("checkpointed_refuses_bad_arguments"), "z0", "ValueError"),
     Clause(_CC, "raises", "block_size not in [1, L]",
            _c("checkpointed_form", "checkpointed_refuses_bad_arguments"), "block_size", "ValueError"),
+    # bitwise_comparison draws signed zeros, identical NaNs and NaNs of other bits (sign bit, payload).
     Clause(_FM, "behaviour", "rows compared by bytes: 0.0 and -0.0 differ, same NaNs agree", _m("bitwise_comparison")),
     Clause(_FM, "behaviour", "scan from the last row: the largest differing index", _m("largest_differing_row")),
     Clause(_FM, "accepts", "an array of at least one dimension (no rows too)", _m("largest_differing_row"), "saved"),

@@ -91,7 +91,13 @@ def array_pairs(draw: st.DrawFn) -> dict[str, Any]:
 
 @st.composite
 def special_pairs(draw: st.DrawFn) -> dict[str, Any]:
-    """Arrays of zeros and NaNs: equal values that differ in bits (signed zeros), same-bit NaNs."""
+    """Arrays of zeros and NaNs: equal values that differ in bits (signed zeros, NaNs of other bits), same-bit NaNs.
+
+    The NaNs of ``replayed`` keep ``saved``'s bits, except those drawn to get another NaN's bits
+    (the sign bit set, or another payload): an answer that treats any two NaNs as equal (``nan ==
+    nan`` read as "both NaN") misses those rows. They are drawn after the zeros, so the draws
+    before them are what they were.
+    """
     rows = draw(st.integers(1, 8))
     cols = draw(st.integers(1, 3))
     kinds = draw(st.lists(st.sampled_from(["zero", "nan", "value"]), min_size=rows * cols, max_size=rows * cols))
@@ -102,7 +108,15 @@ def special_pairs(draw: st.DrawFn) -> dict[str, Any]:
     flat = replayed.reshape(-1)
     for index in flipped:
         flat[index] = -0.0
+    nans = [i for i, k in enumerate(kinds) if k == "nan"]
+    other = draw(st.sets(st.sampled_from(nans), max_size=len(nans))) if nans else set()
+    for index in other:
+        flat[index] = _OTHER_NANS[index % len(_OTHER_NANS)]
     return {"saved": saved, "replayed": replayed}
+
+
+#: NaNs whose bits differ from ``np.nan``'s (0x7ff8000000000000): the sign bit set, and another payload.
+_OTHER_NANS = np.array([0xFFF8000000000000, 0x7FF8000000000001], dtype=np.uint64).view(np.float64)
 
 
 @st.composite

@@ -821,6 +821,14 @@ def _judge_used_chain(worker: Worker, sequence: Mapping[str, Any], function: str
                 "call returns on a fresh chain (expected). Counts are this call's own: a running total read off "
                 "chain.forward_evaluations includes the earlier calls.",
             )
+        left = used.args[1] if len(used.args) > 1 else None
+        changed = not (isinstance(left, np.ndarray) and _bits_equal(left, z0))
+        if function == "replay_report" and changed and not _runs_change_z0(worker, case, z0, call):
+            # Its docstring's "arguments unmodified": z0 as the call left it (the chain's counter is below).
+            # Charged only when the student's own runs leave z0 alone: a run that changes it in place is
+            # that run's mistake, which its own cell's properties charge.
+            raise Mismatch(shown, {"z0 after the call": z0}, {"z0 after the call": left},
+                           f"Call {position + 1}: replay_report leaves z0 as it was given.")
         after = _counter(used.args[0] if used.args else None)
         if _is_count(after) and _is_count(counter):
             grown, fresh_growth = after - counter, _counter(fresh.args[0] if fresh.args else None)
@@ -833,6 +841,24 @@ def _judge_used_chain(worker: Worker, sequence: Mapping[str, Any], function: str
                     "does on a fresh chain (do not reset or set it).",
                 )
         counter = after
+
+
+def _runs_change_z0(worker: Worker, case: Mapping[str, Any], z0: np.ndarray, call: Mapping[str, Any]) -> bool:
+    """Whether the student's store-all or checkpointed run, called as ``call``'s report calls them, changes z0."""
+    runs: tuple[tuple[str, tuple[Any, ...], dict[str, Any]], ...] = (
+        ("store_all_cotangents", (_chain(case), z0, RngSeed(call["seed"])), {}),
+        ("checkpointed_cotangents", (_chain(case), z0, call["block_size"], RngSeed(call["seed"])),
+         {"matched": call["matched"]}),
+    )
+    for function, args, kwargs in runs:
+        try:
+            watched = worker.call_watch(function, *args, **kwargs)
+        except StudentError:
+            return True  # a failing run is its own cell's business; the report is not charged for it
+        left = watched.args[1] if len(watched.args) > 1 else None
+        if not (isinstance(left, np.ndarray) and _bits_equal(left, z0)):
+            return True
+    return False
 
 
 def judge_store_all_used_chain(worker: Worker, sequence: Mapping[str, Any]) -> None:
@@ -900,10 +926,20 @@ def _first_mismatch_judge(caller: Caller, pair: Mapping[str, Any], note: str) ->
             raise Mismatch(shown, want, got, note)
 
 
-def judge_first_mismatch(caller: Caller, pair: Mapping[str, Any]) -> None:
+def judge_first_mismatch(caller: Worker, pair: Mapping[str, Any]) -> None:
     _first_mismatch_judge(
         caller, pair, "The largest row index whose bytes differ (going backward from the last row), or None."
     )
+    # The contract's "arrays unmodified": both arrays as a watched call left them, bit for bit.
+    saved, replayed = pair["saved"], pair["replayed"]
+    watched = caller.call_watch("first_mismatch", saved, replayed)
+    left = tuple(watched.args)
+    kept = len(left) == 2 and all(
+        isinstance(a, np.ndarray) and _bits_equal(a, b) for a, b in zip(left, (saved, replayed), strict=True)
+    )
+    if not kept:
+        raise Mismatch(dict(pair), {"arrays after the call": (saved, replayed)}, {"arrays after the call": left},
+                       "first_mismatch compares the arrays; it leaves both as they were given.")
 
 
 def judge_first_mismatch_bits(caller: Caller, pair: Mapping[str, Any]) -> None:
@@ -1204,9 +1240,18 @@ _NO_ROWS = (
     {"saved": np.zeros((0, 3)), "replayed": np.zeros((0, 3))},
     {"saved": np.zeros(0, dtype=np.float32), "replayed": np.zeros(0, dtype=np.float32)},
 )
+#: NaN with a payload other than np.nan's (bits 0x7ff8000000000001).
+_PAYLOAD_NAN = np.array([0x7FF8000000000001], dtype=np.uint64).view(np.float64)[0]
+
 _VISIBLE_SPECIAL = (
     {"saved": np.zeros((3, 2)), "replayed": np.array([[0.0, -0.0], [0.0, 0.0], [0.0, 0.0]])},
     {"saved": np.full((3, 2), np.nan), "replayed": np.full((3, 2), np.nan)},
+    # Two NaNs of different bits differ: the sign bit set (row 1), another payload (row 2).
+    {"saved": np.full((3, 2), np.nan), "replayed": np.array([[np.nan, np.nan], [np.nan, -np.nan], [np.nan, np.nan]])},
+    {
+        "saved": np.full((3, 2), np.nan),
+        "replayed": np.array([[np.nan, np.nan], [np.nan, np.nan], [np.nan, _PAYLOAD_NAN]]),
+    },
 )
 
 

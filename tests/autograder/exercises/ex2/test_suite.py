@@ -453,6 +453,44 @@ def test_a_correct_answer_written_differently_earns_full_marks():
     assert all(v.score == v.points for v in verdicts.values()), _messages(verdicts)
 
 
+# Correct, for the clauses partial_returns_a_fraction checks more closely now (the default of wrt
+# read from the signature, ints for x): a sentinel default resolved in the body (a private object:
+# an explicit wrt=None must still raise ValueError), the partials as
+# the expanded polynomial L = x**2 y**3 + x**2 y**2, its own input checks; exact_gradient built on it.
+SENTINEL_DEFAULT = {
+    "ex2_exact_gradient": '''
+_UNSET = object()
+
+
+def exact_partial(x, y, wrt=_UNSET):
+    wrt = "x" if wrt is _UNSET else wrt
+    if not isinstance(wrt, str) or wrt not in ("x", "y"):
+        raise ValueError(f"wrt must be 'x' or 'y', got {wrt!r}")
+    exact = []
+    for name, value in (("x", x), ("y", y)):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{name} must be a real number")
+        if not math.isfinite(float(value)):
+            raise ValueError(f"{name} must be finite")
+        exact.append(Fraction(float(value)))
+    X, Y = exact
+    if wrt == "x":
+        return 2 * X * Y**3 + 2 * X * Y**2
+    return 3 * X**2 * Y**2 + 2 * X**2 * Y
+
+
+def exact_gradient(x, y):
+    return np.array([float(exact_partial(x, y)), float(exact_partial(x, y, wrt="y"))])
+''',
+}
+
+
+@pytest.mark.slow
+def test_a_sentinel_default_and_an_expanded_polynomial_earn_full_marks():
+    verdicts = grade(_cells(SENTINEL_DEFAULT))
+    assert all(v.score == v.points for v in verdicts.values()), _messages(verdicts)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("entry", catalogue("ex2"), ids=lambda e: e.name)
 def test_catalogue_entry_loses_exactly_its_cells_and_is_named(entry):

@@ -343,6 +343,35 @@ def test_a_plain_scan_written_differently_earns_full_marks():
     assert _scores(verdicts) == POINTS, [v.message() for v in verdicts.values()]
 
 
+#: Correct, written differently from the reference and the plain scan: validation through
+#: numbers.Integral (numpy integers are registered there, bools excluded by hand) before any
+#: comparison, so floats below 1 (0.5, -3.0), which input_contract draws since it checks every
+#: float family on both sides of 1, raise TypeError as the contract says; a vectorised scan.
+INTEGRAL_CHECK = {
+    "ex3_best_block_length": '''
+import numbers
+
+
+def best_block_length(depth):
+    if isinstance(depth, (bool, np.bool_)) or not isinstance(depth, numbers.Integral):
+        raise TypeError(f"depth must be an integer, not {type(depth).__name__}")
+    if depth < 1:
+        raise ValueError(f"depth must be >= 1, got {depth}")
+    depth = int(depth)
+    ks = np.arange(1, depth + 1)
+    k = int(ks[np.argmin(-(-depth // ks) + ks)])  # argmin: the first, i.e. smallest, minimizer
+    blocks = -(-depth // k)
+    return BlockChoice(depth, k, blocks + k, depth - blocks, math.sqrt(depth))
+''',
+}
+
+
+@pytest.mark.slow
+def test_an_integral_check_before_the_range_check_earns_full_marks():
+    verdicts = grade(_cells(replace=INTEGRAL_CHECK))
+    assert _scores(verdicts) == POINTS, [v.message() for v in verdicts.values()]
+
+
 @pytest.mark.slow
 def test_hard_coding_the_visible_answers_earns_only_the_visible_properties():
     hard_coded = {

@@ -26,7 +26,7 @@ from ch11_autograder.exercises.ex5.notebook import cells as notebook_cells
 from ch11_autograder.trusted.grading import grade_suites
 from ch11_autograder.trusted.registry import get_suite
 from ch11_autograder.trusted.submission_cells import WorkerCells, autograded_test_cells, worker_cells
-from ch11_autograder.trusted.suite import Mismatch
+from ch11_autograder.trusted.suite import Mismatch, Watched
 from ch11_autograder.trusted.verdicts import CellVerdict
 from ch11_autograder.trusted.worker_client import WorkerSession
 from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
@@ -278,7 +278,12 @@ def test_a_first_mismatch_index_may_be_a_numpy_integer_but_not_a_bool_or_float()
     pair = suites._VISIBLE_PAIRS[1]
 
     def caller_returning(value):
-        return lambda name, *args: value
+        def call(name, *args):
+            return value
+
+        # A watched call leaves the arrays as given (largest_differing_row also checks that).
+        call.call_watch = lambda name, *args: Watched(value, args, {}, ())
+        return call
 
     suites.judge_first_mismatch(caller_returning(np.int64(4)), pair)
     for wrong in (4.0, np.float64(4.0), True, "4", 3):
@@ -594,6 +599,42 @@ def test_the_different_answer_really_differs_in_its_bits():
     saved = ref.store_all_cotangents(chain, z0, np.random.default_rng(2)).cotangents
     assert not suites._bits_equal(run.cotangents, saved)
     assert type(namespace["first_mismatch"](saved, saved * 2)) is np.int64
+
+
+# Correct, written differently, for the clauses the suite checks more closely now: rows compared
+# as unsigned integers of the float's width (so NaNs of other bits differ, identical ones agree),
+# on reshaped views that leave the arrays as given; a report that hands each run its own copy of z0.
+INTEGER_VIEWS = {
+    "ex5_first_mismatch": """
+def first_mismatch(saved, replayed):
+    saved, replayed = np.asarray(saved), np.asarray(replayed)
+    if saved.ndim == 0 or saved.shape != replayed.shape or saved.dtype != replayed.dtype:
+        raise ValueError("arrays of one shape and dtype, with rows, are compared")
+    width = {4: np.uint32, 8: np.uint64}[saved.dtype.itemsize]
+    per_row = int(np.prod(saved.shape[1:]))
+    a = np.ascontiguousarray(saved).view(width).reshape(saved.shape[0], per_row)
+    b = np.ascontiguousarray(replayed).view(width).reshape(replayed.shape[0], per_row)
+    for i in reversed(range(a.shape[0])):
+        if np.any(a[i] != b[i]):
+            return i
+    return None
+""",
+    "ex5_replay_report": """
+def replay_report(chain, z0, block_size, seed, *, matched):
+    saved = store_all_cotangents(chain, z0.copy(), np.random.default_rng(seed))
+    replayed = checkpointed_cotangents(chain, z0.copy(), block_size, np.random.default_rng(seed), matched=matched)
+    return ReplayReport(block_size=int(block_size), matched=bool(matched), saved=saved, replayed=replayed,
+                        extra_forward_evaluations=replayed.forward_evaluations - saved.forward_evaluations,
+                        saved_peak_states=saved.peak_states, replayed_peak_states=replayed.peak_states,
+                        first_mismatch=first_mismatch(saved.cotangents, replayed.cotangents))
+""",
+}
+
+
+@pytest.mark.slow
+def test_integer_views_and_copies_of_z0_earn_full_marks():
+    verdicts = grade(_cells(more=INTEGER_VIEWS))
+    assert {g: v.score for g, v in verdicts.items()} == POINTS, _report(verdicts)
 
 
 def _expected_name(entry: WrongAnswer) -> str:
