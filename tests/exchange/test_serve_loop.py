@@ -228,11 +228,15 @@ def served():
 def _run(served: Served) -> None:
     t0 = time.monotonic()
     # 1. ann and bob submit at once, and fetch at once: a status page first, the feedback later.
+    def submit_and_look(role: str, wrong: str | None) -> str:
+        """Submit, then fetch at once until the first page is there (each student in their own thread)."""
+        stamp = _submit(served, role, wrong=wrong)
+        _wait(lambda: _fetch(served, role, stamp) is not None, f"{role}'s first status page", served)
+        return stamp
+
     with ThreadPoolExecutor(2) as pool:
-        stamps = dict(zip(("ann", "bob"), pool.map(lambda args: _submit(served, args[0], wrong=args[1]),
+        stamps = dict(zip(("ann", "bob"), pool.map(lambda args: submit_and_look(*args),
                                                     [("ann", None), ("bob", "general_dag")]), strict=True))
-        _wait(lambda: all(_fetch(served, r, s) is not None for r, s in stamps.items()), "the first status pages",
-              served)
 
         # 2. While they are graded: eve submits her own work, then drops a folder forged in ann's name and a
         # hostile-named folder of her own whose notebook is a link; ann resubmits, now with the mistake.
