@@ -228,7 +228,9 @@ def cells() -> list:
             Implement the estimate exactly as the docstring orders the operations: the grader
             compares the **bits** of your float32 result with the contract's, so the order is not
             a matter of taste, and the harness fixes the order inside $L$. Return an
-            `np.float32` scalar, `nan` where the applied step is zero.
+            `np.float32` scalar, `nan` where the applied step is zero. Where the contract gives
+            `nan`, any NaN passes: its sign and payload bits are not compared
+            (`np.float32(np.nan)` and a float32 `0/0` are both right).
 
             The grader calls it at float32 points with ${GRADED_LOW:g} \le x, y \le {GRADED_HIGH:g}$
             (and at points such as 2.1 that are rounded first, numpy values and ints), with
@@ -281,7 +283,7 @@ def cells() -> list:
             `nan`. Fill in an `FDSweep` with the dtypes its docstring states.
 
             **How the grader compares.** `x, y, scheme, wrt, ks, h, h_eff, estimate` and `best_k`
-            must match exactly (bits, dtypes, `nan` where the step vanished). The three errors and
+            must match exactly (bits, dtypes; any NaN where the contract has `nan`). The three errors and
             `exact` may come from float64 arithmetic instead of fractions: each may differ from the
             exact value rounded once by at most $2^{{-{TOLERANCE_EXPONENT}}}\,(\max|L|/h_\text{{eff}} + |\partial L|)$,
             with $\max|L|$ over the two evaluation points (and `exact` by a relative $2^{{-{TOLERANCE_EXPONENT}}}$).

@@ -181,6 +181,35 @@ def test_estimate_comparison_is_bitwise_and_typed():
     assert "nan" in estimate_difference(want, np.float32(np.nan))
 
 
+def _nan_with_bits(bits: int) -> np.float32:
+    return np.array([bits], dtype=np.uint32).view(np.float32)[0]
+
+
+def test_any_nan_passes_where_the_contract_gives_nan():
+    # The docstring: bits are compared for every result but a NaN; where the contract gives nan,
+    # np.float32(np.nan) (0x7fc00000) and float32 0/0 on x86 (0xffc00000) are both right.
+    with np.errstate(invalid="ignore"):
+        zero_by_zero = np.float32(0) / np.float32(0)
+    assert np.isnan(zero_by_zero)
+    vanished = roundtrip(ref.fd_estimate(2.0, 3.0, 23))
+    overflowed = roundtrip(ref.fd_estimate(1.0, 1e13, 1))  # inf - inf at both points
+    assert np.isnan(vanished) and np.isnan(overflowed)
+    for bits in (0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFFFFFFF):
+        nan = _nan_with_bits(bits)
+        assert np.isnan(nan)
+        assert estimate_difference(vanished, nan) == "", hex(bits)
+        assert estimate_difference(overflowed, nan) == "", hex(bits)
+        assert estimate_difference(vanished, roundtrip(nan)) == "", hex(bits)  # as the worker sends it
+        assert "nan" in estimate_difference(roundtrip(ref.fd_estimate(*G, 12)), nan)
+    # The sweep's estimate field: a NaN of other bits where the step vanished is the same estimate.
+    want = roundtrip(ref.fd_sweep(2.0, 3.0, [22, 23], "forward", "x"))
+    sweep = ref.fd_sweep(2.0, 3.0, [22, 23], "forward", "x")
+    sweep.estimate[1] = _nan_with_bits(0xFFC00000)
+    assert sweep_difference(want, roundtrip(sweep)) == ("", "")
+    sweep.estimate[1] = np.float32(1.0)
+    assert sweep_difference(want, roundtrip(sweep))[0] == "estimate"
+
+
 def test_gradient_comparison_admits_the_float64_tape_and_refuses_float32():
     for x, y in [G, (2.1, 2.9), (0.3, 7.5), *_points(20, seed=7)]:
         want = roundtrip(ref.exact_gradient(x, y))
@@ -451,6 +480,46 @@ def fd_sweep(x, y, ks=range(1, 25), scheme="forward", wrt="x"):
 def test_a_correct_answer_written_differently_earns_full_marks():
     verdicts = grade(_cells(DIFFERENT))
     assert all(v.score == v.points for v in verdicts.values()), _messages(verdicts)
+
+
+#: Correct answers of each reading the docstrings allow where one might read two ways, pasted after
+#: the reference bodies like DIFFERENT: each must earn full marks.
+READINGS = {
+    # fd_estimate: "nan when the applied step is zero" with "bits compared": any NaN passes.
+    "nan from float32 0/0 (0xffc00000 on x86)": {
+        "ex2_fd_estimate": '''
+def fd_estimate(x, y, k, scheme="forward", wrt="x"):
+    k = _check_k(k)
+    scheme = _check_choice("scheme", scheme, _SCHEMES)
+    wrt = _check_choice("wrt", wrt, _VARIABLES)
+    point = [_to_float32("x", x), _to_float32("y", y)]
+    i, h = _VARIABLES.index(wrt), np.float32(2.0**-k)
+    upper, lower = list(point), list(point)
+    upper[i] = point[i] + h
+    if scheme == "central":
+        lower[i] = point[i] - h
+    with np.errstate(all="ignore"):  # no special case: where the step is 0, float32 0 / 0 gives the NaN it gives
+        return (opening_objective(*upper) - opening_objective(*lower)) / (upper[i] - lower[i])
+''',
+    },
+    "nan with the sign bit set": {
+        "ex2_fd_estimate": '''
+_reference_estimate = fd_estimate
+
+
+def fd_estimate(x, y, k, scheme="forward", wrt="x"):
+    estimate = _reference_estimate(x, y, k, scheme, wrt)
+    return -np.float32(np.nan) if np.isnan(estimate) else estimate
+''',
+    },
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("reading", READINGS, ids=list(READINGS))
+def test_a_correct_answer_of_every_reading_earns_full_marks(reading):
+    verdicts = grade(_cells(READINGS[reading]))
+    assert all(v.score == v.points for v in verdicts.values()), (reading, _messages(verdicts))
 
 
 @pytest.mark.slow
