@@ -40,7 +40,9 @@ CONTRACT: tuple[Clause, ...] = (
            (_B + "visible_examples", _B + "replay_count", _B + "small_depths")),
     Clause("best_block_length", "tie-break", "the smallest k among those with the minimum peak",
            (_B + "visible_examples", _B + "smallest_tied_k", _B + "small_depths")),
-    Clause("best_block_length", "purity", "depends on depth alone, no state kept between calls",
+    Clause("best_block_length", "purity",
+           "depends on depth alone: a cache is fine, results that depend on earlier calls are not (a float after "
+           "the int of its value still raises)",
            (_B + "repeated_calls",)),
     Clause("best_block_length", "accepts", "an int >= 1 (1..20 000 graded); numpy int32/int64 give the same record",
            (_B + "small_depths", _B + "minimum_peak", _B + "numpy_depths"), argument="depth"),
