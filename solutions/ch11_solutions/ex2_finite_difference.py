@@ -279,6 +279,9 @@ class FDSweep:
         truncation_error: float64 ``|Q - exact|``, where ``Q`` is the
             difference quotient over the same two float32 evaluation points,
             computed in exact rational arithmetic: the error of the formula.
+            ``Q`` divides by the exact distance of the two points, which is
+            ``h_eff`` wherever the applied step is exact (graded sweeps stay
+            there; see :func:`fd_sweep`).
         rounding_error: float64 ``|estimate - Q|``: what binary32 evaluation
             (rounded ``L`` values, their cancelling subtraction, the division)
             added.
@@ -342,6 +345,14 @@ def fd_sweep(
     arithmetic on the float32 values, via
     :func:`trainable_harness.opening_objective_exact`; only the final errors
     are rounded to float64.
+
+    The exact quotient ``Q`` divides by the distance of the two evaluation
+    points, taken exactly. For ``0 < h <= v`` (forward) and ``0 < 3h <= v``
+    (central), ``v`` the perturbed input, that distance is the float32
+    ``h_eff`` (Sterbenz), so dividing by ``Fraction(float(h_eff))`` is the
+    same; graders sweep only where the two agree. Elsewhere they can differ:
+    at ``x = np.float32(0.9299478)``, ``k = 0`` forward, ``h_eff`` is
+    ``1.0`` and the distance ``1 + 2**-24``; this reference uses the distance.
 
     Args:
         x, y: the point, as for :func:`fd_estimate`.

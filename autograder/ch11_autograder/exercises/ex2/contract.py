@@ -122,7 +122,9 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_ESTIMATE, "raises", "bad wrt", (_EX,), argument="wrt", raises="ValueError"),
     Clause(_ESTIMATE, "purity", "same arguments, same bits, whatever came before", (_EI,)),
     Clause(_SWEEP, "behaviour", "per k, order and repeats kept: steps, fd_estimate's values", (_SV, _SF, _SG)),
-    Clause(_SWEEP, "behaviour", "total, truncation, rounding errors vs exact Q and dL; nan, no step", (_SV, _SF, _SG)),
+    Clause(_SWEEP, "behaviour", "total, truncation, rounding errors vs exact Q and dL; nan, no step; Q over the "
+           "points' exact distance, which is h_eff wherever graded (h <= v forward, 3h <= v central)",
+           (_SV, _SF, _SG)),
     Clause(_SWEEP, "tolerance", "errors within 2**-44 of their scale; exact within 2**-44 relative", (_SV, _SF, _SG)),
     Clause(_SWEEP, "behaviour", "total and rounding errors inf where the estimate is +-inf, nan where nan", (_SO,)),
     Clause(_SWEEP, "tie-break", "best_k: ties to the smallest k, never nan, None if all nan", (_ST, _SV, _SO)),

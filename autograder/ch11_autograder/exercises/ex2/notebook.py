@@ -271,9 +271,11 @@ def cells() -> list:
             ## Task 3 · The sweep, split into truncation and rounding
 
             For each $k$, let $Q$ be the difference quotient over the **same two float32 evaluation
-            points** your estimate used, computed exactly (`opening_objective_exact` evaluates $L$
-            in rational arithmetic on the float32 values, and the distance of the two points is
-            exact). Then
+            points** your estimate used, computed exactly: `opening_objective_exact` evaluates $L$
+            in rational arithmetic on the float32 values, and $Q$ divides their difference by the
+            distance of the two points, taken exactly too. Wherever the grader sweeps, that distance
+            is the float32 `h_eff` itself, so dividing by `Fraction(float(h_eff))` gives the same $Q$.
+            Then
 
             * truncation error $= |Q - \partial L|$: the error of the formula;
             * rounding error $= |\text{{estimate}} - Q|$: what binary32 evaluation added;
@@ -289,10 +291,12 @@ def cells() -> list:
             with $\max|L|$ over the two evaluation points (and `exact` by a relative $2^{{-{TOLERANCE_EXPONENT}}}$).
             That is over a hundred times what float64 evaluation of $Q$ can be off by, and about a
             million times less than a quotient evaluated in float32 is off by: float32 cannot see
-            the truncation error under its own rounding. Points and steps are as in Task 2, with
-            $3h \le$ the perturbed input for the central scheme, where its applied step is exact,
-            and at the overflowing points of Task 2, where an estimate of `inf` or `-inf` has total
-            and rounding errors `inf`. `ks` comes as a list, a tuple, a range, a generator (read it
+            the truncation error under its own rounding. Points and steps are as in Task 2, but only
+            where the applied step is exact, so that `h_eff` is the distance of the two points: with
+            $h \le$ the perturbed input for the forward scheme and $3h \le$ it for the central one
+            (no $k = 0$ below 1: at $x$ = `np.float32(0.9299478)`, $k = 0$, forward, `h_eff` is 1.0
+            while the points are $1 + 2^{{-24}}$ apart), and at the overflowing points of Task 2,
+            where an estimate of `inf` or `-inf` has total and rounding errors `inf`. `ks` comes as a list, a tuple, a range, a generator (read it
             once) or a numpy array, or is left out with the other defaults.
             """,
         ),

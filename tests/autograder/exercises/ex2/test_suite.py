@@ -30,12 +30,14 @@ from ch11_autograder.exercises.ex2.suite import (
     STATEFUL,
     SWEEP_SUITE,
     TOL,
+    _applied_step_exact,
     _error_scales,
     _first,
     _graded_ks,
     _rounding_steps,
     estimate_difference,
     gradient_difference,
+    same_bits,
     sweep_difference,
 )
 from ch11_autograder.protocol import Record, roundtrip
@@ -49,7 +51,7 @@ from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
 from ch11_solutions import ex2_finite_difference as ref
 from hypothesis import strategies as st
 from nbgrader.preprocessors import ClearSolutions
-from trainable_harness import opening_objective, opening_tape, reverse_accumulate
+from trainable_harness import opening_objective, opening_objective_exact, opening_tape, reverse_accumulate
 
 NOTEBOOK = "ex2_finite_difference"
 SUITES = (GRADIENT_SUITE, ESTIMATE_SUITE, SWEEP_SUITE)
@@ -482,6 +484,56 @@ def test_a_correct_answer_written_differently_earns_full_marks():
     assert all(v.score == v.points for v in verdicts.values()), _messages(verdicts)
 
 
+#: fd_sweep with Q divided by the float32 applied step taken exactly, not by the points' distance.
+Q_OVER_H_EFF = '''
+import dataclasses
+
+_reference_sweep = fd_sweep
+
+
+def fd_sweep(x, y, ks=range(1, 25), scheme="forward", wrt="x"):
+    sweep = _reference_sweep(x, y, ks, scheme, wrt)
+    exact = exact_partial(sweep.x, sweep.y, sweep.wrt)
+    truncation, rounding = sweep.truncation_error.copy(), sweep.rounding_error.copy()
+    for i, (h, h_eff) in enumerate(zip(sweep.h, sweep.h_eff)):
+        if h_eff == 0:
+            continue
+        point = [sweep.x, sweep.y]
+        j = _VARIABLES.index(sweep.wrt)
+        upper, lower = list(point), list(point)
+        upper[j] = point[j] + h
+        if sweep.scheme == "central":
+            lower[j] = point[j] - h
+        q = (opening_objective_exact(*upper) - opening_objective_exact(*lower)) / Fraction(float(h_eff))
+        truncation[i] = float(abs(q - exact))
+        if np.isfinite(sweep.estimate[i]):
+            rounding[i] = float(abs(Fraction(float(sweep.estimate[i])) - q))
+    return dataclasses.replace(sweep, truncation_error=truncation, rounding_error=rounding)
+'''
+
+
+def _q_over_h_eff_sweep():
+    namespace = {name: getattr(ref, name) for name in ("fd_sweep", "exact_partial", "_VARIABLES")}
+    namespace.update(np=np, Fraction=Fraction, opening_objective_exact=opening_objective_exact)
+    exec(Q_OVER_H_EFF, namespace)
+    return namespace["fd_sweep"]
+
+
+def test_q_over_h_eff_and_over_the_distance_agree_where_graded():
+    # Both readings of "Q over the two points": where the suite sweeps (h <= v forward, 3h <= v
+    # central, 0.5 <= v <= 4), they give the same sweep bit for bit; at k = 0 below 1 they differ,
+    # which is why the graded range leaves that out.
+    other = _q_over_h_eff_sweep()
+    for x, y in [G, (2.0, 3.0), (np.float32(0.7), np.float32(3.3)), *_points(10, seed=3)]:
+        for scheme, wrt in SCHEMES:
+            ks = _graded_ks(x, y, scheme, wrt)
+            assert same_bits(roundtrip(ref.fd_sweep(x, y, ks, scheme, wrt)), roundtrip(other(x, y, ks, scheme, wrt)))
+    x = np.float32(0.9299478)
+    want, got = ref.fd_sweep(x, 3.0, [0], "forward", "x"), other(x, 3.0, [0], "forward", "x")
+    assert want.h_eff[0] == 1.0 and want.truncation_error[0] != got.truncation_error[0]
+    assert not _applied_step_exact(x, 3.0, 0, "forward", "x")
+
+
 #: Correct answers of each reading the docstrings allow where one might read two ways, pasted after
 #: the reference bodies like DIFFERENT: each must earn full marks.
 READINGS = {
@@ -502,6 +554,9 @@ def fd_estimate(x, y, k, scheme="forward", wrt="x"):
         return (opening_objective(*upper) - opening_objective(*lower)) / (upper[i] - lower[i])
 ''',
     },
+    # fd_sweep: Q "over the points' exact distance", which is h_eff wherever graded: dividing by
+    # Fraction(h_eff) is the other reading (see test_q_over_h_eff_and_over_the_distance_agree_where_graded).
+    "Q divided by Fraction(h_eff)": {"ex2_fd_sweep": Q_OVER_H_EFF},
     "nan with the sign bit set": {
         "ex2_fd_estimate": '''
 _reference_estimate = fd_estimate
