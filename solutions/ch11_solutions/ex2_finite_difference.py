@@ -233,6 +233,14 @@ def exact_gradient(x: float, y: float) -> np.ndarray:
     example the chapter's reverse sweep) is close enough: graders accept a
     relative difference of ``2**-44``.
 
+    The contract covers the inputs where both components are within the
+    float64 range (magnitude below about ``1.8e308``); graders call nowhere
+    else. Beyond it, for example at ``(1e308, 1e308)`` where ``dL/dx`` is
+    about ``2e1232``, nothing is promised: this reference raises
+    ``OverflowError`` there (Python's ``float`` of a ``Fraction`` too large
+    for float64), rounding to ``inf`` as IEEE arithmetic does is as good,
+    and a float64 computation may give ``inf`` or ``nan``.
+
     Returns:
         a float64 array of shape ``(2,)``.
 

@@ -86,7 +86,8 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_PARTIAL, "raises", "x not finite", (_GR,), argument="x", raises="ValueError"),
     Clause(_PARTIAL, "raises", "y not finite", (_GR,), argument="y", raises="ValueError"),
     Clause(_PARTIAL, "purity", "no dependence on earlier calls (seen through exact_gradient)", (_GI,)),
-    Clause(_GRADIENT, "behaviour", "(dL/dx, dL/dy) at the exact inputs; [144, 132] at (2, 3)", (_GV, _GM)),
+    Clause(_GRADIENT, "behaviour", "(dL/dx, dL/dy) at the exact inputs; [144, 132] at (2, 3); graded only where both "
+           "are within the float64 range (beyond it: OverflowError or inf, nothing promised)", (_GV, _GM)),
     Clause(_GRADIENT, "accepts", "x: Python or numpy floats and ints, used exactly", (_GM, _GR), argument="x"),
     Clause(_GRADIENT, "accepts", "y: Python or numpy floats and ints, used exactly", (_GM, _GR), argument="y"),
     Clause(_GRADIENT, "tolerance", "each component within a relative 2**-44 of the exact value", (_GV, _GM)),

@@ -203,7 +203,11 @@ def cells() -> list:
             reverse sweep in float64 (`reverse_accumulate(opening_tape(x, y))`, after the input
             checks) passes, while a sweep in float32 (relative error near $2^{{-24}}$) does not. The
             grader calls it at points with $0.25 \le x, y \le 8$, float32 values and others, Python
-            and numpy floats and ints, several times in a row, and with bad arguments.
+            and numpy floats and ints, several times in a row, and with bad arguments, and once at
+            $(10^{{39}}, 2)$, a finite real beyond float32. It never calls where a component of the
+            gradient is beyond the float64 range, such as $(10^{{308}}, 10^{{308}})$: the contract
+            promises nothing there (raising `OverflowError`, as `float` of a huge `Fraction` does,
+            and returning `inf` are both fine).
             """,
         ),
         answer(GRADIENT_CELL, solution_from([ref.exact_partial, ref.exact_gradient])),

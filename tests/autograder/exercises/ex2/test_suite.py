@@ -22,6 +22,7 @@ import pytest
 from ch11_autograder.authoring.build import build_notebook
 from ch11_autograder.exercises import WORKER_SKIP_CELLS
 from ch11_autograder.exercises.catalogue import catalogue
+from ch11_autograder.exercises.ex2 import suite as suite_module
 from ch11_autograder.exercises.ex2.contract import GRADED_HIGH, GRADED_K_MAX, GRADED_LOW, TOLERANCE_EXPONENT
 from ch11_autograder.exercises.ex2.notebook import cells as notebook_cells
 from ch11_autograder.exercises.ex2.suite import (
@@ -512,6 +513,38 @@ def fd_sweep(x, y, ks=range(1, 25), scheme="forward", wrt="x"):
 '''
 
 
+#: exact_gradient that rounds a component beyond float64 to +-inf instead of raising OverflowError.
+GRADIENT_TO_INF = '''
+def exact_gradient(x, y):
+    parts = []
+    for wrt in ("x", "y"):
+        exact = exact_partial(x, y, wrt)
+        try:
+            parts.append(float(exact))
+        except OverflowError:
+            parts.append(math.inf if exact > 0 else -math.inf)
+    return np.array(parts, dtype=np.float64)
+'''
+
+
+def test_gradient_is_graded_only_within_float64():
+    # The two readings of "rounded once to float64" beyond its range differ (OverflowError, inf);
+    # the docstring promises neither and no input the suite sends is there.
+    namespace = {"exact_partial": ref.exact_partial, "np": np, "math": math}
+    exec(GRADIENT_TO_INF, namespace)
+    to_inf = namespace["exact_gradient"]
+    with pytest.raises(OverflowError):
+        ref.exact_gradient(1e308, 1e308)
+    assert to_inf(1e308, 1e308).tolist() == [math.inf, math.inf]
+    assert to_inf(-1e308, 1e308).tolist() == [-math.inf, math.inf]
+    sent = [(2.0, 3.0), (G[0], G[1]), (2.1, 2.9), (2, np.int64(3)), (np.float32(2.1), np.int32(3))]
+    sent += [(x, y) for x, y, _ in suite_module._GRADIENT_OK]
+    sent += [(x, y) for x in (0.25, 8.0, -8.0) for y in (0.25, 8.0, -8.0)]  # the drawn box's corners, and beyond
+    for x, y in sent:
+        want = ref.exact_gradient(x, y)
+        assert np.isfinite(want).all() and to_inf(x, y).tolist() == want.tolist(), (x, y)
+
+
 def _q_over_h_eff_sweep():
     namespace = {name: getattr(ref, name) for name in ("fd_sweep", "exact_partial", "_VARIABLES")}
     namespace.update(np=np, Fraction=Fraction, opening_objective_exact=opening_objective_exact)
@@ -557,6 +590,9 @@ def fd_estimate(x, y, k, scheme="forward", wrt="x"):
     # fd_sweep: Q "over the points' exact distance", which is h_eff wherever graded: dividing by
     # Fraction(h_eff) is the other reading (see test_q_over_h_eff_and_over_the_distance_agree_where_graded).
     "Q divided by Fraction(h_eff)": {"ex2_fd_sweep": Q_OVER_H_EFF},
+    # exact_gradient beyond the float64 range: nothing promised; the reference raises OverflowError,
+    # this answer rounds to inf as IEEE arithmetic does (test_gradient_is_graded_only_within_float64).
+    "gradient rounded to inf beyond float64": {"ex2_exact_gradient": GRADIENT_TO_INF},
     "nan with the sign bit set": {
         "ex2_fd_estimate": '''
 _reference_estimate = fd_estimate
