@@ -1,4 +1,4 @@
-"""Single-site mutants of the answer cells, made with mutmut's own operators.
+"""Single-site mutants of the answer cells, made with mutmut's operators and the ones it lacks.
 
 What a student writes is mutated: the solution regions (``### BEGIN SOLUTION`` ..
 ``### END SOLUTION``) of the source notebooks' answer cells, plus the signature of each
@@ -9,7 +9,8 @@ graded by hand.
 The operators are mutmut's (``mutmut.mutation.mutators.mutation_operators``) and so is the
 choice of nodes (``mutmut.mutation.file_mutation.MutationVisitor``: no annotations, no
 docstrings, no ``len``/``isinstance`` calls, only simple default values); the
-``covered_lines`` argument of that visitor restricts it to the lines above. Each operator
+``covered_lines`` argument of that visitor restricts it to the lines above. Then the
+operators mutmut lacks (:mod:`mutation.operators`) run on the same lines. Each operator
 runs on its own so that every mutant knows the operator that made it.
 
 A mutant's id is ``function/operator/hash``: the qualified name of the innermost enclosing
