@@ -1,4 +1,4 @@
-"""Single-site mutants of the answer cells, made with mutmut's own operators.
+"""Single-site mutants of the answer cells, made with mutmut's operators and the ones it lacks.
 
 What a student writes is mutated: the solution regions (``### BEGIN SOLUTION`` ..
 ``### END SOLUTION``) of the source notebooks' answer cells, plus the signature of each
@@ -9,7 +9,8 @@ graded by hand.
 The operators are mutmut's (``mutmut.mutation.mutators.mutation_operators``) and so is the
 choice of nodes (``mutmut.mutation.file_mutation.MutationVisitor``: no annotations, no
 docstrings, no ``len``/``isinstance`` calls, only simple default values); the
-``covered_lines`` argument of that visitor restricts it to the lines above. Each operator
+``covered_lines`` argument of that visitor restricts it to the lines above. Then the
+operators mutmut lacks (:mod:`mutation.operators`) run on the same lines. Each operator
 runs on its own so that every mutant knows the operator that made it.
 
 A mutant's id is ``function/operator/hash``: the qualified name of the innermost enclosing
@@ -24,7 +25,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -34,7 +35,23 @@ from mutmut.mutation.file_mutation import MutationVisitor, deep_replace
 from mutmut.mutation.mutators import mutation_operators
 from mutmut.mutation.pragma_handling import IgnoredCode
 
-__all__ = ["AnswerCell", "Mutant", "answer_cells", "mutants_of_cell", "mutants_of_exercise"]
+from .operators import OPERATORS, choice_groups, mutations
+
+__all__ = [
+    "OPERATOR_NAMES",
+    "AnswerCell",
+    "Mutant",
+    "answer_cells",
+    "mutants_of_cell",
+    "mutants_of_exercise",
+    "notebook_code",
+]
+
+#: Every operator's name as mutant ids and the results spell it: mutmut's (without ``operator_``), then ours.
+OPERATOR_NAMES = (
+    *(operator.__name__.removeprefix("operator_") for _, operator in mutation_operators),
+    *OPERATORS,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "source" / "ch11"
@@ -88,12 +105,23 @@ class Mutant:
         return data
 
 
+def _notebook(exercise: str) -> dict:
+    from ch11_autograder.exercises import exercise as lookup
+
+    return json.loads((SOURCE / f"{lookup(exercise).notebook}.ipynb").read_text())
+
+
+def notebook_code(exercise: str) -> list[str]:
+    """The source of every code cell of ``exercise``'s source notebook (where its choice types are declared)."""
+    return ["".join(c["source"]) for c in _notebook(exercise)["cells"] if c["cell_type"] == "code"]
+
+
 def answer_cells(exercise: str) -> list[AnswerCell]:
     """The answer code cells of ``exercise``'s source notebook, in notebook order, figures excluded."""
     from ch11_autograder.exercises import exercise as lookup
 
     entry = lookup(exercise)
-    notebook = json.loads((SOURCE / f"{entry.notebook}.ipynb").read_text())
+    notebook = _notebook(exercise)
     cells = []
     for cell in notebook["cells"]:
         meta = cell["metadata"].get("nbgrader", {})
@@ -167,12 +195,8 @@ def _one_line_diff(before: str, after: str) -> str:
     return f"{' | '.join(removed)}  ->  {' | '.join(added) if added else '(removed)'}"
 
 
-def mutants_of_cell(exercise: str, cell: AnswerCell) -> Iterator[Mutant]:
-    """Every mutant mutmut's operators make on ``cell``'s mutable lines, in source order per operator.
-
-    A mutant whose source does not compile (none is known; libcst keeps syntax) is skipped.
-    """
-    seen: dict[str, int] = {}
+def _mutmut(cell: AnswerCell) -> Iterator[tuple[str, int, str]]:
+    """(operator, line, mutated source) for every mutation mutmut's operators make on ``cell``'s mutable lines."""
     for node_type, operator in mutation_operators:
         wrapper = MetadataWrapper(cst.parse_module(cell.code))
         visitor = MutationVisitor(
@@ -180,29 +204,52 @@ def mutants_of_cell(exercise: str, cell: AnswerCell) -> Iterator[Mutant]:
         )
         module = wrapper.visit(visitor)
         positions = wrapper.resolve(PositionProvider)
-        functions = _Functions()
-        wrapper.visit(functions)
         name = operator.__name__.removeprefix("operator_")
         for mutation in visitor.mutations:
             mutated = deep_replace(module, mutation.original_node, mutation.mutated_node)
             assert isinstance(mutated, cst.Module)
-            source = mutated.code
-            if source == cell.code:
-                continue
-            try:
-                compile(source, cell.grade_id, "exec")
-            except SyntaxError:
-                continue
-            line = positions[mutation.original_node].start.line
-            function = _enclosing(functions.spans, line)
-            diff = _one_line_diff(cell.code, source)
-            digest = hashlib.sha256(diff.encode()).hexdigest()[:8]
-            base = f"{function}/{name}/{digest}"
-            seen[base] = seen.get(base, 0) + 1
-            mutant_id = base if seen[base] == 1 else f"{base}~{seen[base]}"
-            yield Mutant(mutant_id, exercise, cell.grade_id, function, name, line, diff, source)
+            yield name, positions[mutation.original_node].start.line, mutated.code
 
 
-def mutants_of_exercise(exercise: str) -> list[Mutant]:
-    """Every mutant of every answer cell of ``exercise``, in notebook order."""
-    return [m for cell in answer_cells(exercise) for m in mutants_of_cell(exercise, cell)]
+def _own(cell: AnswerCell, choices: tuple[tuple[str, ...], ...]) -> Iterator[tuple[str, int, str]]:
+    """The same for the operators of :mod:`mutation.operators`."""
+    for name in OPERATORS:
+        for mutation in mutations(cell.code, name, cell.mutable_lines, choices):
+            yield name, mutation.line, mutation.source
+
+
+def mutants_of_cell(
+    exercise: str, cell: AnswerCell, choices: tuple[tuple[str, ...], ...] = (), operators: Collection[str] = ()
+) -> Iterator[Mutant]:
+    """Every mutant the operators make on ``cell``'s mutable lines: mutmut's, then ours, in source order per operator.
+
+    ``choices`` are the notebook's groups of interchangeable literals (``swap_literal``);
+    ``operators`` restricts the operators by name (empty: all). A mutant whose source does not
+    compile (none is known; libcst keeps syntax) is skipped.
+    """
+    wrapper = MetadataWrapper(cst.parse_module(cell.code))
+    functions = _Functions()
+    wrapper.visit(functions)
+    seen: dict[str, int] = {}
+    wanted = set(operators or OPERATOR_NAMES)
+    mutmut = _mutmut(cell) if wanted - set(OPERATORS) else iter(())  # mutmut's pass is the slow one: skip it unasked
+    for name, line, source in (*mutmut, *_own(cell, choices)):
+        if name not in wanted or source == cell.code:
+            continue
+        try:
+            compile(source, cell.grade_id, "exec")
+        except SyntaxError:
+            continue
+        function = _enclosing(functions.spans, line)
+        diff = _one_line_diff(cell.code, source)
+        digest = hashlib.sha256(diff.encode()).hexdigest()[:8]
+        base = f"{function}/{name}/{digest}"
+        seen[base] = seen.get(base, 0) + 1
+        mutant_id = base if seen[base] == 1 else f"{base}~{seen[base]}"
+        yield Mutant(mutant_id, exercise, cell.grade_id, function, name, line, diff, source)
+
+
+def mutants_of_exercise(exercise: str, operators: Collection[str] = ()) -> list[Mutant]:
+    """Every mutant of every answer cell of ``exercise``, in notebook order (``operators``: only those, by name)."""
+    choices = choice_groups(notebook_code(exercise))
+    return [m for cell in answer_cells(exercise) for m in mutants_of_cell(exercise, cell, choices, operators)]

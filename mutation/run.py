@@ -4,6 +4,8 @@
     .venv/bin/python -m mutation.run ex3 ex5          # those exercises; the table keeps the others
     .venv/bin/python -m mutation.run ex5 --sample 10  # 10 mutants of ex5, printed, nothing written
     .venv/bin/python -m mutation.run --only ID ...    # those mutants, printed, nothing written
+    .venv/bin/python -m mutation.run ex2 --operators swap_literal unwrap_call
+                                                      # those operators' mutants; the others' results kept
     .venv/bin/python -m mutation.run --reclassify     # after editing equivalent.toml: no grading
 
 ``make mutation`` runs the first. For each selected exercise the unmutated submission is
@@ -45,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .grading import Graded, Pool, submission
-from .mutants import Mutant, mutants_of_exercise
+from .mutants import OPERATOR_NAMES, Mutant, mutants_of_exercise
 
 REPO = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
@@ -127,15 +129,23 @@ def classify(graded: Graded, mutant: Mutant, equivalents: dict[str, Equivalent])
     return outcome
 
 
-def select(exercises: Sequence[str], sample: int | None, only: Sequence[str]) -> list[Mutant]:
+def operator_of(mutant_id: str) -> str:
+    """The operator named in a mutant id (``function/operator/hash``)."""
+    return mutant_id.split("/")[1]
+
+
+def select(exercises: Sequence[str], sample: int | None, only: Sequence[str], operators: Sequence[str] = ()
+           ) -> list[Mutant]:
     """The mutants to grade: all of ``exercises``, or a deterministic sample of each, or the ids ``only``.
+
+    ``operators`` restricts each choice to the mutants of those operators (empty: every operator).
 
     Raises:
         SystemExit: an id of ``only`` is not a mutant of ``exercises``.
     """
     chosen: list[Mutant] = []
     for exercise in exercises:
-        mutants = mutants_of_exercise(exercise)
+        mutants = mutants_of_exercise(exercise, operators)
         if only:
             mutants = [m for m in mutants if m.id in only]
         elif sample is not None:
@@ -211,14 +221,15 @@ def score(c: dict[str, int]) -> str:
     return f"{100 * c['killed'] / denominator:.1f}%" if denominator else "n/a"
 
 
-def stale_equivalents(outcomes: Sequence[Outcome], equivalents: dict[str, Equivalent], full: Sequence[str]
-                      ) -> list[str]:
-    """Listed equivalents that were killed, or that a full run of their exercise no longer generates."""
+def stale_equivalents(outcomes: Sequence[Outcome], equivalents: dict[str, Equivalent], full: Sequence[str],
+                      operators: Sequence[str] = ()) -> list[str]:
+    """Listed equivalents that were killed, or that a full run of their exercise (and operators) no longer generates."""
     problems = [f"{o.mutant.exercise} {o.mutant.id}: listed as equivalent but killed ({o.lost or 'wall limit'})"
                 for o in outcomes if o.status == "killed" and o.mutant.id in equivalents]
     generated = {o.mutant.id for o in outcomes}
     problems += [f"{e.exercise} {e.id}: listed as equivalent but no longer generated"
-                 for e in equivalents.values() if e.exercise in full and e.id not in generated]
+                 for e in equivalents.values()
+                 if e.exercise in full and e.id not in generated and (not operators or operator_of(e.id) in operators)]
     return problems
 
 
@@ -231,17 +242,26 @@ def _commit() -> str:
 
 
 def write_results(outcomes: Sequence[Outcome], exercises: Sequence[str], seconds: float, jobs: int,
-                  wall_seconds: float) -> None:
-    """Rewrite results/<exercise>.json of ``exercises`` and summary.json, then the tables of docs/mutation.md."""
+                  wall_seconds: float, operators: Sequence[str] = ()) -> None:
+    """Rewrite results/<exercise>.json of ``exercises`` and summary.json, then the tables of docs/mutation.md.
+
+    With ``operators``, only those operators' records are replaced; the committed records of the
+    others are kept as they are.
+    """
     RESULTS.mkdir(exist_ok=True)
     for exercise in exercises:
         records = [o.record() for o in outcomes if o.mutant.exercise == exercise]
+        path = RESULTS / f"{exercise}.json"
+        if operators and path.exists():
+            kept = [r for r in json.loads(path.read_text())["mutants"] if r["operator"] not in operators]
+            records = kept + records
         data = {"exercise": exercise, "counts": counts(records), "mutants": records}
         (RESULTS / f"{exercise}.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     summary_path = RESULTS / "summary.json"
     summary = json.loads(summary_path.read_text()) if summary_path.exists() else {"runs": {}}
-    summary["library"] = f"mutmut {importlib.metadata.version('mutmut')}"
-    summary["runs"][" ".join(exercises)] = {
+    summary["library"] = f"mutmut {importlib.metadata.version('mutmut')} and mutation/operators.py"
+    selected = " ".join(exercises) + (" --operators " + " ".join(operators) if operators else "")
+    summary["runs"][selected] = {
         "commit": _commit(),
         "seconds": round(seconds),
         "jobs": jobs,
@@ -249,7 +269,7 @@ def write_results(outcomes: Sequence[Outcome], exercises: Sequence[str], seconds
         "cpus": os.cpu_count(),
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         "python": platform.python_version(),
-        "command": ".venv/bin/python -m mutation.run " + " ".join(exercises),
+        "command": ".venv/bin/python -m mutation.run " + selected,
     }
     summary_path.write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     reclassify()
@@ -334,6 +354,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--wall", type=float, default=600.0, help="wall seconds per mutant (default 600)")
     parser.add_argument("--sample", type=int, help="grade this many mutants per exercise; write nothing")
     parser.add_argument("--only", nargs="+", default=[], metavar="ID", help="grade these mutants; write nothing")
+    parser.add_argument("--operators", nargs="+", default=[], metavar="NAME", choices=OPERATOR_NAMES,
+                        help="only these operators' mutants; a full run keeps the other operators' results")
     parser.add_argument("--reclassify", action="store_true",
                         help="grade nothing: apply equivalent.toml to the committed results, rewrite them and the docs")
     args = parser.parse_args(argv)
@@ -348,7 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unknown exercises: {sorted(unknown)}")
     full = args.sample is None and not args.only
     started = time.monotonic()
-    mutants = select(exercises, args.sample, args.only)
+    mutants = select(exercises, args.sample, args.only, args.operators)
     equivalents = read_equivalents()
     baseline, outcomes = grade(mutants, jobs=args.jobs, wall_seconds=args.wall, equivalents=equivalents)
     seconds = time.monotonic() - started
@@ -366,11 +388,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{ex}: {c['mutants']} mutants, {c['killed']} killed ({c['killed_by_time_limit']} by a time limit), "
               f"{c['equivalent']} equivalent, {c['missed']} missed, {c['error']} errors; score {score(c)}")
     print(f"{len(outcomes)} mutants graded in {seconds:.0f} s with {args.jobs} processes")
-    stale = stale_equivalents(outcomes, equivalents, exercises if full else ())
+    stale = stale_equivalents(outcomes, equivalents, exercises if full else (), args.operators)
     for problem in stale:
         print(f"STALE: {problem}")
     if full:
-        write_results(outcomes, exercises, seconds, args.jobs, args.wall)
+        write_results(outcomes, exercises, seconds, args.jobs, args.wall, args.operators)
     return 1 if stale or any(o.status == "error" for o in outcomes) else 0
 
 

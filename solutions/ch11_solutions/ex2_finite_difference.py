@@ -166,7 +166,11 @@ def fd_estimate(x: float, y: float, k: int, scheme: Scheme = "forward", wrt: Var
         an ``np.float32`` scalar. It is ``nan`` when the applied step is zero
         (the perturbed input rounds back onto the other evaluation point, e.g.
         ``x = 2``, ``k = 23``); it may be ``inf`` or ``nan`` when ``L``
-        overflows float32. No warning is emitted in either case.
+        overflows float32. No warning is emitted in either case. Graders
+        compare the bits of every result that is not a NaN; where the contract
+        gives ``nan``, any NaN passes, whatever its sign and payload bits
+        (``np.float32(np.nan)`` is ``0x7fc00000``, a float32 ``0/0`` on x86
+        is ``0xffc00000``: both are right).
 
     Raises:
         TypeError: ``k`` is not an integer (bools refused), or ``x``/``y`` is
@@ -229,6 +233,14 @@ def exact_gradient(x: float, y: float) -> np.ndarray:
     example the chapter's reverse sweep) is close enough: graders accept a
     relative difference of ``2**-44``.
 
+    The contract covers the inputs where both components are within the
+    float64 range (magnitude below about ``1.8e308``); graders call nowhere
+    else. Beyond it, for example at ``(1e308, 1e308)`` where ``dL/dx`` is
+    about ``2e1232``, nothing is promised: this reference raises
+    ``OverflowError`` there (Python's ``float`` of a ``Fraction`` too large
+    for float64), rounding to ``inf`` as IEEE arithmetic does is as good,
+    and a float64 computation may give ``inf`` or ``nan``.
+
     Returns:
         a float64 array of shape ``(2,)``.
 
@@ -275,6 +287,9 @@ class FDSweep:
         truncation_error: float64 ``|Q - exact|``, where ``Q`` is the
             difference quotient over the same two float32 evaluation points,
             computed in exact rational arithmetic: the error of the formula.
+            ``Q`` divides by the exact distance of the two points, which is
+            ``h_eff`` wherever the applied step is exact (graded sweeps stay
+            there; see :func:`fd_sweep`).
         rounding_error: float64 ``|estimate - Q|``: what binary32 evaluation
             (rounded ``L`` values, their cancelling subtraction, the division)
             added.
@@ -338,6 +353,14 @@ def fd_sweep(
     arithmetic on the float32 values, via
     :func:`trainable_harness.opening_objective_exact`; only the final errors
     are rounded to float64.
+
+    The exact quotient ``Q`` divides by the distance of the two evaluation
+    points, taken exactly. For ``0 < h <= v`` (forward) and ``0 < 3h <= v``
+    (central), ``v`` the perturbed input, that distance is the float32
+    ``h_eff`` (Sterbenz), so dividing by ``Fraction(float(h_eff))`` is the
+    same; graders sweep only where the two agree. Elsewhere they can differ:
+    at ``x = np.float32(0.9299478)``, ``k = 0`` forward, ``h_eff`` is
+    ``1.0`` and the distance ``1 + 2**-24``; this reference uses the distance.
 
     Args:
         x, y: the point, as for :func:`fd_estimate`.

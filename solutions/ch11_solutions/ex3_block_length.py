@@ -119,7 +119,13 @@ def best_block_length(depth: int) -> BlockChoice:
     replay_evaluations=964, sqrt_depth=31.62...)``.
 
     The result depends on ``depth`` alone: the same depth gives the same
-    record whatever was computed before (no state kept between calls).
+    record whatever was computed before. A cache is fine; results that
+    depend on earlier calls are not: ``best_block_length(16.0)`` raises
+    ``TypeError`` even after ``best_block_length(16)`` or
+    ``best_block_length(np.int64(16))``, though ``16.0 == 16``. (A dict of
+    answers keyed on the argument belongs after the input checks;
+    ``functools.lru_cache`` needs ``typed=True``, or it answers ``16.0``
+    from an earlier ``np.int64(16)``.)
 
     Args:
         depth: chain depth ``L``, an integer ``>= 1``. numpy integers are

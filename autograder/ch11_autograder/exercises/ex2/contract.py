@@ -88,7 +88,8 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_PARTIAL, "raises", "x not finite", (_GR,), argument="x", raises="ValueError"),
     Clause(_PARTIAL, "raises", "y not finite", (_GR,), argument="y", raises="ValueError"),
     Clause(_PARTIAL, "purity", "no dependence on earlier calls (seen through exact_gradient)", (_GI,)),
-    Clause(_GRADIENT, "behaviour", "(dL/dx, dL/dy) at the exact inputs; [144, 132] at (2, 3)", (_GV, _GM)),
+    Clause(_GRADIENT, "behaviour", "(dL/dx, dL/dy) at the exact inputs; [144, 132] at (2, 3); graded only where both "
+           "are within the float64 range (beyond it: OverflowError or inf, nothing promised)", (_GV, _GM)),
     Clause(_GRADIENT, "accepts", "x: Python or numpy floats and ints, used exactly", (_GM, _GR), argument="x"),
     Clause(_GRADIENT, "accepts", "y: Python or numpy floats and ints, used exactly", (_GM, _GR), argument="y"),
     Clause(_GRADIENT, "tolerance", "each component within a relative 2**-44 of the exact value", (_GV, _GM)),
@@ -101,7 +102,8 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_ESTIMATE, "behaviour", "x, y rounded to float32 first", (_ER,)),
     Clause(_ESTIMATE, "behaviour", "h = float32 2**-k, xp = fl(v+h), xm = fl(v-h), h_eff = fl(up-low)", (_EV, _EF)),
     Clause(_ESTIMATE, "behaviour", "forward and central quotients, in x or y, divided by h_eff", (_EV, _EF)),
-    Clause(_ESTIMATE, "tolerance", "exact binary32 bits, one float32 operation at a time", (_EV, _EF, _ER)),
+    Clause(_ESTIMATE, "tolerance", "exact binary32 bits, one float32 operation at a time; any NaN where it is nan",
+           (_EV, _EF, _ER)),
     # estimate_bits_at_rounded_inputs draws Python and numpy floats (float32 and float64) and ints;
     # estimate_rejects_bad_arguments sends bad values only, so it does not check what is accepted.
     Clause(_ESTIMATE, "accepts", "x: Python/numpy float or int, to float32", (_ER,), argument="x"),
@@ -111,7 +113,8 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_ESTIMATE, "accepts", "wrt: 'x' or 'y', by position or keyword", (_EF, _ED), argument="wrt"),
     Clause(_ESTIMATE, "default", "scheme = 'forward'", (_ED,), argument="scheme"),
     Clause(_ESTIMATE, "default", "wrt = 'x'", (_ED,), argument="wrt"),
-    Clause(_ESTIMATE, "returns", "np.float32 for every input type; nan where h_eff is 0", (_EV, _EF, _ER)),
+    Clause(_ESTIMATE, "returns", "np.float32 for every input type; nan (any NaN bits) where h_eff is 0",
+           (_EV, _EF, _ER)),
     Clause(_ESTIMATE, "returns", "inf, -inf or nan where L overflows float32, as the float32 operations give", (_EO,)),
     Clause(_ESTIMATE, "behaviour", "no warning emitted, where h_eff is 0 or L overflows too", (_EW,)),
     Clause(_ESTIMATE, "raises", "k not an integer, bools refused", (_EX,), argument="k", raises="TypeError"),
@@ -124,7 +127,9 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_ESTIMATE, "raises", "bad wrt", (_EX,), argument="wrt", raises="ValueError"),
     Clause(_ESTIMATE, "purity", "same arguments, same bits, whatever came before", (_EI,)),
     Clause(_SWEEP, "behaviour", "per k, order and repeats kept: steps, fd_estimate's values", (_SV, _SF, _SG)),
-    Clause(_SWEEP, "behaviour", "total, truncation, rounding errors vs exact Q and dL; nan, no step", (_SV, _SF, _SG)),
+    Clause(_SWEEP, "behaviour", "total, truncation, rounding errors vs exact Q and dL; nan, no step; Q over the "
+           "points' exact distance, which is h_eff wherever graded (h <= v forward, 3h <= v central)",
+           (_SV, _SF, _SG)),
     Clause(_SWEEP, "tolerance", "errors within 2**-44 of their scale; exact within 2**-44 relative", (_SV, _SF, _SG)),
     Clause(_SWEEP, "behaviour", "total and rounding errors inf where the estimate is +-inf, nan where nan", (_SO,)),
     Clause(_SWEEP, "tie-break", "best_k: ties to the smallest k, never nan, None if all nan", (_ST, _SV, _SO)),

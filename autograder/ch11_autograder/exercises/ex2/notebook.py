@@ -203,7 +203,11 @@ def cells() -> list:
             reverse sweep in float64 (`reverse_accumulate(opening_tape(x, y))`, after the input
             checks) passes, while a sweep in float32 (relative error near $2^{{-24}}$) does not. The
             grader calls it at points with $0.25 \le x, y \le 8$, float32 values and others, Python
-            and numpy floats and ints, several times in a row, and with bad arguments.
+            and numpy floats and ints, several times in a row, and with bad arguments, and once at
+            $(10^{{39}}, 2)$, a finite real beyond float32. It never calls where a component of the
+            gradient is beyond the float64 range, such as $(10^{{308}}, 10^{{308}})$: the contract
+            promises nothing there (raising `OverflowError`, as `float` of a huge `Fraction` does,
+            and returning `inf` are both fine).
             """,
         ),
         answer(GRADIENT_CELL, solution_from([ref.exact_partial, ref.exact_gradient])),
@@ -228,7 +232,9 @@ def cells() -> list:
             Implement the estimate exactly as the docstring orders the operations: the grader
             compares the **bits** of your float32 result with the contract's, so the order is not
             a matter of taste, and the harness fixes the order inside $L$. Return an
-            `np.float32` scalar, `nan` where the applied step is zero.
+            `np.float32` scalar, `nan` where the applied step is zero. Where the contract gives
+            `nan`, any NaN passes: its sign and payload bits are not compared
+            (`np.float32(np.nan)` and a float32 `0/0` are both right).
 
             The grader calls it at float32 points with ${GRADED_LOW:g} \le x, y \le {GRADED_HIGH:g}$
             (and at points such as 2.1 that are rounded first, numpy values and ints), with
@@ -269,9 +275,11 @@ def cells() -> list:
             ## Task 3 · The sweep, split into truncation and rounding
 
             For each $k$, let $Q$ be the difference quotient over the **same two float32 evaluation
-            points** your estimate used, computed exactly (`opening_objective_exact` evaluates $L$
-            in rational arithmetic on the float32 values, and the distance of the two points is
-            exact). Then
+            points** your estimate used, computed exactly: `opening_objective_exact` evaluates $L$
+            in rational arithmetic on the float32 values, and $Q$ divides their difference by the
+            distance of the two points, taken exactly too. Wherever the grader sweeps, that distance
+            is the float32 `h_eff` itself, so dividing by `Fraction(float(h_eff))` gives the same $Q$.
+            Then
 
             * truncation error $= |Q - \partial L|$: the error of the formula;
             * rounding error $= |\text{{estimate}} - Q|$: what binary32 evaluation added;
@@ -281,16 +289,18 @@ def cells() -> list:
             `nan`. Fill in an `FDSweep` with the dtypes its docstring states.
 
             **How the grader compares.** `x, y, scheme, wrt, ks, h, h_eff, estimate` and `best_k`
-            must match exactly (bits, dtypes, `nan` where the step vanished). The three errors and
+            must match exactly (bits, dtypes; any NaN where the contract has `nan`). The three errors and
             `exact` may come from float64 arithmetic instead of fractions: each may differ from the
             exact value rounded once by at most $2^{{-{TOLERANCE_EXPONENT}}}\,(\max|L|/h_\text{{eff}} + |\partial L|)$,
             with $\max|L|$ over the two evaluation points (and `exact` by a relative $2^{{-{TOLERANCE_EXPONENT}}}$).
             That is over a hundred times what float64 evaluation of $Q$ can be off by, and about a
             million times less than a quotient evaluated in float32 is off by: float32 cannot see
-            the truncation error under its own rounding. Points and steps are as in Task 2, with
-            $3h \le$ the perturbed input for the central scheme, where its applied step is exact,
-            and at the overflowing points of Task 2, where an estimate of `inf` or `-inf` has total
-            and rounding errors `inf`. `ks` comes as a list, a tuple, a range, a generator (read it
+            the truncation error under its own rounding. Points and steps are as in Task 2, but only
+            where the applied step is exact, so that `h_eff` is the distance of the two points: with
+            $h \le$ the perturbed input for the forward scheme and $3h \le$ it for the central one
+            (no $k = 0$ below 1: at $x$ = `np.float32(0.9299478)`, $k = 0$, forward, `h_eff` is 1.0
+            while the points are $1 + 2^{{-24}}$ apart), and at the overflowing points of Task 2,
+            where an estimate of `inf` or `-inf` has total and rounding errors `inf`. `ks` comes as a list, a tuple, a range, a generator (read it
             once) or a numpy array, or is left out with the other defaults.
             """,
         ),

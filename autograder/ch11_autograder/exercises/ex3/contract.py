@@ -40,7 +40,9 @@ CONTRACT: tuple[Clause, ...] = (
            (_B + "visible_examples", _B + "replay_count", _B + "small_depths")),
     Clause("best_block_length", "tie-break", "the smallest k among those with the minimum peak",
            (_B + "visible_examples", _B + "smallest_tied_k", _B + "small_depths")),
-    Clause("best_block_length", "purity", "depends on depth alone, no state kept between calls",
+    Clause("best_block_length", "purity",
+           "depends on depth alone: a cache is fine, results that depend on earlier calls are not (a float after "
+           "the int of its value still raises)",
            (_B + "repeated_calls",)),
     # small_depths draws 1..40, minimum_peak 4..20 000 with 16, 64, 1000, 4096 and 20 000 first,
     # numpy_depths int64 and int32 depths.

@@ -97,7 +97,9 @@ def cells() -> list:
 
             Check the edges too: $k = 1$ (store everything) and $k = L$ (one block) are allowed
             block lengths, and $L = 1$ is an allowed depth. Reject what the docstring says to reject,
-            with the exception it names.
+            with the exception it names. You may cache results, as long as no answer depends on the
+            calls made before: the grader asks for depths in many orders, and for `16.0` after `16` and
+            `np.int64(16)`.
 
             The grader calls your function with depths from 1 to {_MAX_DEPTH_TEXT}, each call
             under a time limit of a few seconds. A plain scan over every $k$ from 1 to $L$ is fast

@@ -43,6 +43,7 @@ input, can be recognised by exact equality of their output.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import inspect
 import math
 from collections.abc import Callable, Sequence
@@ -528,6 +529,49 @@ def repeated_calls(student: Student, depths: list[int]) -> None:
             raise Mismatch({"depth": depth}, first[depth], got, note)
         first.setdefault(depth, got)
         made.append(depth)
+
+
+#: Depths no other property asks for by name, so a cache has not met them yet when
+#: _check_equal_values_apart asks for each as a float first.
+_UNMET_DEPTHS = (9973, 15013)
+#: The forms of a depth's value the contract refuses (TypeError) but a value-keyed cache confuses with the int:
+#: ``16.0 == 16`` and ``hash(16.0) == hash(16)``, the same for numpy floats.
+_SAME_VALUE_FORMS: tuple[Callable[[int], Any], ...] = (float, np.float32)
+
+
+def _check_equal_values_apart(student: Student) -> None:
+    """A float of a depth's value answers alike before and after the int was asked (the docstring's cache clause).
+
+    A cache is fine; one keyed on the value alone answers ``16.0`` from the entry ``16`` or
+    ``np.int64(16)`` left, where asked first it raised: a dict keyed on the argument before the
+    input checks, or ``functools.lru_cache`` without ``typed=True`` (called positionally it keys a
+    Python int by itself, but ``np.int64(16)`` and ``16.0`` by equal tuples). Judged against the
+    student's own first answer, so a function that accepts floats throughout fails only the Raises
+    property.
+    """
+    for depth in _UNMET_DEPTHS:
+        for form in _SAME_VALUE_FORMS:
+            other = form(depth)
+            before = _raised(student, "best_block_length", other)
+            student.call("best_block_length", depth)
+            student.call("best_block_length", np.int64(depth))
+            after = _raised(student, "best_block_length", other)
+            if before[0] != after[0] or not (before[0] or same_output(before[1], after[1])):
+                shown = [f"raised {raised}" if raised else value for raised, value in (before, after)]
+                note = (
+                    f"best_block_length({other!r}) gave another outcome after best_block_length({depth}) and "
+                    f"best_block_length(np.int64({depth})) than before them: the result must depend on the depth "
+                    f"alone (a cache must keep {type(other).__name__} {other!r} and the integer {depth} apart)."
+                )
+                raise Mismatch({"calls": [other, depth, np.int64(depth), other]}, shown[0], shown[1], note)
+
+
+def _check_repeated_calls(student: Student, drawn: Property = repeated_calls) -> None:
+    drawn.check(student)
+    _check_equal_values_apart(student)
+
+
+repeated_calls = dataclasses.replace(repeated_calls, check=_check_repeated_calls)
 
 
 BEST_SUITE = register(

@@ -22,6 +22,7 @@ import pytest
 from ch11_autograder.authoring.build import build_notebook
 from ch11_autograder.exercises import WORKER_SKIP_CELLS
 from ch11_autograder.exercises.catalogue import catalogue
+from ch11_autograder.exercises.ex2 import suite as suite_module
 from ch11_autograder.exercises.ex2.contract import GRADED_HIGH, GRADED_K_MAX, GRADED_LOW, TOLERANCE_EXPONENT
 from ch11_autograder.exercises.ex2.notebook import cells as notebook_cells
 from ch11_autograder.exercises.ex2.suite import (
@@ -30,12 +31,14 @@ from ch11_autograder.exercises.ex2.suite import (
     STATEFUL,
     SWEEP_SUITE,
     TOL,
+    _applied_step_exact,
     _error_scales,
     _first,
     _graded_ks,
     _rounding_steps,
     estimate_difference,
     gradient_difference,
+    same_bits,
     sweep_difference,
 )
 from ch11_autograder.protocol import Record, roundtrip
@@ -49,7 +52,7 @@ from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
 from ch11_solutions import ex2_finite_difference as ref
 from hypothesis import strategies as st
 from nbgrader.preprocessors import ClearSolutions
-from trainable_harness import opening_objective, opening_tape, reverse_accumulate
+from trainable_harness import opening_objective, opening_objective_exact, opening_tape, reverse_accumulate
 
 NOTEBOOK = "ex2_finite_difference"
 SUITES = (GRADIENT_SUITE, ESTIMATE_SUITE, SWEEP_SUITE)
@@ -179,6 +182,35 @@ def test_estimate_comparison_is_bitwise_and_typed():
     assert estimate_difference(vanished, np.float32(np.nan)) == ""
     assert "nan" in estimate_difference(vanished, np.float32(0.0))
     assert "nan" in estimate_difference(want, np.float32(np.nan))
+
+
+def _nan_with_bits(bits: int) -> np.float32:
+    return np.array([bits], dtype=np.uint32).view(np.float32)[0]
+
+
+def test_any_nan_passes_where_the_contract_gives_nan():
+    # The docstring: bits are compared for every result but a NaN; where the contract gives nan,
+    # np.float32(np.nan) (0x7fc00000) and float32 0/0 on x86 (0xffc00000) are both right.
+    with np.errstate(invalid="ignore"):
+        zero_by_zero = np.float32(0) / np.float32(0)
+    assert np.isnan(zero_by_zero)
+    vanished = roundtrip(ref.fd_estimate(2.0, 3.0, 23))
+    overflowed = roundtrip(ref.fd_estimate(1.0, 1e13, 1))  # inf - inf at both points
+    assert np.isnan(vanished) and np.isnan(overflowed)
+    for bits in (0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFFFFFFF):
+        nan = _nan_with_bits(bits)
+        assert np.isnan(nan)
+        assert estimate_difference(vanished, nan) == "", hex(bits)
+        assert estimate_difference(overflowed, nan) == "", hex(bits)
+        assert estimate_difference(vanished, roundtrip(nan)) == "", hex(bits)  # as the worker sends it
+        assert "nan" in estimate_difference(roundtrip(ref.fd_estimate(*G, 12)), nan)
+    # The sweep's estimate field: a NaN of other bits where the step vanished is the same estimate.
+    want = roundtrip(ref.fd_sweep(2.0, 3.0, [22, 23], "forward", "x"))
+    sweep = ref.fd_sweep(2.0, 3.0, [22, 23], "forward", "x")
+    sweep.estimate[1] = _nan_with_bits(0xFFC00000)
+    assert sweep_difference(want, roundtrip(sweep)) == ("", "")
+    sweep.estimate[1] = np.float32(1.0)
+    assert sweep_difference(want, roundtrip(sweep))[0] == "estimate"
 
 
 def test_gradient_comparison_admits_the_float64_tape_and_refuses_float32():
@@ -485,10 +517,138 @@ def exact_gradient(x, y):
 }
 
 
+#: fd_sweep with Q divided by the float32 applied step taken exactly, not by the points' distance.
+Q_OVER_H_EFF = '''
+import dataclasses
+
+_reference_sweep = fd_sweep
+
+
+def fd_sweep(x, y, ks=range(1, 25), scheme="forward", wrt="x"):
+    sweep = _reference_sweep(x, y, ks, scheme, wrt)
+    exact = exact_partial(sweep.x, sweep.y, sweep.wrt)
+    truncation, rounding = sweep.truncation_error.copy(), sweep.rounding_error.copy()
+    for i, (h, h_eff) in enumerate(zip(sweep.h, sweep.h_eff)):
+        if h_eff == 0:
+            continue
+        point = [sweep.x, sweep.y]
+        j = _VARIABLES.index(sweep.wrt)
+        upper, lower = list(point), list(point)
+        upper[j] = point[j] + h
+        if sweep.scheme == "central":
+            lower[j] = point[j] - h
+        q = (opening_objective_exact(*upper) - opening_objective_exact(*lower)) / Fraction(float(h_eff))
+        truncation[i] = float(abs(q - exact))
+        if np.isfinite(sweep.estimate[i]):
+            rounding[i] = float(abs(Fraction(float(sweep.estimate[i])) - q))
+    return dataclasses.replace(sweep, truncation_error=truncation, rounding_error=rounding)
+'''
+
+
+#: exact_gradient that rounds a component beyond float64 to +-inf instead of raising OverflowError.
+GRADIENT_TO_INF = '''
+def exact_gradient(x, y):
+    parts = []
+    for wrt in ("x", "y"):
+        exact = exact_partial(x, y, wrt)
+        try:
+            parts.append(float(exact))
+        except OverflowError:
+            parts.append(math.inf if exact > 0 else -math.inf)
+    return np.array(parts, dtype=np.float64)
+'''
+
+
+def test_gradient_is_graded_only_within_float64():
+    # The two readings of "rounded once to float64" beyond its range differ (OverflowError, inf);
+    # the docstring promises neither and no input the suite sends is there.
+    namespace = {"exact_partial": ref.exact_partial, "np": np, "math": math}
+    exec(GRADIENT_TO_INF, namespace)
+    to_inf = namespace["exact_gradient"]
+    with pytest.raises(OverflowError):
+        ref.exact_gradient(1e308, 1e308)
+    assert to_inf(1e308, 1e308).tolist() == [math.inf, math.inf]
+    assert to_inf(-1e308, 1e308).tolist() == [-math.inf, math.inf]
+    sent = [(2.0, 3.0), (G[0], G[1]), (2.1, 2.9), (2, np.int64(3)), (np.float32(2.1), np.int32(3))]
+    sent += [(x, y) for x, y, _ in suite_module._GRADIENT_OK]
+    sent += [(x, y) for x in (0.25, 8.0, -8.0) for y in (0.25, 8.0, -8.0)]  # the drawn box's corners, and beyond
+    for x, y in sent:
+        want = ref.exact_gradient(x, y)
+        assert np.isfinite(want).all() and to_inf(x, y).tolist() == want.tolist(), (x, y)
+
+
+def _q_over_h_eff_sweep():
+    namespace = {name: getattr(ref, name) for name in ("fd_sweep", "exact_partial", "_VARIABLES")}
+    namespace.update(np=np, Fraction=Fraction, opening_objective_exact=opening_objective_exact)
+    exec(Q_OVER_H_EFF, namespace)
+    return namespace["fd_sweep"]
+
+
+def test_q_over_h_eff_and_over_the_distance_agree_where_graded():
+    # Both readings of "Q over the two points": where the suite sweeps (h <= v forward, 3h <= v
+    # central, 0.5 <= v <= 4), they give the same sweep bit for bit; at k = 0 below 1 they differ,
+    # which is why the graded range leaves that out.
+    other = _q_over_h_eff_sweep()
+    for x, y in [G, (2.0, 3.0), (np.float32(0.7), np.float32(3.3)), *_points(10, seed=3)]:
+        for scheme, wrt in SCHEMES:
+            ks = _graded_ks(x, y, scheme, wrt)
+            assert same_bits(roundtrip(ref.fd_sweep(x, y, ks, scheme, wrt)), roundtrip(other(x, y, ks, scheme, wrt)))
+    x = np.float32(0.9299478)
+    want, got = ref.fd_sweep(x, 3.0, [0], "forward", "x"), other(x, 3.0, [0], "forward", "x")
+    assert want.h_eff[0] == 1.0 and want.truncation_error[0] != got.truncation_error[0]
+    assert not _applied_step_exact(x, 3.0, 0, "forward", "x")
+
+
+#: Correct answers of each reading the docstrings allow where one might read two ways, pasted after
+#: the reference bodies like DIFFERENT: each must earn full marks.
+READINGS = {
+    # fd_estimate: "nan when the applied step is zero" with "bits compared": any NaN passes.
+    "nan from float32 0/0 (0xffc00000 on x86)": {
+        "ex2_fd_estimate": '''
+def fd_estimate(x, y, k, scheme="forward", wrt="x"):
+    k = _check_k(k)
+    scheme = _check_choice("scheme", scheme, _SCHEMES)
+    wrt = _check_choice("wrt", wrt, _VARIABLES)
+    point = [_to_float32("x", x), _to_float32("y", y)]
+    i, h = _VARIABLES.index(wrt), np.float32(2.0**-k)
+    upper, lower = list(point), list(point)
+    upper[i] = point[i] + h
+    if scheme == "central":
+        lower[i] = point[i] - h
+    with np.errstate(all="ignore"):  # no special case: where the step is 0, float32 0 / 0 gives the NaN it gives
+        return (opening_objective(*upper) - opening_objective(*lower)) / (upper[i] - lower[i])
+''',
+    },
+    # fd_sweep: Q "over the points' exact distance", which is h_eff wherever graded: dividing by
+    # Fraction(h_eff) is the other reading (see test_q_over_h_eff_and_over_the_distance_agree_where_graded).
+    "Q divided by Fraction(h_eff)": {"ex2_fd_sweep": Q_OVER_H_EFF},
+    # exact_gradient beyond the float64 range: nothing promised; the reference raises OverflowError,
+    # this answer rounds to inf as IEEE arithmetic does (test_gradient_is_graded_only_within_float64).
+    "gradient rounded to inf beyond float64": {"ex2_exact_gradient": GRADIENT_TO_INF},
+    "nan with the sign bit set": {
+        "ex2_fd_estimate": '''
+_reference_estimate = fd_estimate
+
+
+def fd_estimate(x, y, k, scheme="forward", wrt="x"):
+    estimate = _reference_estimate(x, y, k, scheme, wrt)
+    return -np.float32(np.nan) if np.isnan(estimate) else estimate
+''',
+    },
+}
+
+
 @pytest.mark.slow
 def test_a_sentinel_default_and_an_expanded_polynomial_earn_full_marks():
     verdicts = grade(_cells(SENTINEL_DEFAULT))
     assert all(v.score == v.points for v in verdicts.values()), _messages(verdicts)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("reading", READINGS, ids=list(READINGS))
+def test_a_correct_answer_of_every_reading_earns_full_marks(reading):
+    verdicts = grade(_cells(READINGS[reading]))
+    assert all(v.score == v.points for v in verdicts.values()), (reading, _messages(verdicts))
 
 
 @pytest.mark.slow

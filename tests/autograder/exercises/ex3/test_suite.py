@@ -366,10 +366,74 @@ def best_block_length(depth):
 }
 
 
+#: "The result depends on depth alone: a cache is fine, results that depend on earlier calls are
+#: not." Correct answers that cache, appended after the reference (so they wrap it): full marks.
+CACHING = {
+    "functools.lru_cache(typed=True) around the whole function": '''
+import functools
+
+_reference_best = best_block_length
+
+
+@functools.lru_cache(maxsize=None, typed=True)
+def best_block_length(depth):
+    return _reference_best(depth)
+''',
+    "a dict of records filled after the input checks": '''
+_reference_best = best_block_length
+_records = {}
+
+
+def best_block_length(depth):
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)):
+        raise TypeError(f"depth must be an integer, got {type(depth).__name__}")
+    depth = int(depth)
+    if depth not in _records:
+        _records[depth] = _reference_best(depth)
+    return _records[depth]
+''',
+}
+
+
 @pytest.mark.slow
 def test_an_integral_check_before_the_range_check_earns_full_marks():
     verdicts = grade(_cells(replace=INTEGRAL_CHECK))
     assert _scores(verdicts) == POINTS, [v.message() for v in verdicts.values()]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("answer", CACHING, ids=list(CACHING))
+def test_a_cache_that_never_changes_a_result_earns_full_marks(answer):
+    verdicts = grade(_cells(append={"ex3_best_block_length": CACHING[answer]}))
+    assert _scores(verdicts) == POINTS, [v.message() for v in verdicts.values()]
+
+
+#: Caches that change a result: each answers 9973.0 from an entry an integer 9973 left, where
+#: asked first it raised TypeError.
+CHANGING_CACHES = {
+    "a dict keyed on the argument before the input checks": (
+        "_reference_best = best_block_length\n_answers = {}\n\n\n"
+        "def best_block_length(depth):\n"
+        "    if depth not in _answers:\n"
+        "        _answers[depth] = _reference_best(depth)\n"
+        "    return _answers[depth]\n"
+    ),
+    # Called positionally it keys a Python int by itself, but np.int64(9973) and 9973.0 by equal tuples.
+    "functools.lru_cache without typed=True": (
+        "import functools\n\nbest_block_length = functools.lru_cache(maxsize=None)(best_block_length)\n"
+    ),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("answer", CHANGING_CACHES, ids=list(CHANGING_CACHES))
+def test_a_cache_that_changes_a_result_breaks_the_purity_clause(answer):
+    verdicts = grade(_cells(append={"ex3_best_block_length": CHANGING_CACHES[answer]}))
+    best = verdicts["ex3_best_block_length_tests"]
+    failed = {f.property: f for f in best.failures}
+    assert "repeated_calls" in failed, best.message()
+    assert "raised TypeError" in best.message() and "keep float" in best.message(), best.message()
+    assert best.score < POINTS["ex3_best_block_length_tests"]
 
 
 @pytest.mark.slow
