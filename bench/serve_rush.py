@@ -256,6 +256,7 @@ def _batch(label: str, template: Path, drops: list[Drop], graded: list[str], tex
             for name, text in texts[drop.profile].items():
                 (folder / name).write_text(text)
     course = fresh_copy(template, SCRATCH / label / "batch-course")
+    shutil.copyfile(SCRATCH / label / "course" / "nbgrader_config.py", course / "nbgrader_config.py")
     before = load()
     started = time.monotonic()
     report = grade_class(source, course, workers=workers, sandbox="bwrap", feedback=False, cluster=cluster or None)
@@ -294,6 +295,10 @@ def main(argv: list[str] | None = None) -> int:
             cluster, address = None, ""
             if label == "dask":
                 import distributed
+
+                # Workers grade with the course named by $CH11_WORKER_COURSE and refuse a coordinator whose release
+                # and suites differ: the service's course and the batch's share one config, so one digest.
+                os.environ["CH11_WORKER_COURSE"] = str(SCRATCH / label / "course")
 
                 cluster = distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                                                    host="127.0.0.1", scheduler_port=0, dashboard_address=None)
