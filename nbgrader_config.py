@@ -157,3 +157,11 @@ c.HTMLExporter.preprocessors = [
     "ch11_autograder.trusted.preprocessors.StripHiddenTests",
     "ch11_autograder.trusted.preprocessors.SanitizeFeedback",
 ]
+
+# Markdown as nbconvert renders it is cleaned once more, in the feedback page and in formgrader:
+# a markdown link builds <a href="javascript:..."> and an image a remote load after the raw HTML
+# was cleaned. Both templates pass every markdown cell through `markdown2html | strip_files_prefix`;
+# this filter does nbconvert's job, then cleans (trusted/rendered_markdown.py).
+c.HTMLExporter.filters = {
+    "strip_files_prefix": "ch11_autograder.trusted.rendered_markdown.strip_files_prefix_and_clean",
+}

@@ -21,11 +21,10 @@ Each page is loaded from a ``file://`` URL in Debian's Chromium (Playwright), wi
 recorded and every non-local one aborted. Asserted: the state or reason is in the page's text;
 a status page and the ``properties`` page request nothing but themselves; no dialog, no change
 of title, no ``window.__pwned``, no live handler, script or ``javascript:`` URL with the
-payload's marker, no page error and no console error naming it. On the ``full`` page, three
-gaps are expected failures (``xfail(strict=True)``: each turns into a failure when its fix
-lands, so the mark is removed then): nbgrader's template loads MathJax from its CDN; a remote
-``<img>`` of the student's markdown is requested; a markdown ``[text](javascript:...)`` link
-survives sanitizing and runs when clicked. Every other resource of that page is local.
+payload's marker, no page error and no console error naming it. On the ``full`` page, no
+MathJax is loaded from a CDN (math is MathML, ``trusted/offline_math.py``), a remote ``<img>`` of
+the student's markdown is not requested and a markdown ``[text](javascript:...)`` link is dead
+(``trusted/rendered_markdown.py``); every resource of that page is local.
 Screenshots go to ``build/serve-pages/``.
 """
 
@@ -337,30 +336,21 @@ def test_full_feedback_page_shows_the_submission_inert(full: Load) -> None:
     assert full.title == NOTEBOOK, f"the title changed to {full.title!r}"
     assert full.dialogs == []
     assert [e for e in full.errors if e.startswith("pageerror") or MARKER in e or "pwned" in e] == []
-    # Live javascript: links made from markdown are the expected failure below; nothing else may be live.
-    assert [hit for hit in full.live if hit != "A href URL"] == []
+    assert full.live == [], "no live handler, script or javascript: URL of the submission's"
 
 
-def test_full_feedback_page_template_loads_nothing_remote_but_mathjax(full: Load) -> None:
-    remote = [url for url in full.requests if not local(url) and not mathjax(url)]
-    assert [url for url in remote if urlsplit(url).hostname != TRACKER] == [], "the page's own resources are local"
+def test_full_feedback_page_loads_nothing_remote(full: Load) -> None:
+    assert [url for url in full.requests if not local(url)] == []
 
 
-@pytest.mark.xfail(strict=True, reason="nbgrader's feedback template loads MathJax from a CDN: the fix that "
-                                       "serves MathJax locally is not merged yet")
 def test_full_feedback_page_loads_mathjax_locally(full: Load) -> None:
     assert [url for url in full.requests if mathjax(url)] == []
 
 
-@pytest.mark.xfail(strict=True, reason="a remote <img src> in a student's markdown is loaded by the feedback page: "
-                                       "the fix that makes feedback HTML load nothing remote is not merged yet")
 def test_full_feedback_page_loads_no_remote_image_of_the_submission(full: Load) -> None:
     assert [url for url in full.requests if urlsplit(url).hostname == TRACKER] == []
 
 
-@pytest.mark.xfail(strict=True, reason="a markdown link [text](javascript:...) survives SanitizeFeedback "
-                                       "(trusted/feedback.py cleans the raw HTML of markdown; nbconvert's markdown "
-                                       "renderer makes the link after) and runs when clicked")
 def test_full_feedback_page_markdown_javascript_link_is_dead(chromium, pages: Pages) -> None:
     context = chromium.new_context()
     try:

@@ -22,18 +22,18 @@ from pathlib import Path
 
 from latex2mathml.converter import convert
 
-__all__ = ["TEMPLATE_BASEDIR", "render_math", "tex_to_mathml"]
+__all__ = ["MATHML_ATTRIBUTES", "MATHML_ELEMENTS", "TEMPLATE_BASEDIR", "render_math", "tex_to_mathml"]
 
 #: Template base directory whose ``feedback/mathjax.html.j2`` replaces nbconvert's CDN loader.
 TEMPLATE_BASEDIR = Path(__file__).resolve().parent / "templates"
 
 _MATHML_NS = "{http://www.w3.org/1998/Math/MathML}"
-_ELEMENTS = frozenset({
+MATHML_ELEMENTS = frozenset({
     "math", "mrow", "mi", "mn", "mo", "ms", "mtext", "mspace", "msub", "msup", "msubsup", "mfrac", "msqrt",
     "mroot", "mover", "munder", "munderover", "mtable", "mtr", "mtd", "mstyle", "mpadded", "mphantom",
     "menclose", "mfenced", "merror", "semantics",
 })
-_ATTRIBUTES = frozenset({
+MATHML_ATTRIBUTES = frozenset({
     "display", "mathvariant", "stretchy", "width", "height", "depth", "fence", "separator", "lspace", "rspace",
     "accent", "accentunder", "columnalign", "columnspacing", "rowspacing", "columnlines", "rowlines", "frame",
     "linethickness", "displaystyle", "scriptlevel", "minsize", "maxsize", "movablelimits", "symmetric",
@@ -68,7 +68,7 @@ def tex_to_mathml(tex: str, *, display: bool) -> str | None:
         return None
     for element in root.iter():
         tag = element.tag.removeprefix(_MATHML_NS) if isinstance(element.tag, str) else ""
-        if tag not in _ELEMENTS or any(name not in _ATTRIBUTES and name != "xmlns" for name in element.attrib):
+        if tag not in MATHML_ELEMENTS or any(name not in MATHML_ATTRIBUTES and name != "xmlns" for name in element.attrib):
             return None
     return markup
 
