@@ -68,7 +68,8 @@ def tex_to_mathml(tex: str, *, display: bool) -> str | None:
         return None
     for element in root.iter():
         tag = element.tag.removeprefix(_MATHML_NS) if isinstance(element.tag, str) else ""
-        if tag not in MATHML_ELEMENTS or any(name not in MATHML_ATTRIBUTES and name != "xmlns" for name in element.attrib):
+        unknown = [name for name in element.attrib if name not in MATHML_ATTRIBUTES and name != "xmlns"]
+        if tag not in MATHML_ELEMENTS or unknown:
             return None
     return markup
 
