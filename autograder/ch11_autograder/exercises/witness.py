@@ -8,7 +8,7 @@ grades every witness through the real worker and requires that
 
 * every witness fails at least one property its clause names, so its cell loses points;
 * every property a clause names fails on at least one of that clause's witnesses;
-* every clause of the table has a witness (but those :data:`Witnesses.deferred` names, with why).
+* every clause of the table has a witness.
 
 A witness's source is appended to the answer cell of the reference notebook,
 after the reference's own definition: most wrap the reference function under
@@ -27,7 +27,7 @@ import ast
 import inspect
 import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..protocol import Kept
@@ -91,18 +91,15 @@ class Family:
 
 @dataclass(frozen=True)
 class Witnesses:
-    """An exercise's witnesses, and the clauses left without one on purpose.
+    """An exercise's witnesses (the test requires at least one for every clause of the contract).
 
     Attributes:
         contract: the exercise's clause table.
         witnesses: every witness.
-        deferred: clause -> why it has no witness here (a clause whose sentence is being
-            decided elsewhere); the test requires a witness for every other clause.
     """
 
     contract: tuple[Clause, ...]
     witnesses: tuple[Witness, ...]
-    deferred: dict[Clause, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         names = [w.name for w in self.witnesses]
@@ -114,9 +111,9 @@ class Witnesses:
             raise ValueError(f"witnesses of clauses not in the contract: {strangers}")
 
     def without_witness(self) -> list[Clause]:
-        """Clauses of the contract that have no witness and are not deferred."""
+        """Clauses of the contract that have no witness."""
         covered = {w.clause for w in self.witnesses}
-        return [c for c in self.contract if c not in covered and c not in self.deferred]
+        return [c for c in self.contract if c not in covered]
 
 
 def find_clause(contract: Iterable[Clause], function: str, kind: str, *, text: str = "",

@@ -238,6 +238,36 @@ _ESTIMATE: list[Witness] = [
         prelude="_estimate_calls = [0]")),
 ]
 
+
+def _no_step(answer: str) -> str:
+    """An fd_estimate that returns ``answer`` instead of nan where the applied step is 0, else the reference's bits."""
+    return f"""
+_reference_fd_estimate = fd_estimate
+
+
+def fd_estimate(x, y, k, scheme="forward", wrt="x"):
+    estimate = _reference_fd_estimate(x, y, k, scheme, wrt)
+    v = np.float32(x if wrt == "x" else y)
+    h = np.float32(2.0 ** -int(k))
+    low = v if scheme == "forward" else v - h
+    if (v + h) - low == 0:
+        return {answer}
+    return estimate
+"""
+
+
+_ESTIMATE_RETURNS_CLAUSE = _clause("fd_estimate", "returns", "np.float32")
+_ESTIMATE_RETURNS: list[Witness] = [
+    # "No step, no change": 0 where the step vanishes instead of the quotient's nan.
+    by_hand(_ESTIMATE_RETURNS_CLAUSE, "estimate_zero_where_no_step", ESTIMATE_CELL, _no_step("np.float32(0.0)")),
+    # A guarded division that answers inf for 0 / 0.
+    by_hand(_ESTIMATE_RETURNS_CLAUSE, "estimate_inf_where_no_step", ESTIMATE_CELL, _no_step("np.float32(np.inf)")),
+    # float32 for float inputs only: an int or numpy integer point comes back in float64.
+    by_hand(_ESTIMATE_RETURNS_CLAUSE, "estimate_float64_for_integer_points", ESTIMATE_CELL, wrapper(
+        _FE, result="np.float64(result) if isinstance(x, (int, np.integer)) or isinstance(y, (int, np.integer)) "
+                    "else result")),
+]
+
 # ---- fd_sweep -------------------------------------------------------------------------------
 
 
@@ -314,14 +344,54 @@ _SWEEP += [
         prelude="_sweep_calls = [0]")),
 ]
 
-WITNESSES = Witnesses(
-    CONTRACT,
-    (*_PARTIAL, *_GRADIENT, *_ESTIMATE, *_SWEEP),
-    deferred={
-        _clause("fd_estimate", "returns", "np.float32"): (
-            "which NaN bits pass where the applied step is zero is being decided with the docstring"),
-        _clause("fd_sweep", "behaviour", "total, truncation"): (
-            "whether the distance of the two points is exact at k = 0 below x = 1 is being decided with the "
-            "docstring"),
-    },
-)
+def _sweep_quotient(divisor: str, *, no_step: str = "") -> str:
+    """An fd_sweep whose Q divides by ``divisor`` (an expression over ``h``, the float32 nominal step,
+    and ``forward``), its truncation and rounding errors recomputed from that Q; where the applied
+    step is 0, ``no_step`` (an expression) replaces the three errors' nan, if given."""
+    no_step_errors = f"            total[i] = truncation[i] = rounding[i] = {no_step}\n" if no_step else ""
+    return f"""
+from fractions import Fraction as _Fraction
+
+_reference_fd_sweep = fd_sweep
+
+
+def fd_sweep(x, y, ks=range(1, 25), scheme="forward", wrt="x"):
+    result = _reference_fd_sweep(x, y, ks, scheme, wrt)
+    exact = exact_partial(result.x, result.y, result.wrt)
+    forward = result.scheme == "forward"
+    total = result.total_error.copy()
+    truncation = result.truncation_error.copy()
+    rounding = result.rounding_error.copy()
+    for i, h in enumerate(result.h):
+        v = result.x if result.wrt == "x" else result.y
+        up = v + h
+        low = v if forward else v - h
+        if result.h_eff[i] == 0:
+{no_step_errors}            continue
+        upper = (up, result.y) if result.wrt == "x" else (result.x, up)
+        lower = (low, result.y) if result.wrt == "x" else (result.x, low)
+        q = (opening_objective_exact(*upper) - opening_objective_exact(*lower)) / ({divisor})
+        truncation[i] = float(abs(q - exact))
+        if np.isfinite(result.estimate[i]):
+            rounding[i] = float(abs(_Fraction(float(result.estimate[i])) - q))
+    return FDSweep(result.x, result.y, result.scheme, result.wrt, result.ks, result.h, result.h_eff,
+                   result.estimate, result.exact, total, truncation, rounding, result.best_k)
+"""
+
+
+_SWEEP_ERRORS_CLAUSE = _clause("fd_sweep", "behaviour", "total, truncation")
+_SWEEP_ERRORS: list[Witness] = [
+    # Q over the nominal step (h forward, 2h central), not the points' distance: they differ where v + h rounds.
+    by_hand(_SWEEP_ERRORS_CLAUSE, "sweep_q_over_the_nominal_step", SWEEP_CELL,
+            _sweep_quotient("_Fraction(float(h)) * (1 if forward else 2)")),
+    # Q over h for both schemes: the central quotient's points are 2h apart.
+    by_hand(_SWEEP_ERRORS_CLAUSE, "sweep_central_q_over_h", SWEEP_CELL, _sweep_quotient("_Fraction(float(h))")),
+    # Where no step was taken, errors of 0 instead of nan (or inf, from a guarded division).
+    by_hand(_SWEEP_ERRORS_CLAUSE, "sweep_zero_errors_where_no_step", SWEEP_CELL,
+            _sweep_quotient("_Fraction(float(result.h_eff[i]))", no_step="0.0")),
+    by_hand(_SWEEP_ERRORS_CLAUSE, "sweep_inf_errors_where_no_step", SWEEP_CELL,
+            _sweep_quotient("_Fraction(float(result.h_eff[i]))", no_step="np.inf")),
+]
+
+
+WITNESSES = Witnesses(CONTRACT, (*_PARTIAL, *_GRADIENT, *_ESTIMATE, *_ESTIMATE_RETURNS, *_SWEEP, *_SWEEP_ERRORS))

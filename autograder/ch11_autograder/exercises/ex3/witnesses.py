@@ -205,12 +205,45 @@ _TABLE_RAISES = [
         _table, "depths = [int(d) if isinstance(d, (float, np.floating)) else d for d in depths]")),
 ]
 
+_BEST_STATE = _clause("best_block_length", "purity")
+_BEST_PURITY = [
+    # functools.lru_cache without typed=True: after np.int64(L), L.0 finds its entry instead of raising.
+    by_hand(_BEST_STATE, "best_plain_lru_cache", BEST_CELL, """
+        import functools
+
+        _reference_best_block_length = best_block_length
+
+
+        @functools.lru_cache(maxsize=None)
+        def best_block_length(depth):
+            return _reference_best_block_length(depth)
+        """),
+    # A dict keyed on the argument before the input checks: after L, L.0 finds L's record.
+    by_hand(_BEST_STATE, "best_cache_before_the_checks", BEST_CELL, wrapper(
+        _best, "try:\n    return _best_memo[depth]\nexcept (KeyError, TypeError):\n    pass",
+        result="_best_memo.setdefault(depth, result)", prelude="_best_memo = {}")),
+    # A scan sped up by starting at the previous call's k: right from a fresh kernel, wrong after a deeper depth.
+    by_hand(_BEST_STATE, "best_scan_starts_at_last_calls_k", BEST_CELL, """
+        _reference_best_block_length = best_block_length
+        _best_start = [1]
+
+
+        def best_block_length(depth):
+            depth = _reference_best_block_length(depth).depth
+            best = None
+            for k in range(min(_best_start[0], depth), depth + 1):
+                peak = -(-depth // k) + k
+                if best is None or peak < best[1]:
+                    best = (k, peak)
+            _best_start[0] = best[0]
+            cost = uniform_checkpoint_cost(depth, best[0])
+            return BlockChoice(cost.depth, cost.block_size, cost.peak_state_units,
+                               cost.recomputed_forward_evaluations, math.sqrt(depth))
+        """),
+]
+
 WITNESSES = Witnesses(
     CONTRACT,
-    (*_BEHAVIOUR, *_ACCEPTED, *_RETURNS, *_RAISES, *_TABLE, *_PURITY, *_DEFAULTS, *_ITERABLES, *_TABLE_RAISES),
-    deferred={
-        _clause("best_block_length", "purity"): (
-            "whether a cache is allowed ('no state kept between calls' against 'depends on depth alone') "
-            "is being decided with the docstring"),
-    },
+    (*_BEHAVIOUR, *_ACCEPTED, *_RETURNS, *_RAISES, *_BEST_PURITY, *_TABLE, *_PURITY, *_DEFAULTS, *_ITERABLES,
+     *_TABLE_RAISES),
 )
