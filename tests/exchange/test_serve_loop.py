@@ -148,17 +148,15 @@ def _fetch(served: Served, role: str, stamp: str) -> str | None:
 
 
 def _until_feedback(served: Served, role: str, stamp: str) -> str:
-    found: list[str] = []
+    """Wait for the service's ``graded`` line of the submission (a file read), then ``fetch_feedback``.
 
-    def graded() -> bool:
-        page = _fetch(served, role, stamp)
-        if page is not None and "practice feedback" in page:
-            found.append(page)
-            return True
-        return False
-
-    _wait(graded, f"{role}'s feedback for {stamp}", served)
-    return found[0]
+    Polling ``nbgrader fetch_feedback`` instead would start nbgrader every few seconds per student, on
+    the same two cores the grading needs; the page is published before the line is printed."""
+    line = f"graded   {served.students[role].name} {stamp}"
+    _wait(lambda: line in served.log.read_text(errors="replace"), f"{role}'s grading of {stamp}", served)
+    page = _fetch(served, role, stamp)
+    assert page is not None and "practice feedback" in page, page
+    return page
 
 
 def _rows(served: Served) -> list[dict]:
