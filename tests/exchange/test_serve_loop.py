@@ -302,6 +302,25 @@ def test_a_resubmission_gets_its_own_feedback(served):
     assert "4 / 4 points" in pages[first] and "3 / 4 points" in pages[second]
 
 
+def test_a_resubmission_regrades_only_the_notebook_it_changed(served):
+    """ann's resubmission changed ex4 only: the service's line says every other notebook came from the
+    verdict cache (which the service points at ``<practice>/.ch11-serve/verdict-cache``)."""
+    notebooks = len(list((served.course / "source" / ASSIGNMENT).glob("*.ipynb")))
+    assert notebooks > 1
+    first, second = served.stamps["ann"]
+    log = served.log.read_text(errors="replace")
+    ann = served.students["ann"].name
+
+    def graded_line(stamp: str) -> str:
+        lines = [line for line in log.splitlines() if f"graded   {ann} {stamp}" in line]
+        assert len(lines) == 1, lines
+        return lines[0]
+
+    assert graded_line(first).endswith(f"verdict cache: 0 of {notebooks} notebooks reused")
+    assert graded_line(second).endswith(f"verdict cache: {notebooks - 1} of {notebooks} notebooks reused")
+    assert list((served.practice / ".ch11-serve" / "verdict-cache").glob("*.json"))
+
+
 def test_forged_and_hostile_folders_are_refused_and_never_graded(served):
     rows = {r["folder"]: r for r in _rows(served)}
     forged, hostile = rows[served.forged], rows[served.hostile_name]

@@ -43,6 +43,7 @@ from ..batch.course import course_step
 from ..batch.records import format_score
 from ..paths import ASSIGNMENT
 from ..textsafe import escape
+from ..trusted.verdict_cache import lookups_in_log
 from .inbound import SECRET_FILE, TIMESTAMP_FILE, parse_folder, read_folder, ready
 from .policy import ServeSettings
 from .publish import Publisher
@@ -268,7 +269,8 @@ class Service:
         seconds = (done.finished or 0) - (done.started or 0)
         if reason is None:
             self.say(f"graded   {escape(sub.student)} {escape(sub.stamp)}  "
-                     f"{format_score(done.score)}/{format_score(done.max_score)}  {seconds:.1f} s")
+                     f"{format_score(done.score)}/{format_score(done.max_score)}  {seconds:.1f} s"
+                     f"{_cache_note(record)}")
         else:
             self.say(f"error    {escape(sub.student)} {escape(sub.stamp)}: {escape(reason, 500)}")
 
@@ -332,3 +334,17 @@ class Service:
             except Exception:  # a scan that fails is retried at the next wake; grading goes on
                 log.exception("scanning the inbound folder failed")
             watcher.wait()
+
+
+def _cache_note(record: SubmissionRecord | None) -> str:
+    """``"  verdict cache: 5 of 6 notebooks reused"`` from the grading's nbgrader log ("" without a cache or log).
+
+    A resubmission that changes one notebook regrades only that one; this is where the instructor sees it."""
+    if record is None or not record.log:
+        return ""
+    try:
+        text = Path(record.log).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    hits, misses = lookups_in_log(text)
+    return f"  verdict cache: {hits} of {hits + misses} notebooks reused" if hits + misses else ""

@@ -62,6 +62,8 @@ from .registry import get_suite, load_suite_modules
 from .submission_cells import autograded_test_cells, is_autograded_test, strip_hidden_tests, worker_cells
 from .suite import run_suite
 from .verdict_cache import (
+    LOG_HIT,
+    LOG_MISS,
     CacheEntryError,
     CacheState,
     VerdictCache,
@@ -550,10 +552,9 @@ class VerdictCacheLookup(NbGraderPreprocessor):
             self.log.warning("verdict cache: entry %s for %s is unusable (%s); grading afresh",
                              state.key[:16], notebook, exc)
         if state.cells is not None:
-            self.log.info("verdict cache: hit for %s (entry %s): outputs and verdicts reused",
-                          notebook, state.key[:16])
+            self.log.info("%s %s (entry %s): outputs and verdicts reused", LOG_HIT, notebook, state.key[:16])
         else:
-            self.log.info("verdict cache: miss for %s (entry %s)", notebook, state.key[:16])
+            self.log.info("%s %s (entry %s)", LOG_MISS, notebook, state.key[:16])
         return nb, resources
 
 
