@@ -23,7 +23,8 @@ the notebook a fresh run leaves.
   autograde step receives it, that is the submitted file after nbgrader's sanitize steps
   (outputs cleared, cell ids deduplicated, kernelspec overwritten, locked cells restored
   from the gradebook) and before anything executes;
-* ``support``: the submission's other files the sandbox is given (data files a notebook reads);
+* ``support``: the submission's other files the sandbox is given (data files a notebook reads), but not
+  nbgrader's ``timestamp.txt`` and ``submission_secret.txt`` (new with every submission);
 * ``release``: :func:`ch11_autograder.grading_digest.release_digest` of the course and
   assignment (course config file, ``source/<assignment>/``, the package's grading code), the
   digest Dask workers check;
