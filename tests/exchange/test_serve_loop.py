@@ -148,17 +148,15 @@ def _fetch(served: Served, role: str, stamp: str) -> str | None:
 
 
 def _until_feedback(served: Served, role: str, stamp: str) -> str:
-    found: list[str] = []
+    """Wait for the service's ``graded`` line of the submission (a file read), then ``fetch_feedback``.
 
-    def graded() -> bool:
-        page = _fetch(served, role, stamp)
-        if page is not None and "practice feedback" in page:
-            found.append(page)
-            return True
-        return False
-
-    _wait(graded, f"{role}'s feedback for {stamp}", served)
-    return found[0]
+    Polling ``nbgrader fetch_feedback`` instead would start nbgrader every few seconds per student, on
+    the same two cores the grading needs; the page is published before the line is printed."""
+    line = f"graded   {served.students[role].name} {stamp}"
+    _wait(lambda: line in served.log.read_text(errors="replace"), f"{role}'s grading of {stamp}", served)
+    page = _fetch(served, role, stamp)
+    assert page is not None and "practice feedback" in page, page
+    return page
 
 
 def _rows(served: Served) -> list[dict]:
@@ -302,6 +300,25 @@ def test_a_resubmission_gets_its_own_feedback(served):
     pages = {stamp: (ann.home / ASSIGNMENT / "feedback" / stamp / f"{NOTEBOOK}.html").read_text()
              for stamp in (first, second)}
     assert "4 / 4 points" in pages[first] and "3 / 4 points" in pages[second]
+
+
+def test_a_resubmission_regrades_only_a_changed_notebook(served):
+    """The service's ``graded`` line counts the notebooks taken from the verdict cache (which the service
+    points at ``<practice>/.ch11-serve/verdict-cache``). Students submit Exercise 4 alone: ann's
+    resubmission changed it, so it is graded again; eve's second submission is byte for byte her first,
+    so its verdict is reused."""
+    log = served.log.read_text(errors="replace")
+
+    def graded_line(role: str, stamp: str) -> str:
+        lines = [line for line in log.splitlines() if f"graded   {served.students[role].name} {stamp}" in line]
+        assert len(lines) == 1, lines
+        return lines[0]
+
+    first, second = served.stamps["ann"]
+    assert graded_line("ann", first).endswith("verdict cache: 0 of 1 notebooks reused")
+    assert graded_line("ann", second).endswith("verdict cache: 0 of 1 notebooks reused")
+    assert graded_line("eve", served.stamps["eve"][1]).endswith("verdict cache: 1 of 1 notebooks reused")
+    assert list((served.practice / ".ch11-serve" / "verdict-cache").glob("*.json"))
 
 
 def test_forged_and_hostile_folders_are_refused_and_never_graded(served):

@@ -25,15 +25,17 @@ it was down are found by the first scan.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
 import os
 import shutil
+import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from hashlib import sha256
 from pathlib import Path
 from typing import TextIO
@@ -43,6 +45,7 @@ from ..batch.course import course_step
 from ..batch.records import format_score
 from ..paths import ASSIGNMENT
 from ..textsafe import escape
+from ..trusted.verdict_cache import lookups_in_log
 from .inbound import SECRET_FILE, TIMESTAMP_FILE, parse_folder, read_folder, ready
 from .policy import ServeSettings
 from .publish import Publisher
@@ -50,7 +53,7 @@ from .queue import Queue, Submission
 from .status import feedback_page, page_json, status_page
 from .watch import Watcher
 
-__all__ = ["STATE_DIR", "Service"]
+__all__ = ["STATE_DIR", "Service", "Stopped"]
 
 #: The service's own files inside the practice course: queue.db, job folders, logs, the verdict cache.
 STATE_DIR = ".ch11-serve"
@@ -59,6 +62,12 @@ STATE_DIR = ".ch11-serve"
 GATHER_SECONDS = 1.0
 
 log = logging.getLogger(__name__)
+
+
+class Stopped(BaseException):
+    """SIGTERM arrived while a round was being graded: the round is abandoned (a BaseException, so the
+    batch's ``except Exception`` handlers do not take it for a grading failure and its runners kill the
+    graders in flight, as on Ctrl-C)."""
 
 
 class Service:
@@ -82,6 +91,8 @@ class Service:
         self.work = threading.Event()
         self.stopping = threading.Event()
         self._skipped: set[str] = set()
+        #: True while grade_class runs: the only phase SIGTERM interrupts (publishing is never cut in half).
+        self._abandonable = False
         os.environ.setdefault("CH11_VERDICT_CACHE", str(self.state / "verdict-cache"))
 
     # ------------------------------------------------------------------ setup
@@ -203,9 +214,15 @@ class Service:
             else:
                 graded[sub.student] = sub
         if graded:
-            records = self._grade(job, list(graded))
+            with self._may_abandon():
+                records = self._grade(job, list(graded))
             for student, sub in graded.items():
-                self._finish(sub, records.get(student), None if student in records else self._failure)
+                record = records.get(student)
+                if self.stopping.is_set() and (record is None or record.status == "error"):
+                    # A stop signalled to the whole group (systemd's KillMode=control-group) can kill the graders
+                    # before grade_class returns: not the submission's fault, it stays `grading` to be redone.
+                    continue
+                self._finish(sub, record, None if record is not None else self._failure)
         shutil.rmtree(job, ignore_errors=True)
         return len(picked)
 
@@ -268,7 +285,8 @@ class Service:
         seconds = (done.finished or 0) - (done.started or 0)
         if reason is None:
             self.say(f"graded   {escape(sub.student)} {escape(sub.stamp)}  "
-                     f"{format_score(done.score)}/{format_score(done.max_score)}  {seconds:.1f} s")
+                     f"{format_score(done.score)}/{format_score(done.max_score)}  {seconds:.1f} s"
+                     f"{_cache_note(record)}")
         else:
             self.say(f"error    {escape(sub.student)} {escape(sub.stamp)}: {escape(reason, 500)}")
 
@@ -296,34 +314,92 @@ class Service:
             self.say(f"resume   {escape(sub.student)} {escape(sub.stamp)} (was being graded when the service stopped)")
         return recovered
 
+    # ------------------------------------------------------------------ stopping
+
+    @contextlib.contextmanager
+    def _may_abandon(self) -> Iterator[None]:
+        """SIGTERM may abandon what runs inside (grading only); a stop asked for before it starts skips it."""
+        if self.stopping.is_set():
+            raise Stopped
+        self._abandonable = True
+        try:
+            yield
+        finally:
+            self._abandonable = False
+
+    def _on_sigterm(self, signum: int, _frame: object) -> None:
+        """SIGTERM (systemd stop, a hub stopping its service): stop after the current step, abandoning a
+        round being graded (its submissions are graded again at the next start)."""
+        # Nothing is printed here: the main thread may be inside a print, and a reentrant write raises.
+        self.stopping.set()
+        self.work.set()
+        if self._abandonable:
+            self._abandonable = False
+            raise Stopped
+
+    @contextlib.contextmanager
+    def _stoppable(self) -> Iterator[None]:
+        """Handle SIGTERM while inside (main thread only: elsewhere Python cannot install handlers)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = signal.signal(signal.SIGTERM, self._on_sigterm)
+        try:
+            yield
+        except Stopped:
+            pass  # the round was abandoned: _stopped() puts its submissions back in the queue
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+    def _stopped(self) -> None:
+        """After the loop: submissions abandoned mid-grading go back to the queue, the database is closed."""
+        self.say("stopping (SIGTERM or stop requested)")
+        for sub in self.queue.recover():
+            self.say(f"abandoned {escape(sub.student)} {escape(sub.stamp)} (graded again at the next start)")
+        shutil.rmtree(self.state / "jobs", ignore_errors=True)
+        self.queue.close()
+        self.say("stopped")
+
+    # ------------------------------------------------------------------ the loop
+
     def run_once(self) -> int:
-        """Scan, then grade until the queue is empty; returns how many were graded (``--once``)."""
+        """Scan, then grade until the queue is empty (or SIGTERM); returns how many were graded (``--once``)."""
         self.start()
         total = 0
-        self.scan()
-        while graded := self.grade_round():
-            total += graded
+        with self._stoppable():
             self.scan()
+            while not self.stopping.is_set() and (graded := self.grade_round()):
+                total += graded
+                self.scan()
+        if self.stopping.is_set():
+            self._stopped()
         return total
 
     def run(self) -> None:
-        """Serve until :attr:`stopping` is set (or the process is killed): scanner thread + grading here."""
+        """Serve until :attr:`stopping` is set or SIGTERM arrives (then it returns normally, the queue
+        consistent and closed): scanner thread + grading here."""
         self.start()
         watcher = Watcher(self.settings.inbound, self.policy.rescan_seconds)
         scanner = threading.Thread(target=self._scan_loop, args=(watcher,), name="ch11-serve-scan", daemon=True)
         self.say(f"serving  {self.settings.inbound} -> practice course {self.practice} "
                  f"(feedback level {self.policy.feedback_level}, {self.policy.attempts} attempts per "
                  f"{self.policy.window_minutes:g} min, {self.policy.workers} workers)")
-        self.scan()  # what arrived while the service was down joins the first round
-        scanner.start()
         try:
-            while not self.stopping.is_set():
-                if not self.grade_round() and self.work.wait(self.policy.rescan_seconds):
-                    self.work.clear()
-                    # Submissions of a class come in bursts: let the ones arriving together share a round.
-                    self.stopping.wait(GATHER_SECONDS)
+            with self._stoppable():
+                self.scan()  # what arrived while the service was down joins the first round
+                scanner.start()
+                while not self.stopping.is_set():
+                    if not self.grade_round() and self.work.wait(self.policy.rescan_seconds):
+                        self.work.clear()
+                        # Submissions of a class come in bursts: let the ones arriving together share a round.
+                        self.stopping.wait(GATHER_SECONDS)
         finally:
+            self.stopping.set()
             watcher.close()
+            watcher.poke()
+            if scanner.is_alive():
+                scanner.join(timeout=30)  # a scan in progress finishes its transaction and its pages
+        self._stopped()
 
     def _scan_loop(self, watcher: Watcher) -> None:
         while not self.stopping.is_set():
@@ -332,3 +408,17 @@ class Service:
             except Exception:  # a scan that fails is retried at the next wake; grading goes on
                 log.exception("scanning the inbound folder failed")
             watcher.wait()
+
+
+def _cache_note(record: SubmissionRecord | None) -> str:
+    """``"  verdict cache: 5 of 6 notebooks reused"`` from the grading's nbgrader log ("" without a cache or log).
+
+    A resubmission that changes one notebook regrades only that one; this is where the instructor sees it."""
+    if record is None or not record.log:
+        return ""
+    try:
+        text = Path(record.log).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    hits, misses = lookups_in_log(text)
+    return f"  verdict cache: {hits} of {hits + misses} notebooks reused" if hits + misses else ""

@@ -62,6 +62,8 @@ from .registry import get_suite, load_suite_modules
 from .submission_cells import autograded_test_cells, is_autograded_test, strip_hidden_tests, worker_cells
 from .suite import run_suite
 from .verdict_cache import (
+    LOG_HIT,
+    LOG_MISS,
     CacheEntryError,
     CacheState,
     VerdictCache,
@@ -503,6 +505,12 @@ def _settings(config: Any) -> str:
     return json.dumps(steps, sort_keys=True)
 
 
+#: Files nbgrader's submit and collect put beside every submission's notebooks, different for each submission
+#: of the same notebooks: not part of the cache key, or no resubmission (and no official run after a practice
+#: one) would ever find the verdict of an unchanged notebook.
+SUBMISSION_BOOKKEEPING = frozenset({"timestamp.txt", "submission_secret.txt"})
+
+
 class VerdictCacheLookup(NbGraderPreprocessor):
     """First autograde step: find this notebook's verdict in the cache (``verdict_cache.py``).
 
@@ -529,9 +537,10 @@ class VerdictCacheLookup(NbGraderPreprocessor):
         try:
             parts = {
                 "notebook": notebook_digest(nb),
-                "support": support_digest(collect_support_files(
+                "support": support_digest({name: data for name, data in collect_support_files(
                     resources.get("metadata", {}).get("path") or ".",
-                    max_total_bytes=execute.max_support_bytes, logger=self.log)),
+                    max_total_bytes=execute.max_support_bytes, logger=self.log).items()
+                    if name not in SUBMISSION_BOOKKEEPING}),
                 "release": release_digest(Path.cwd(), assignment),
                 "suites": suites_digest(verdicts.suite_modules),
                 "settings": _settings(self.config),
@@ -550,10 +559,9 @@ class VerdictCacheLookup(NbGraderPreprocessor):
             self.log.warning("verdict cache: entry %s for %s is unusable (%s); grading afresh",
                              state.key[:16], notebook, exc)
         if state.cells is not None:
-            self.log.info("verdict cache: hit for %s (entry %s): outputs and verdicts reused",
-                          notebook, state.key[:16])
+            self.log.info("%s %s (entry %s): outputs and verdicts reused", LOG_HIT, notebook, state.key[:16])
         else:
-            self.log.info("verdict cache: miss for %s (entry %s)", notebook, state.key[:16])
+            self.log.info("%s %s (entry %s)", LOG_MISS, notebook, state.key[:16])
         return nb, resources
 
 

@@ -23,7 +23,8 @@ the notebook a fresh run leaves.
   autograde step receives it, that is the submitted file after nbgrader's sanitize steps
   (outputs cleared, cell ids deduplicated, kernelspec overwritten, locked cells restored
   from the gradebook) and before anything executes;
-* ``support``: the submission's other files the sandbox is given (data files a notebook reads);
+* ``support``: the submission's other files the sandbox is given (data files a notebook reads), but not
+  nbgrader's ``timestamp.txt`` and ``submission_secret.txt`` (new with every submission);
 * ``release``: :func:`ch11_autograder.grading_digest.release_digest` of the course and
   assignment (course config file, ``source/<assignment>/``, the package's grading code), the
   digest Dask workers check;
@@ -91,6 +92,8 @@ from .verdicts import VERDICT_METADATA_KEY
 __all__ = [
     "CACHE_ENV",
     "ENTRY_VERSION",
+    "LOG_HIT",
+    "LOG_MISS",
     "CacheEntryError",
     "CacheState",
     "VerdictCache",
@@ -99,6 +102,7 @@ __all__ = [
     "cell_identity",
     "entry_key",
     "is_hit",
+    "lookups_in_log",
     "mark_unrepeatable",
     "notebook_digest",
     "plain",
@@ -124,8 +128,17 @@ _RUNTIME_DISTRIBUTIONS = (
     "hypothesis", "ipykernel", "ipython", "matplotlib", "nbclient", "nbconvert", "nbformat", "nbgrader",
     "nh3", "numpy", "trainable-harness",
 )
+#: How the lookup step reports each notebook in nbgrader's log (one line per notebook; see :func:`lookups_in_log`).
+LOG_HIT = "verdict cache: hit for"
+LOG_MISS = "verdict cache: miss for"
 #: A temporary file older than this (seconds) belongs to a writer that died; pruning removes it.
 _STALE_TEMP_SECONDS = 3600.0
+
+
+def lookups_in_log(text: str) -> tuple[int, int]:
+    """How many notebooks the lookup step found in the cache, and how many it did not: ``(hits, misses)``
+    counted in the text of an ``nbgrader autograde`` log (``(0, 0)``: the cache was off)."""
+    return text.count(LOG_HIT), text.count(LOG_MISS)
 
 
 class CacheEntryError(ValueError):

@@ -1,8 +1,9 @@
-"""The service's scanning and status publishing on a real inbound folder, without grading.
+"""The service's scanning and status publishing on a real inbound folder, and its stop on SIGTERM.
 
 Run as root, folders are given to system users (``daemon``, ``bin``, ``sys``), who play the
 students: a flood from one of them, a classmate each, and a forgery. Grading itself is
-exercised by the exchange tier (tests/exchange/test_serve_loop.py) and the batch's tests.
+exercised by the exchange tier (tests/exchange/test_serve_loop.py) and the batch's tests; the
+SIGTERM tests run the service in a real subprocess (any user) and stop it idle and mid-grading.
 """
 
 from __future__ import annotations
@@ -11,6 +12,11 @@ import io
 import os
 import pwd
 import secrets
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,7 +26,7 @@ from ch11_autograder.serve.policy import ServePolicy, ServeSettings
 from ch11_autograder.serve.publish import feedback_name
 from ch11_autograder.serve.service import Service
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="giving folders to other users needs root")
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="giving folders to other users needs root")
 
 FLOODER, CLASSMATES = "daemon", ("bin", "sys")
 
@@ -55,6 +61,7 @@ def page(service: Service, secret: str) -> str:
     return (service.settings.feedback / feedback_name(secret, "ex4_audit")).read_text()
 
 
+@needs_root
 def test_flood_classmates_and_forgery(service: Service) -> None:
     inbound = service.settings.inbound
     flood = [drop(inbound, FLOODER, n) for n in range(10)]
@@ -87,6 +94,7 @@ def test_flood_classmates_and_forgery(service: Service) -> None:
     assert "claims to be bin's submission" in log
 
 
+@needs_root
 def test_publishing_is_idempotent(service: Service) -> None:
     _, secret = drop(service.settings.inbound, FLOODER, 1)
     service.scan()
@@ -98,6 +106,7 @@ def test_publishing_is_idempotent(service: Service) -> None:
     assert "position 1" in path.read_text()
 
 
+@needs_root
 def test_a_folder_of_the_wrong_notebooks_gets_its_refusal(service: Service) -> None:
     """fetch_feedback looks for the feedback of the notebooks the student submitted: the refusal is there."""
     name, secret = drop(service.settings.inbound, FLOODER, 1)
@@ -107,3 +116,86 @@ def test_a_folder_of_the_wrong_notebooks_gets_its_refusal(service: Service) -> N
     refusal = (service.settings.feedback / feedback_name(secret, "ex4_audit <b>copy")).read_text()
     assert "Not graded" in refusal and "no notebook of the assignment" in refusal
     assert "&lt;b&gt;copy" in refusal and "<b>copy" not in refusal
+
+
+_SERVE = """
+import sys
+from pathlib import Path
+from ch11_autograder.serve.policy import ServePolicy, ServeSettings
+from ch11_autograder.serve.service import Service
+course, exchange = Path(sys.argv[1]), Path(sys.argv[2])
+policy = ServePolicy(workers=1, rescan_seconds=1)
+Service(ServeSettings(course, exchange, "c1", policy, course / "practice")).run()
+"""
+
+
+def _serve(tmp_path: Path) -> tuple[subprocess.Popen[str], Path, Path]:
+    """The service in a real subprocess on a fresh course; (process, its log, the queue database)."""
+    course = tmp_path / "course"
+    init_course(course, config=COURSE_CONFIG, source_dir=SOURCE_DIR)
+    (tmp_path / "exchange" / "c1" / "inbound").mkdir(parents=True)
+    log = tmp_path / "serve.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen([sys.executable, "-c", _SERVE, str(course), str(tmp_path / "exchange")],
+                                stdout=out, stderr=subprocess.STDOUT, text=True)
+    return proc, log, course / "practice" / ".ch11-serve" / "queue.db"
+
+
+def _until(log: Path, text: str, proc: subprocess.Popen[str], timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while text not in log.read_text(errors="replace"):
+        assert proc.poll() is None, log.read_text(errors="replace")
+        assert time.monotonic() < deadline, f"no {text!r} in:\n{log.read_text(errors='replace')}"
+        time.sleep(0.1)
+
+
+def _processes_in(path: Path) -> list[int]:
+    """Processes whose command line names ``path`` (graders left behind would)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if str(path).encode() in (proc / "cmdline").read_bytes():
+                    found.append(int(proc.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_sigterm_stops_an_idle_service_cleanly(tmp_path: Path) -> None:
+    proc, log, db = _serve(tmp_path)
+    _until(log, "serving", proc)
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 0, log.read_text()
+    assert time.monotonic() - started < 10, "the wait for work must wake on SIGTERM, not after a rescan"
+    text = log.read_text()
+    assert "stopping" in text and text.rstrip().endswith("stopped")
+    assert not Path(f"{db}-wal").exists() or Path(f"{db}-wal").stat().st_size == 0  # checkpointed on close
+
+
+def test_sigterm_mid_grading_abandons_the_round_and_requeues_it(tmp_path: Path) -> None:
+    proc, log, db = _serve(tmp_path)
+    _until(log, "serving", proc)
+    me = pwd.getpwuid(os.getuid()).pw_name
+    inbound = tmp_path / "exchange" / "c1" / "inbound"
+    stamp = "2026-12-02 10:00:00.000000 UTC"
+    folder = inbound / f"{me}+ch11+{stamp}+{secrets.token_hex(4)}"
+    folder.mkdir()
+    (folder / "ex4_audit.ipynb").write_text((SOURCE_DIR / "ex4_audit.ipynb").read_text())
+    (folder / "timestamp.txt").write_text(stamp)
+    (folder / "submission_secret.txt").write_text(secrets.token_hex(64))
+    folder.chmod(0o777)  # nbgrader submit's last step: the folder is complete
+    _until(log, f"grading  {me} {stamp}", proc)
+    time.sleep(1.0)  # into grade_class (a round is several seconds of nbgrader at the least)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 0, log.read_text()
+    text = log.read_text()
+    assert f"abandoned {me} {stamp}" in text and f"graded   {me}" not in text and "error " not in text, text
+    row = sqlite3.connect(db).execute("SELECT state, gradings FROM submissions").fetchall()
+    assert row == [("queued", 1)]  # graded again, from the start, at the next start
+    assert not (db.parent / "jobs").exists()
+    deadline = time.monotonic() + 10
+    while _processes_in(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _processes_in(tmp_path) == [], "graders of the abandoned round are left running"
