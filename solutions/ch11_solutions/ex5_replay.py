@@ -282,7 +282,8 @@ class ReplayReport:
     """Store-all against checkpointed replay, the three quantities kept apart.
 
     Attributes:
-        block_size: ``k`` of the checkpointed run.
+        block_size: ``k`` of the checkpointed run, a Python ``int`` (for a
+            numpy integer ``block_size`` too).
         matched: whether the replay restored the generator snapshots.
         saved: the store-all run.
         replayed: the checkpointed run.
@@ -313,6 +314,11 @@ def replay_report(
     Each run gets its own fresh ``np.random.default_rng(seed)``, so both
     forward passes draw the same noise; only the replay's stream differs when
     ``matched=False``.
+
+    Returns:
+        A :class:`ReplayReport` whose ``block_size`` is a Python ``int``, also
+        when ``block_size`` was given as a numpy integer, and whose
+        ``matched`` is the ``matched`` given.
 
     Raises:
         TypeError, ValueError: as :func:`checkpointed_cotangents`.

@@ -117,8 +117,9 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_RR, "accepts", "an int or numpy integer in [1, L]", _r("report_work", "report_arguments"), "block_size"),
     Clause(_RR, "accepts", "a non-negative int seed", _r("report_runs"), "seed"),
     Clause(_RR, "accepts", "True and False", _r("report_work", "report_first_mismatch"), "matched"),
-    Clause(_RR, "returns", "ReplayReport echoing block_size and matched",
-           _r("report_work", "report_peak", "report_first_mismatch", "report_runs")),
+    # report_arguments sends np.int64 block sizes: the field must come back a Python int.
+    Clause(_RR, "returns", "ReplayReport echoing block_size (a Python int, for a numpy integer too) and matched",
+           _r("report_work", "report_peak", "report_first_mismatch", "report_runs", "report_arguments")),
     Clause(_RR, "purity", "no result depends on earlier calls, a used chain's among them; arguments unmodified",
            _r("report_runs", "report_used_chain")),
     Clause(_RR, "raises", "as checkpointed_cotangents", _r("report_arguments"), "block_size", "TypeError"),

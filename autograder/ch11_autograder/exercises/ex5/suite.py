@@ -1057,7 +1057,8 @@ def judge_report_arguments(caller: Caller, case: Mapping[str, Any]) -> None:
     """A numpy integer block_size is the same k; bad arguments raise as in checkpointed_cotangents.
 
     The numpy report is compared with the student's own report for the int
-    ``k`` (the values are judged by the other properties).
+    ``k`` (the values are judged by the other properties); its ``block_size``
+    field must be a Python int.
     """
     fields = ("block_size", "extra_forward_evaluations", "saved_peak_states", "replayed_peak_states", "first_mismatch")
     case = {**case, "block_size": int(case["block_size"])}  # a counterexample shows the numpy k
@@ -1077,6 +1078,12 @@ def judge_report_arguments(caller: Caller, case: Mapping[str, Any]) -> None:
         if counts != expected:
             note = f"({', '.join(fields)}): expected what your replay_report returns for block_size={k}."
             raise Mismatch(shown, expected, counts, note)
+        # Checked after the values, so an answer wrong in a count is told that first.
+        if type(report["block_size"]) is not int:
+            raise Mismatch(
+                shown, {"block_size": k}, {"block_size": report["block_size"]},
+                "ReplayReport.block_size is a Python int, also for a numpy integer block_size: int(block_size).",
+            )
     good = {"chain": _chain(case), "z0": case["z0"], "block_size": case["block_size"], "seed": case["seed"]}
     bad = [("chain", None, "TypeError"), ("z0", list(map(float, case["z0"])), "ValueError")]
     bad += [("block_size", value, kind) for value, kind in _bad_block_sizes(case)]

@@ -338,6 +338,9 @@ _REPORT = [
         saved_peak_states="float(result.saved_peak_states)",
         replayed_peak_states="float(result.replayed_peak_states)",
         first_mismatch="None if result.first_mismatch is None else float(result.first_mismatch)"))),
+    # block_size kept as given: a numpy integer stays numpy in the record.
+    by_hand(_clause(_RP, "returns"), "report_keeps_numpy_block_size", REPORT_CELL,
+            wrapper(_RR, result=_report(block_size="block_size"))),
     by_hand(_clause(_RP, "returns"), "report_runs_swapped", REPORT_CELL,
             wrapper(_RR, result=_report(saved="result.replayed", replayed="result.saved"))),
     by_hand(_clause(_RP, "purity"), "report_counter_read_whole", REPORT_CELL, wrapper(

@@ -1009,7 +1009,7 @@ def report_shares_one_generator(
     saved = store_all_cotangents(chain, z0, rng)
     replayed = checkpointed_cotangents(chain, z0, block_size, rng, matched=matched)
     return ReplayReport(
-        block_size=block_size,
+        block_size=int(block_size),
         matched=matched,
         saved=saved,
         replayed=replayed,
@@ -1039,7 +1039,7 @@ def report_total_work(
     saved = store_all_cotangents(chain, z0, np.random.default_rng(seed))
     replayed = checkpointed_cotangents(chain, z0, block_size, np.random.default_rng(seed), matched=matched)
     return ReplayReport(
-        block_size=block_size,
+        block_size=int(block_size),
         matched=matched,
         saved=saved,
         replayed=replayed,

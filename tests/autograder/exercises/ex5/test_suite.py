@@ -637,6 +637,28 @@ def test_integer_views_and_copies_of_z0_earn_full_marks():
     assert {g: v.score for g, v in verdicts.items()} == POINTS, _report(verdicts)
 
 
+# block_size made a Python int by .item() rather than int(): the record's field is an int either way.
+ITEM_BLOCK_SIZE = {
+    "ex5_replay_report": """
+def replay_report(chain, z0, block_size, seed, *, matched):
+    k = block_size.item() if isinstance(block_size, np.integer) else block_size
+    runs = [store_all_cotangents(chain, z0, np.random.default_rng(seed)),
+            checkpointed_cotangents(chain, z0, k, np.random.default_rng(seed), matched=matched)]
+    saved, replayed = runs
+    return ReplayReport(k, bool(matched), saved, replayed,
+                        replayed.forward_evaluations - saved.forward_evaluations,
+                        saved.peak_states, replayed.peak_states,
+                        first_mismatch(saved.cotangents, replayed.cotangents))
+""",
+}
+
+
+@pytest.mark.slow
+def test_a_report_making_block_size_an_int_by_item_earns_full_marks():
+    verdicts = grade(_cells(more=ITEM_BLOCK_SIZE))
+    assert {g: v.score for g, v in verdicts.items()} == POINTS, _report(verdicts)
+
+
 def _expected_name(entry: WrongAnswer) -> str:
     return suites._STREAM_NAME if entry.name in suites.STREAM_GROUP else entry.title
 
