@@ -564,7 +564,8 @@ def first_mismatch(saved, replayed):
 def replay_report(chain, z0, block_size, seed, *, matched):
     saved = store_all_cotangents(chain, z0, np.random.default_rng(seed))
     replayed = checkpointed_cotangents(chain, z0, block_size, np.random.default_rng(seed), matched=matched)
-    return ReplayReport(block_size, matched, saved, replayed, replayed.replayed_evaluations,
+    # block_size as a Python int: the record promises one, for a numpy block_size too.
+    return ReplayReport(int(block_size), matched, saved, replayed, replayed.replayed_evaluations,
                         saved.peak_states, replayed.peak_states, first_mismatch(saved.cotangents, replayed.cotangents))
 """
 
