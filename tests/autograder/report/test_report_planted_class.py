@@ -24,8 +24,9 @@ from behaviour import capture
 from ch11_autograder import demo
 from ch11_autograder.authoring.submissions import answer_sources, fill, read
 from ch11_autograder.cli import main as cli_main
-from ch11_autograder.exercises import EXERCISES
+from ch11_autograder.exercises import EXERCISES, SUITE_MODULES
 from ch11_autograder.exercises.catalogue import catalogue
+from ch11_autograder.trusted.registry import get_suite, load_suite_modules
 from nbgrader.api import Gradebook
 from nbgrader.utils import determine_grade
 from support import batch_support
@@ -129,6 +130,14 @@ def _named(exercise: str, line: str) -> str:
     return max(fits, key=lambda e: len(e.title)).name if fits else rest.split(": ", 1)[0]
 
 
+def _suite(grade_id: str):
+    """The registered suite of a test cell (the properties a [NOT ANSWERED] line stands for)."""
+    load_suite_modules(SUITE_MODULES)
+    suite = get_suite(grade_id)
+    assert suite is not None, grade_id
+    return suite
+
+
 def expected() -> dict:
     """Scores per student and notebook, outcomes per property, students per misconception."""
     fixture = _fixture()
@@ -145,6 +154,17 @@ def expected() -> dict:
                 for line in _text(outputs).splitlines():
                     if line.startswith("[pass] "):
                         passed[(grade_id, line[7:].split(":", 1)[0])] += 1
+                    elif line.startswith("[NOT ANSWERED] "):
+                        # One line for a stub: every check of the cell failed on NotImplementedError: the
+                        # suite's properties, and the notebook's visible checks where the line counts one more.
+                        count = int(line.split("this cell's ", 1)[1].split(" checks", 1)[0])
+                        names = [p.name for p in _suite(grade_id).properties]
+                        names += ["visible_checks"] * (count - len(names))
+                        assert len(names) == count, (grade_id, line)
+                        missed.update((grade_id, name) for name in names)
+                    elif line.startswith("[FAIL] not answered yet: "):
+                        names = line.rsplit(" check", 1)[1].split("(", 1)[1].split(")", 1)[0]
+                        missed.update((grade_id, name) for name in names.split(", "))
                     elif line.startswith("[FAIL] "):
                         missed[(grade_id, line[7:].split(":", 1)[0])] += 1
                     elif "This matches a known mistake, " in line:
