@@ -304,10 +304,12 @@ def test_a_manual_score_and_comment_are_saved_and_exported(course, server, chrom
 
 
 def test_the_checks_see_an_undefended_formgrader(course, chromium, tmp_path):
-    """Without the sanitizing preprocessors in the course config, the same checks see payloads run and hidden text."""
+    """Without the sanitizing steps in the course config (the preprocessors and the filter that cleans rendered
+    markdown), the same checks see payloads run and hidden text."""
     undefended = batch_support.copy_course(course, tmp_path / "course")
     with (undefended / "nbgrader_config.py").open("a") as config:
         config.write("\nc.HTMLExporter.preprocessors = []  # the browser tier's control: no defence\n")
+        config.write("c.HTMLExporter.filters = {}\n")
     with browser_support.jupyter_server(undefended, tmp_path / "jupyter") as bare:
         view = open_submission(chromium, bare, "script_in_markdown_answer", "ex4_audit")
         view.page.wait_for_timeout(500)
