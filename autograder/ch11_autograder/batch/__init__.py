@@ -13,7 +13,8 @@ idempotent), :mod:`.ledger` (resume after a kill), :mod:`.records` (what
 happened to each submission), :mod:`.report` (progress, CSV, summary),
 :mod:`.docker` (the whole batch inside the grading image), :mod:`.plan` (a batch's
 settings), :mod:`.runners` (where submissions are graded: the local pool),
-:mod:`.cluster` and :mod:`.jobs` (grading on the workers of a Dask cluster).
+:mod:`.cluster` and :mod:`.jobs` (grading on the workers of a Dask cluster), :mod:`.session`
+(the batch kept open, grading submissions one at a time: ``ch11-grade serve``).
 """
 
 from .course import STATE_DIR, init_course

@@ -1,6 +1,7 @@
 """Grading on a Dask cluster: the runner behind ``ch11-grade batch --cluster`` (docs/batch.md).
 
-:class:`DaskRunner` is a :class:`.runners.Runner`: it sends one self-contained
+:class:`DaskRunner` is a :class:`.runners.Runner`: connected once (:meth:`DaskRunner.start`, which
+checks the workers) and kept until closed, it sends one self-contained
 :class:`.jobs.GradingJob` per submission to the cluster (``Client.submit`` of
 :func:`.jobs.grade_job`), and turns each :class:`.jobs.JobResult` that comes back
 into the same :class:`.isolated.Outcome` the local pool yields: the notebooks'
@@ -41,8 +42,9 @@ import socket
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from .intake import StudentSubmission
 from .isolated import Outcome
@@ -59,9 +61,6 @@ JOBQUEUE = {"slurm": "SLURMCluster", "pbs": "PBSCluster", "sge": "SGECluster", "
 
 #: Seconds to wait for the scheduler to answer when connecting.
 CONNECT_TIMEOUT = 30
-
-#: Seconds between looks at the cluster's threads while every job in flight is still running.
-REFILL_SECONDS = 5
 
 
 def require_dask() -> None:
@@ -138,6 +137,14 @@ class DaskRunner:
         self.plan = plan
         self.address: str = plan.cluster
         self.say = say
+        # Set by start(), kept until close(): the client (and the cluster this process started), what every job
+        # carries along.
+        self._client: Any = None
+        self._cluster: Any = None
+        self._distributed: Any = None
+        self._release = ""
+        self._template = b""
+        self._futures: dict = {}  # future -> (submission, time.monotonic() when submitted)
 
     def _connect(self):
         distributed = _import_distributed()
@@ -161,52 +168,68 @@ class DaskRunner:
         except (OSError, TimeoutError) as exc:
             raise BatchError(f"cannot reach the Dask scheduler {self.address}: {exc}") from exc
 
-    def outcomes(
-        self, jobs: list[StudentSubmission], priors: dict[str, PriorSubmission]
-    ) -> Generator[Outcome, None, None]:
+    def start(self) -> None:
+        """Connect (or start the cluster) and check every connected worker.
+
+        Raises:
+            BatchError: the scheduler cannot be reached, or a worker cannot grade (named).
+        """
         plan = self.plan
-        release = release_digest(plan.course, plan.assignment)
-        template = plan.template.read_bytes()
-        distributed = _import_distributed()
-        cluster, client = self._connect()
-        futures: dict = {}
+        self._release = release_digest(plan.course, plan.assignment)
+        self._template = plan.template.read_bytes()
+        self._distributed = _import_distributed()
+        self._cluster, self._client = self._connect()
+        client = self._client
+        problems = {address: problem for address, problem in
+                    client.run(check_worker, plan.sandbox, self._release, plan.assignment).items() if problem}
+        if problems:
+            raise BatchError("Dask workers cannot grade: " + "; ".join(
+                f"{address}: {problem}" for address, problem in sorted(problems.items())))
+        self.say(f"Dask scheduler {client.scheduler.address}: {len(client.scheduler_info()['workers'])} workers")
+
+    def free(self) -> int:
+        # No more jobs in flight than the workers have threads: a job queued on a worker behind
+        # another is counted as killed when that one kills the worker (the scheduler blames every
+        # task the dead worker held), so one student's crashes could end a classmate's grading.
+        return max(0, max(1, sum(self._client.nthreads().values())) - len(self._futures))
+
+    def in_flight(self) -> int:
+        return len(self._futures)
+
+    def submit(self, sub: StudentSubmission, prior: PriorSubmission | None) -> None:
+        plan = self.plan
+        job = GradingJob(sub.student, sub.sha256, {name: path.read_bytes() for name, path in sub.files.items()},
+                         sub.timestamp, self._release, plan.assignment, plan.sandbox, plan.timeout, self._template,
+                         prior)
+        # pure=False and a fresh key: a rerun never reuses a result the scheduler still holds.
+        future = self._client.submit(grade_job, job, pure=False, key=f"ch11-{sub.student}-{uuid.uuid4().hex}")
+        self._futures[future] = (sub, time.monotonic())
+
+    def wait(self, timeout: float | None = None) -> list[Outcome]:
+        if not self._futures:
+            return []
         try:
-            problems = {address: problem for address, problem in
-                        client.run(check_worker, plan.sandbox, release, plan.assignment).items() if problem}
-            if problems:
-                raise BatchError("Dask workers cannot grade: " + "; ".join(
-                    f"{address}: {problem}" for address, problem in sorted(problems.items())))
-            self.say(f"Dask scheduler {client.scheduler.address}: {len(client.scheduler_info()['workers'])} workers")
-            waiting = list(jobs)
-            while waiting or futures:
-                # No more jobs in flight than the workers have threads: a job queued on a worker behind
-                # another is counted as killed when that one kills the worker (the scheduler blames every
-                # task the dead worker held), so one student's crashes could end a classmate's grading.
-                free = max(1, sum(client.nthreads().values())) - len(futures)
-                for sub in waiting[:max(0, free)]:
-                    job = GradingJob(sub.student, sub.sha256,
-                                     {name: path.read_bytes() for name, path in sub.files.items()},
-                                     sub.timestamp, release, plan.assignment, plan.sandbox, plan.timeout, template,
-                                     priors.get(sub.student))
-                    # pure=False and a fresh key: a rerun never reuses a result the scheduler still holds.
-                    future = client.submit(grade_job, job, pure=False, key=f"ch11-{sub.student}-{uuid.uuid4().hex}")
-                    futures[future] = (sub, time.monotonic())
-                del waiting[:max(0, free)]
-                try:
-                    # A timeout now and then, so that workers joining (a batch system's jobs starting) are used.
-                    done, _ = distributed.wait(list(futures), timeout=REFILL_SECONDS, return_when="FIRST_COMPLETED")
-                except TimeoutError:
-                    continue
-                for future in done:
-                    sub, submitted = futures.pop(future)
-                    yield self._outcome(sub, future, time.monotonic() - submitted)
-        except BaseException:  # GeneratorExit too: the orchestrator stopped early
-            client.cancel(list(futures))
-            raise
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
+            done, _ = self._distributed.wait(list(self._futures), timeout=timeout, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            return []
+        outcomes = []
+        for future in done:
+            sub, submitted = self._futures.pop(future)
+            outcomes.append(self._outcome(sub, future, time.monotonic() - submitted))
+        return sorted(outcomes, key=lambda outcome: outcome.sub.student)
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+        self._client = self._cluster = None
+
+    def cancel(self) -> None:
+        if self._client is not None and self._futures:
+            self._client.cancel(list(self._futures))
+        self._futures.clear()
+        self.close()
 
     def _outcome(self, sub: StudentSubmission, future, waited: float) -> Outcome:
         """The job's result as an :class:`.isolated.Outcome` with its files in a fresh work directory."""

@@ -122,12 +122,21 @@ class PriorSubmission:
         return duedate + self.extension
 
 
-def read_prior(course: Path, assignment: str) -> tuple[datetime | None, dict[str, PriorSubmission]]:
-    """The assignment's due date (naive UTC or ``None``) and, per student with a submission row, its prior state."""
+def read_prior(course: Path, assignment: str,
+               student: str | None = None) -> tuple[datetime | None, dict[str, PriorSubmission]]:
+    """The assignment's due date (naive UTC or ``None``) and, per student with a submission row, its prior state
+    (``student``: that student's only, read alone)."""
     with open_gradebook(_db_url(course)) as gb:
         duedate = gb.find_assignment(assignment).duedate
         out: dict[str, PriorSubmission] = {}
-        for sub in gb.assignment_submissions(assignment):
+        if student is None:
+            subs = gb.assignment_submissions(assignment)
+        else:
+            try:
+                subs = [gb.find_submission(assignment, student)]
+            except MissingEntry:
+                subs = []
+        for sub in subs:
             hand: dict[tuple[str, str], tuple[float | None, float | None]] = {}
             has_grades = False
             for nb in sub.notebooks:

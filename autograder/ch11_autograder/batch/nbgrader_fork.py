@@ -181,6 +181,8 @@ class SlotServers:
         self.enabled = enabled
         self._lock = threading.Lock()
         self._servers: dict[int, NbgraderForkServer | None] = {}
+        #: How many servers have been started so far (one per slot, plus one per restart after a server ended).
+        self.started = 0
 
     def for_slot(self, slot: int) -> NbgraderForkServer | None:
         """The slot's serving fork server, or ``None`` when nbgrader must start as a process."""
@@ -201,6 +203,7 @@ class SlotServers:
             server = None
         with self._lock:
             self._servers[slot] = server
+            self.started += server is not None
         return server
 
     def close(self) -> None:

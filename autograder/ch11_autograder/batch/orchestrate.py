@@ -32,6 +32,11 @@
    instructor's course, then the CSV, the summary and ``records.json``
    (:mod:`.report`).
 
+The set-up (:func:`open_plan`, :func:`prepare`, the template, :func:`runner`) and the steps of
+one submission (:func:`triage` before grading, :func:`finish` after) are also those of
+:class:`.session.GradingSession`, which keeps them open to grade submissions one at a time
+(``ch11-grade serve``).
+
 A broken or hostile submission costs only its own record: every failure
 (intake, a timeout, an nbgrader error) is recorded with its cause and the batch
 goes on. A batch killed at any moment and run again ends with the same
@@ -44,8 +49,10 @@ import contextlib
 import shutil
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from ..paths import ASSIGNMENT
 from ..untrusted.choose import resolve_backend
@@ -57,12 +64,13 @@ from .guards import BatchLock, check_private, check_sandbox
 from .intake import IntakeError, IntakeLimits, StudentSubmission, read_source
 from .isolated import Outcome, kill_slot
 from .ledger import Ledger, LedgerEntry
-from .merge import autograded_cells, install_files, merge_result, read_prior
+from .merge import PriorSubmission, autograded_cells, install_files, merge_result, read_prior
 from .plan import BatchPlan
 from .records import BatchError, BatchReport, EarlierGrades, ProgressEvent, SubmissionRecord
-from .runners import LocalPool, Runner
+from .runners import LocalPool, Runner, stream
 
-__all__ = ["DEFAULT_TIMEOUT", "BatchPlan", "grade_class"]
+__all__ = ["DEFAULT_TIMEOUT", "BatchPlan", "Released", "due_date", "earlier_grades", "finish", "grade_class",
+           "open_plan", "prepare", "runner", "triage"]
 
 #: Wall-time limit per submission, seconds.
 DEFAULT_TIMEOUT = 1800.0
@@ -115,6 +123,39 @@ def grade_class(
             (:mod:`.cluster`); nothing was graded.
         IntakeError: the source is refused as a whole.
     """
+    plan = open_plan(source, course, workers=workers, sandbox=sandbox, progress=progress, timeout=timeout,
+                     limits=limits, regrade=regrade, assignment=assignment, keep_work=keep_work, feedback=feedback,
+                     cluster=cluster, fork_nbgrader=fork_nbgrader)
+    lock = BatchLock(plan.state / "lock")
+    try:
+        return _run(plan)
+    finally:
+        lock.release()
+
+
+def open_plan(
+    source: Path | None,
+    course: Path,
+    *,
+    workers: int,
+    sandbox: str | None,
+    progress: Callable[[ProgressEvent], None] | None,
+    timeout: float,
+    limits: IntakeLimits | None,
+    regrade: bool,
+    assignment: str,
+    keep_work: bool,
+    feedback: bool,
+    cluster: str | None,
+    fork_nbgrader: bool,
+) -> BatchPlan:
+    """The checks before anything is graded, and the plan (arguments as :func:`grade_class`'s; the course is
+    created when absent and its state folder made). ``source`` ``None``: submissions come one at a time
+    (:class:`.session.GradingSession`); the plan's source is then the course.
+
+    Raises:
+        BatchError, IntakeError: as :func:`grade_class`.
+    """
     started = time.monotonic()
     if workers < 1:
         raise BatchError("workers must be at least 1")
@@ -126,26 +167,46 @@ def grade_class(
         sandbox = resolve_backend(sandbox)
     except ValueError as exc:
         raise BatchError(str(exc)) from exc
-    source = Path(source).resolve()
     course = Path(course).resolve()
-    if not source.exists():
-        raise IntakeError(f"{source}: no such folder or zip file")
+    if source is not None:
+        source = Path(source).resolve()
+        if not source.exists():
+            raise IntakeError(f"{source}: no such folder or zip file")
     if cluster is None or cluster == "local":
         check_sandbox(sandbox, workers)  # a remote cluster's workers check their own (.cluster.check_worker)
     init_course(course, assignment=assignment)
+    if source is None:
+        source = course
     check_private(sandbox, [source, course])
     plan = BatchPlan(source, course, workers=workers, sandbox=sandbox, timeout=timeout, limits=limits,
                      regrade=regrade, assignment=assignment, keep_work=keep_work, feedback=feedback,
                      progress=progress, started=started, cluster=cluster, fork_nbgrader=fork_nbgrader)
     plan.state.mkdir(mode=0o700, exist_ok=True)
-    lock = BatchLock(plan.state / "lock")
-    try:
-        return _run(plan)
-    finally:
-        lock.release()
+    return plan
 
 
-def _run(plan: BatchPlan) -> BatchReport:
+@dataclass(frozen=True)
+class Released:
+    """The assignment as the course has it, read once per batch (:func:`prepare`).
+
+    Attributes:
+        notebooks: its notebook file names, sorted.
+        cells: the released notebooks' nbgrader cell metadata (:func:`.cellcheck.load_released`).
+        max_score: its autograded points possible.
+    """
+
+    notebooks: list[str]
+    cells: Any
+    max_score: float
+
+
+def prepare(plan: BatchPlan) -> Released:
+    """A batch's set-up before its first submission: empty work folder, slots' leftovers killed, the assignment
+    generated when the gradebook lacks it (:func:`.course.ensure_assignment`), the released notebooks read.
+
+    Raises:
+        BatchError: the assignment cannot be generated or its notebooks read.
+    """
     course, assignment, logs = plan.course, plan.assignment, plan.logs
     logs.mkdir(exist_ok=True)
     if plan.work_root.exists():
@@ -153,29 +214,34 @@ def _run(plan: BatchPlan) -> BatchReport:
     plan.work_root.mkdir()
     for slot in range(plan.workers):
         kill_slot(plan.sandbox, slot)
+    ensure_assignment(course, assignment, logs / "generate_assignment.log")
+    notebooks = sorted(p.name for p in (course / "source" / assignment).glob("*.ipynb"))
+    try:
+        cells = load_released(course / "source" / assignment, notebooks)
+    except ValueError as exc:
+        raise BatchError(f"cannot read the assignment's notebooks: {exc}") from exc
+    return Released(notebooks, cells, _max_score(course, assignment))
+
+
+def _run(plan: BatchPlan) -> BatchReport:
+    course, assignment, logs = plan.course, plan.assignment, plan.logs
 
     def emit(done: int, total: int, record: SubmissionRecord | None, message: str = "",
              eta: float | None = None) -> None:
         if plan.progress is not None:
             plan.progress(ProgressEvent(done, total, record, message, time.monotonic() - plan.started, eta))
 
-    ensure_assignment(course, assignment, logs / "generate_assignment.log")
-    notebooks = sorted(p.name for p in (course / "source" / assignment).glob("*.ipynb"))
-    try:
-        released = load_released(course / "source" / assignment, notebooks)
-    except ValueError as exc:
-        raise BatchError(f"cannot read the assignment's notebooks: {exc}") from exc
-    intake = read_source(plan.source, plan.state / "staging", notebooks, assignment=assignment, limits=plan.limits)
-    max_score = _max_score(course, assignment)
+    released = prepare(plan)
+    max_score = released.max_score
+    intake = read_source(plan.source, plan.state / "staging", released.notebooks, assignment=assignment,
+                         limits=plan.limits)
     ledger = Ledger(plan.ledger)
     latest = {} if plan.regrade else ledger.latest()
     last_graded = ledger.latest_graded()  # read even with regrade: the gradebook keeps those grades either way
     duedate, priors = read_prior(course, assignment)
-    merged = set(priors)
-    graded_before = {student for student, prior in priors.items() if prior.has_grades}
 
     def due(student: str) -> str | None:
-        return _iso(priors[student].due(duedate) if student in priors else duedate)
+        return due_date(duedate, priors.get(student))
     total = len(intake.submissions)
     refused = sum(1 for s in intake.submissions if s.error)
     emit(0, total, None, f"intake ({intake.kind}): {total} submissions, {refused} refused at intake")
@@ -184,25 +250,10 @@ def _run(plan: BatchPlan) -> BatchReport:
     jobs: list[StudentSubmission] = []
     done = 0
     for sub in intake.submissions:
-        entry = latest.get(sub.student)
-        resumable = sub.error is None and _resumable(entry, sub, course, merged, assignment, due(sub.student))
-        if sub.error is None and not resumable:
-            # Before nbgrader, which fails on tampered cell metadata without naming the cell.
-            try:
-                sub.error = check_submission(sub.files, released)
-            except Exception as exc:  # a bug of the check must not stop the batch: nbgrader then judges the cells
-                sub.notes.append(f"cell metadata check failed ({type(exc).__name__}: {str(exc)[:200]}); "
-                                 "graded by nbgrader as submitted")
-        if sub.error:
-            record = _error_record(sub, sub.error, max_score, _earlier(sub.student, graded_before, last_graded), 0.0,
-                                   None)
-            ledger.append(_error_entry(record))
-        elif resumable:
-            assert entry is not None
-            record = SubmissionRecord(sub.student, "skipped_resume", None, entry.score, max_score,
-                                      dict(entry.per_notebook), sub.sha256, 0.0, list(sub.notes),
-                                      sub.origin, str(plan.log_for(sub.student)), lms_late=sub.late)
-        else:
+        prior = priors.get(sub.student)
+        record = triage(sub, plan, released, ledger, latest.get(sub.student), prior, due(sub.student),
+                        earlier_grades(prior, last_graded.get(sub.student)))
+        if record is None:
             jobs.append(sub)
             continue
         records[sub.student] = record
@@ -213,12 +264,12 @@ def _run(plan: BatchPlan) -> BatchReport:
         make_template(course, plan.template, assignment)
         grading_started = time.monotonic()
         finished_jobs = 0
-        with contextlib.closing(_runner(plan, lambda message: emit(done, total, None, message))
-                                .outcomes(jobs, priors)) as outcomes:
+        with contextlib.closing(stream(runner(plan, lambda message: emit(done, total, None, message)),
+                                       jobs, priors)) as outcomes:
             for outcome in outcomes:
-                record = _finish(outcome, plan, max_score, ledger,
-                                 _earlier(outcome.sub.student, graded_before, last_graded),
-                                 due(outcome.sub.student))
+                student = outcome.sub.student
+                record = finish(outcome, plan, max_score, ledger,
+                                earlier_grades(priors.get(student), last_graded.get(student)), due(student))
                 if not plan.keep_work:
                     shutil.rmtree(outcome.work, ignore_errors=True)
                 records[record.student] = record
@@ -250,13 +301,50 @@ def _run(plan: BatchPlan) -> BatchReport:
     return BatchReport(ordered, csv_path, summary_path, course / "feedback", elapsed, problems)
 
 
-def _runner(plan: BatchPlan, say: Callable[[str], None]) -> Runner:
+def runner(plan: BatchPlan, say: Callable[[str], None]) -> Runner:
     """The plan's runner: this machine's pool, or a Dask cluster (imported only then: an optional extra)."""
     if plan.cluster is None:
         return LocalPool(plan)
     from .cluster import DaskRunner
 
     return DaskRunner(plan, say)
+
+
+def triage(
+    sub: StudentSubmission, plan: BatchPlan, released: Released, ledger: Ledger, entry: LedgerEntry | None,
+    prior: PriorSubmission | None, due: str | None, earlier: EarlierGrades | None,
+) -> SubmissionRecord | None:
+    """The record of a submission that is not graded (refused at intake or by the cell check: an ``error``
+    record, in the ledger; merged before from the same inputs: ``skipped_resume``), or ``None``: grade it.
+
+    ``entry``: the student's latest ledger entry (``None`` to regrade); ``prior``: the student's submission
+    row in the course; ``due``: the student's due date (ISO); ``earlier``: see :func:`earlier_grades`.
+    """
+    merged = {sub.student} if prior is not None else set()
+    resumable = sub.error is None and _resumable(entry, sub, plan.course, merged, plan.assignment, due)
+    if sub.error is None and not resumable:
+        # Before nbgrader, which fails on tampered cell metadata without naming the cell.
+        try:
+            sub.error = check_submission(sub.files, released.cells)
+        except Exception as exc:  # a bug of the check must not stop the batch: nbgrader then judges the cells
+            sub.notes.append(f"cell metadata check failed ({type(exc).__name__}: {str(exc)[:200]}); "
+                             "graded by nbgrader as submitted")
+    if sub.error:
+        record = _error_record(sub, sub.error, released.max_score, earlier, 0.0, None)
+        ledger.append(_error_entry(record))
+        return record
+    if resumable:
+        assert entry is not None
+        return SubmissionRecord(sub.student, "skipped_resume", None, entry.score, released.max_score,
+                                dict(entry.per_notebook), sub.sha256, 0.0, list(sub.notes),
+                                sub.origin, str(plan.log_for(sub.student)), lms_late=sub.late)
+    return None
+
+
+def due_date(duedate: datetime | None, prior: PriorSubmission | None) -> str | None:
+    """The student's due date (ISO, naive UTC; ``None`` without one): the assignment's plus the extension of the
+    student's submission row ``prior``."""
+    return _iso(prior.due(duedate) if prior is not None else duedate)
 
 
 def _resumable(
@@ -284,11 +372,11 @@ def _max_score(course: Path, assignment: str) -> float:
         return round(sum(p for cells in autograded_cells(gb, assignment).values() for p in cells.values()), 6)
 
 
-def _earlier(student: str, graded_before: set[str], last_graded: dict[str, LedgerEntry]) -> EarlierGrades | None:
-    """What the gradebook holds for ``student`` from before this run, or ``None`` when it holds no grades."""
-    if student not in graded_before:
+def earlier_grades(prior: PriorSubmission | None, entry: LedgerEntry | None) -> EarlierGrades | None:
+    """What the gradebook holds for a student from before this run (``prior``: their submission row; ``entry``:
+    their latest ``graded`` ledger entry), or ``None`` when it holds no grades."""
+    if prior is None or not prior.has_grades:
         return None
-    entry = last_graded.get(student)
     if entry is None:
         return EarlierGrades("", None, None, None)
     return EarlierGrades(entry.sha256, entry.at, entry.score, entry.max_score)
@@ -322,7 +410,7 @@ def _notes(outcome: Outcome) -> list[str]:
     return notes
 
 
-def _finish(
+def finish(
     outcome: Outcome,
     plan: BatchPlan,
     max_score: float,

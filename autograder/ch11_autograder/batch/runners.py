@@ -1,15 +1,18 @@
 """Runners: where a batch's submissions are graded. The orchestrator merges what they yield.
 
-A runner takes the submissions to grade and yields one :class:`~.isolated.Outcome`
-per submission as each finishes; the orchestrator (:mod:`.orchestrate`) merges
-each outcome into the course, writes the ledger and reports progress, the same
-for every runner. Closing the generator early (an exception or Ctrl-C in the
-orchestrator) cancels what is still running.
+A runner grades the submissions handed to it (:meth:`Runner.submit`, one at a time, while
+:meth:`Runner.free` says a slot is free) and hands back one :class:`~.isolated.Outcome` per
+submission as each finishes (:meth:`Runner.wait`); whoever drives it (:func:`stream` for
+:func:`.orchestrate.grade_class`, :class:`.session.GradingSession` for the grade-on-submit
+service) merges each outcome into the course, writes the ledger and reports progress, the
+same for every runner. A runner is started once (:meth:`Runner.start`) and grades any number
+of submissions until :meth:`Runner.close`; :meth:`Runner.cancel` kills what is still running.
 
 * :class:`LocalPool` (the default): ``workers`` threads on this machine, each
   driving one isolated ``nbgrader autograde`` (:func:`.isolated.grade_isolated`)
   with a slot of its own; each slot forks its nbgrader runs from one pre-imported
-  process (:mod:`.nbgrader_fork`) unless the plan says not to.
+  process (:mod:`.nbgrader_fork`) unless the plan says not to. The fork servers live
+  as long as the pool: started on a slot's first submission, closed with the pool.
 * :class:`.cluster.DaskRunner`: the same isolated run on the workers of a Dask
   cluster (imported only when asked for: Dask is an optional extra).
 """
@@ -27,22 +30,79 @@ from .merge import PriorSubmission
 from .nbgrader_fork import SlotServers
 from .plan import BatchPlan
 
-__all__ = ["LocalPool", "Runner"]
+__all__ = ["LocalPool", "Runner", "stream"]
 
 
 class Runner(Protocol):
-    """Grades submissions and yields their outcomes as they finish (any order; each submission once)."""
+    """Grades submissions handed to it one at a time and hands back their outcomes as they finish.
 
-    def outcomes(
-        self, jobs: list[StudentSubmission], priors: dict[str, PriorSubmission]
-    ) -> Generator[Outcome, None, None]:
-        """Grade ``jobs`` (``priors``: the students' submission rows in the course, see :func:`.merge.read_prior`).
+    Every outcome's ``work`` is a directory under the plan's ``work_root`` holding
+    ``autograded/<student>/<assignment>/`` and ``submitted/<student>/<assignment>/``;
+    the student's nbgrader log is at ``plan.log_for(student)``. One student has at most one
+    submission in flight (the log is named for the student).
+    """
 
-        Every outcome's ``work`` is a directory under the plan's ``work_root`` holding
-        ``autograded/<student>/<assignment>/`` and ``submitted/<student>/<assignment>/``;
-        the student's nbgrader log is at ``plan.log_for(student)``.
+    def start(self) -> None:
+        """Get ready to grade (a cluster is connected and its workers checked here).
+
+        Raises:
+            BatchError: the runner cannot grade (nothing was graded).
         """
         ...
+
+    def free(self) -> int:
+        """How many more submissions :meth:`submit` takes now (at least 1 when nothing is in flight)."""
+        ...
+
+    def submit(self, sub: StudentSubmission, prior: PriorSubmission | None) -> None:
+        """Start grading ``sub`` (``prior``: the student's submission row in the course, see
+        :func:`.merge.read_prior`)."""
+        ...
+
+    def in_flight(self) -> int:
+        """Submissions submitted whose outcome :meth:`wait` has not handed back yet."""
+        ...
+
+    def wait(self, timeout: float | None = None) -> list[Outcome]:
+        """The outcomes finished since the last call (sorted by student), waiting up to ``timeout``
+        seconds (``None``: until one finishes) when there are none yet; ``[]`` after the timeout or
+        with nothing in flight."""
+        ...
+
+    def close(self) -> None:
+        """Release what :meth:`start` set up, after every submission in flight has finished."""
+        ...
+
+    def cancel(self) -> None:
+        """Kill every grading in flight and release what :meth:`start` set up (their outcomes are lost)."""
+        ...
+
+
+def stream(runner: Runner, jobs: list[StudentSubmission],
+           priors: dict[str, PriorSubmission]) -> Generator[Outcome, None, None]:
+    """Grade ``jobs`` on ``runner`` (started and closed here), yielding each outcome as it finishes.
+
+    Closing the generator early (an exception or Ctrl-C in the caller) cancels what is still running."""
+    waiting = list(jobs)
+    finished: list[Outcome] = []
+    try:
+        runner.start()
+        while True:
+            while waiting and runner.free() > 0:
+                sub = waiting.pop(0)
+                runner.submit(sub, priors.get(sub.student))
+            yield from finished  # merged by the caller while the slots they freed grade the next ones
+            if not waiting and not runner.in_flight():
+                break
+            finished = runner.wait(None if not waiting else REFILL_SECONDS)
+    except BaseException:  # GeneratorExit too: the orchestrator stopped early
+        runner.cancel()
+        raise
+    runner.close()
+
+
+#: Seconds between looks at the runner's free slots while submissions wait (a cluster's workers may join).
+REFILL_SECONDS = 5
 
 
 class LocalPool:
@@ -50,42 +110,52 @@ class LocalPool:
 
     def __init__(self, plan: BatchPlan) -> None:
         self.plan = plan
-
-    def outcomes(
-        self, jobs: list[StudentSubmission], priors: dict[str, PriorSubmission]
-    ) -> Generator[Outcome, None, None]:
-        plan = self.plan
-        running = RunningGraders()
-        slots: queue.Queue[int] = queue.Queue()
+        self.running = RunningGraders()
+        self._slots: queue.Queue[int] = queue.Queue()
         for slot in range(plan.workers):
-            slots.put(slot)
+            self._slots.put(slot)
+        #: The slots' fork servers, kept for the pool's life (``servers.started`` counts their starts).
+        self.servers = SlotServers(plan.course / "nbgrader_config.py", enabled=plan.fork_nbgrader)
+        # The threads live as long as the pool: a fork server dies with the thread that started it.
+        self._pool = ThreadPoolExecutor(max_workers=plan.workers, thread_name_prefix="ch11-grade")
+        self._pending: set[Future[Outcome]] = set()
 
-        servers = SlotServers(plan.course / "nbgrader_config.py", enabled=plan.fork_nbgrader)
+    def start(self) -> None:
+        pass  # a slot's fork server starts with its first submission
 
-        def task(sub: StudentSubmission) -> Outcome:
-            slot = slots.get()
-            try:
-                return grade_isolated(sub, course=plan.course, template=plan.template, work_root=plan.work_root,
-                                      log_path=plan.log_for(sub.student), slot=slot, sandbox=plan.sandbox,
-                                      timeout=plan.timeout, assignment=plan.assignment, running=running,
-                                      prior=priors.get(sub.student), forks=servers.for_slot(slot))
-            finally:
-                slots.put(slot)
+    def free(self) -> int:
+        return max(0, self.plan.workers - len(self._pending))
 
-        pool = ThreadPoolExecutor(max_workers=plan.workers, thread_name_prefix="ch11-grade")
-        pending: set[Future[Outcome]] = set()
+    def in_flight(self) -> int:
+        return len(self._pending)
+
+    def submit(self, sub: StudentSubmission, prior: PriorSubmission | None) -> None:
+        self._pending.add(self._pool.submit(self._task, sub, prior))
+
+    def _task(self, sub: StudentSubmission, prior: PriorSubmission | None) -> Outcome:
+        plan = self.plan
+        slot = self._slots.get()
         try:
-            pending = {pool.submit(task, sub) for sub in jobs}
-            while pending:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in sorted(finished, key=lambda f: f.result().sub.student):
-                    yield future.result()
-        except BaseException:  # GeneratorExit too: the orchestrator stopped early
-            running.kill_all()
-            pool.shutdown(wait=True, cancel_futures=True)
-            for slot in range(plan.workers):
-                kill_slot(plan.sandbox, slot)
-            servers.close()
-            raise
-        pool.shutdown(wait=True)
-        servers.close()
+            return grade_isolated(sub, course=plan.course, template=plan.template, work_root=plan.work_root,
+                                  log_path=plan.log_for(sub.student), slot=slot, sandbox=plan.sandbox,
+                                  timeout=plan.timeout, assignment=plan.assignment, running=self.running,
+                                  prior=prior, forks=self.servers.for_slot(slot))
+        finally:
+            self._slots.put(slot)
+
+    def wait(self, timeout: float | None = None) -> list[Outcome]:
+        if not self._pending:
+            return []
+        finished, self._pending = wait(self._pending, timeout=timeout, return_when=FIRST_COMPLETED)
+        return sorted((future.result() for future in finished), key=lambda outcome: outcome.sub.student)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+        self.servers.close()
+
+    def cancel(self) -> None:
+        self.running.kill_all()
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        for slot in range(self.plan.workers):
+            kill_slot(self.plan.sandbox, slot)
+        self.servers.close()

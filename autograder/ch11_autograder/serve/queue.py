@@ -11,8 +11,9 @@ is done. States of a submission:
 * ``superseded``: a newer submission of the same student replaced it while it was queued.
 
 Fairness (:meth:`Queue.order`): at most one queued submission per student (a newer one
-supersedes it) and students take turns: the student whose last grading started longest ago
-(or never) goes first, ties by arrival. :meth:`Queue.admit` applies the attempts budget.
+supersedes it), one claimed per student at a time (:meth:`Queue.claim`, which also skips the
+students the caller names busy), and students take turns: the student whose last grading
+started longest ago (or never) goes first, ties by arrival. :meth:`Queue.admit` applies the attempts budget.
 Each connection is short-lived, so threads share the queue safely.
 """
 
@@ -22,7 +23,7 @@ import contextlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -204,14 +205,17 @@ class Queue:
     def _reread(db: sqlite3.Connection, sub_id: int) -> Submission:
         return _row(db.execute(f"SELECT {_COLUMNS} FROM submissions WHERE id = ?", (sub_id,)).fetchone())
 
-    def claim(self, slots: int, now: float | None = None) -> list[Submission]:
-        """Move the first ``slots`` submissions of :meth:`order` to ``grading`` (one transaction) and return them."""
+    def claim(self, slots: int, now: float | None = None, *, busy: Collection[str] = ()) -> list[Submission]:
+        """Move the first ``slots`` submissions of :meth:`order` to ``grading`` (one transaction) and return them:
+        one per student, none of the ``busy`` students (whose earlier submission is still being graded)."""
         now = time.time() if now is None else now
         with self._tx() as db:
+            taken = set(busy)
             picked: list[Submission] = []
-            for sub in self._order(db):  # one per student: a round grades each student's folder once
-                if len(picked) < slots and sub.student not in {p.student for p in picked}:
+            for sub in self._order(db):
+                if len(picked) < slots and sub.student not in taken:
                     picked.append(sub)
+                    taken.add(sub.student)
             for sub in picked:
                 db.execute("UPDATE submissions SET state = 'grading', started = ?, gradings = gradings + 1 "
                            "WHERE id = ?", (now, sub.id))

@@ -7,16 +7,21 @@
   ``collect``, hostile-safe reads), records it in the :class:`.queue.Queue` (queued, or refused
   with the reason: not the student's folder, no notebook of the assignment, attempts used up)
   and publishes its status page; queued students' pages show their position and expected wait.
-* The **main** thread grades: it claims up to ``workers`` queued submissions (one per student,
-  students in turn), copies each into a job folder and calls the batch grader's own
-  :func:`..batch.grade_class` on them, into the practice course (``ServePolicy.practice_directory``,
-  never the official gradebook), with the batch's sandbox, workers or Dask cluster and resume
-  ledger. Nothing here decides a score. For ``feedback_level = "full"`` it then runs
-  ``nbgrader generate_feedback`` for those students in the practice course.
+* The **main** thread grades, on a :class:`..batch.session.GradingSession` kept open for the
+  service's life on the practice course (``ServePolicy.practice_directory``, never the official
+  gradebook): the batch grader's set-up done once (sandbox check, course, assignment, template
+  gradebook, one nbgrader fork server per slot or the Dask client), with the batch's sandbox,
+  workers or Dask cluster and resume ledger. Whenever a slot is free it claims the next queued
+  submission (one at a time, in the queue's order: students in turn, one grading per student),
+  copies it into a job folder and hands it to the session; each one is merged and published as
+  soon as it finishes, while the others go on. Nothing here decides a score. For
+  ``feedback_level = "full"`` it runs ``nbgrader generate_feedback`` for that student in the
+  practice course.
 * Each graded submission's pages replace its status pages (:mod:`.publish`), then it is marked
   ``done``, under one lock with every other publication, so a stale status never overwrites
   feedback.
 
+Stopped by SIGTERM, it abandons the gradings in flight (killed, their submissions queued again).
 Killed at any moment, the service restarts where it was: submissions left ``grading`` are
 graded again (the batch's ledger makes an already merged one a cheap ``skipped_resume``, never
 a second merge), pages are published again to the same names, and folders that arrived while
@@ -40,9 +45,10 @@ from hashlib import sha256
 from pathlib import Path
 from typing import TextIO
 
-from ..batch import BatchError, IntakeError, SubmissionRecord, grade_class
+from ..batch import BatchError, IntakeError, SubmissionRecord
 from ..batch.course import course_step
 from ..batch.records import format_score
+from ..batch.session import GradingSession
 from ..paths import ASSIGNMENT
 from ..textsafe import escape
 from ..trusted.verdict_cache import lookups_in_log
@@ -58,16 +64,16 @@ __all__ = ["STATE_DIR", "Service", "Stopped"]
 #: The service's own files inside the practice course: queue.db, job folders, logs, the verdict cache.
 STATE_DIR = ".ch11-serve"
 
-#: After a quiet spell, how long the first new submission waits for others to share its round.
-GATHER_SECONDS = 1.0
+#: While a slot is free and gradings are in flight, how often the main thread looks for new submissions, seconds.
+POLL_SECONDS = 0.25
 
 log = logging.getLogger(__name__)
 
 
 class Stopped(BaseException):
-    """SIGTERM arrived while a round was being graded: the round is abandoned (a BaseException, so the
-    batch's ``except Exception`` handlers do not take it for a grading failure and its runners kill the
-    graders in flight, as on Ctrl-C)."""
+    """SIGTERM arrived while submissions were being graded: they are abandoned (a BaseException, so the
+    batch's ``except Exception`` handlers do not take it for a grading failure; closing the session kills
+    the graders in flight, as on Ctrl-C)."""
 
 
 class Service:
@@ -91,7 +97,12 @@ class Service:
         self.work = threading.Event()
         self.stopping = threading.Event()
         self._skipped: set[str] = set()
-        #: True while grade_class runs: the only phase SIGTERM interrupts (publishing is never cut in half).
+        #: The batch grader kept open (opened by :meth:`hand_out`, closed when the service stops).
+        self.session: GradingSession | None = None
+        #: Submissions handed to the session and not finished yet, by student.
+        self._grading: dict[str, Submission] = {}
+        #: True while waiting for gradings or generating feedback: the only phases SIGTERM interrupts
+        #: (publishing is never cut in half).
         self._abandonable = False
         os.environ.setdefault("CH11_VERDICT_CACHE", str(self.state / "verdict-cache"))
 
@@ -169,7 +180,7 @@ class Service:
 
     def publish_status(self, sub: Submission, position: int = 0, expected_wait: float = 0.0) -> None:
         """Publish the status pages of ``sub`` as it stands now (re-read under the lock; feedback is never
-        overwritten: a graded submission's pages are published by :meth:`grade_round` only)."""
+        overwritten: a graded submission's pages are published by :meth:`_finish` only)."""
         with self.publish_lock:
             sub = self.queue.get(sub.id)
             if sub.state == "done" or (sub.state == "refused" and sub.secret is None):
@@ -194,39 +205,105 @@ class Service:
 
     # ------------------------------------------------------------------ grading
 
-    def grade_round(self) -> int:
-        """Grade the next submissions of the queue (up to ``workers``); returns how many were graded."""
-        picked = self.queue.claim(max(1, self.policy.workers), self.clock())
-        if not picked:
-            return 0
-        for sub in picked:
+    def hand_out(self) -> int:
+        """Claim queued submissions one at a time, in the queue's order, while the session has a free slot, and
+        start grading each; returns how many were claimed. Opens the session when there is none; when it cannot
+        open (said), each submission claimed ends with the reason."""
+        claimed = 0
+        while not self.stopping.is_set():
+            session = self._open_session()
+            if session is not None and session.free() < 1:
+                break
+            picked = self.queue.claim(1, self.clock(), busy=self._grading)  # one grading per student
+            if not picked:
+                break
+            sub = picked[0]
+            claimed += 1
             self.say(f"grading  {escape(sub.student)} {escape(sub.stamp)}")
             self.publish_status(sub)
-        self.refresh_queued()
-        job = self.state / "jobs" / f"round-{picked[0].id}"
-        shutil.rmtree(job, ignore_errors=True)
-        job.mkdir(parents=True)
-        graded: dict[str, Submission] = {}
-        for sub in picked:
-            problem = self._stage(sub, job)
-            if problem is not None:
-                self._finish(sub, None, problem)
-            else:
-                graded[sub.student] = sub
-        if graded:
-            with self._may_abandon():
-                records = self._grade(job, list(graded))
-            for student, sub in graded.items():
-                record = records.get(student)
-                if self.stopping.is_set() and (record is None or record.status == "error"):
-                    # A stop signalled to the whole group (systemd's KillMode=control-group) can kill the graders
-                    # before grade_class returns: not the submission's fault, it stays `grading` to be redone.
-                    continue
-                self._finish(sub, record, None if record is not None else self._failure)
-        shutil.rmtree(job, ignore_errors=True)
-        return len(picked)
+            self._start(sub, session)
+        if claimed:
+            self.refresh_queued()
+        return claimed
 
     _failure = "the grader did not grade it"
+
+    def _open_session(self) -> GradingSession | None:
+        """The open grading session, opened now when there is none; ``None`` when it cannot open (said once per
+        attempt; :attr:`_failure` then says why)."""
+        if self.session is None:
+            try:
+                self.session = GradingSession(self.practice, workers=max(1, self.policy.workers),
+                                              sandbox=self.policy.sandbox or None, timeout=self.policy.timeout,
+                                              assignment=self.assignment, cluster=self.policy.cluster or None,
+                                              say=self.say)
+            except (BatchError, IntakeError) as exc:
+                self._failure = f"the grader could not run: {exc}"
+                self.say(f"error    the grader could not start: {escape(str(exc), 500)}")
+                return None
+            self._failure = "the grader did not grade it"
+        return self.session
+
+    def _close_session(self) -> None:
+        """Close the session: gradings in flight are killed (their submissions stay ``grading``, queued again)."""
+        session, self.session = self.session, None
+        self._grading.clear()
+        if session is not None:
+            session.close()
+
+    def _start(self, sub: Submission, session: GradingSession | None) -> None:
+        """Copy ``sub`` into its job folder and hand it to the session (or finish it with the reason it cannot be)."""
+        job = self.state / "jobs" / str(sub.id)
+        shutil.rmtree(job, ignore_errors=True)
+        job.mkdir(parents=True)
+        try:
+            problem = self._stage(sub, job)
+            if problem is None and session is None:
+                problem = self._failure
+            if problem is not None or session is None:
+                self._finish(sub, None, problem)
+                return
+            try:
+                records = session.submit(job)  # read into the session's own staging: the job folder can go
+            except (BatchError, IntakeError, ValueError) as exc:
+                self._finish(sub, None, f"the grader could not take it: {exc}")
+                return
+            if sub.student in session.in_flight():
+                self._grading[sub.student] = sub
+            else:  # not graded (refused by the batch's intake, or merged before from the same inputs)
+                self._complete(sub, next((r for r in records if r.student == sub.student), None))
+        finally:
+            shutil.rmtree(job, ignore_errors=True)
+
+    def collect(self, timeout: float | None) -> int:
+        """Publish the submissions whose grading finished, waiting up to ``timeout`` seconds (``None``: until one
+        does) when none has yet; returns how many. SIGTERM abandons the wait."""
+        if self.session is None or not self._grading:
+            return 0
+        with self._may_abandon():
+            records = self.session.wait(timeout)
+        if records:
+            self.hand_out()  # the freed slots take the next submissions before these are published
+        for record in records:
+            self._complete(self._grading.pop(record.student), record)
+        return len(records)
+
+    def _complete(self, sub: Submission, record: SubmissionRecord | None) -> None:
+        """The feedback of a submission the session is done with (``feedback_level = "full"``: nbgrader's own,
+        generated now), then :meth:`_finish`."""
+        if self.stopping.is_set() and (record is None or record.status == "error"):
+            # A stop signalled to the whole group (systemd's KillMode=control-group) can kill the graders before
+            # they finish: not the submission's fault, it stays `grading` to be redone.
+            return
+        if record is not None and record.status != "error" and self.policy.feedback_level == "full":
+            logs = self.state / "logs"
+            logs.mkdir(exist_ok=True)
+            with self._may_abandon():
+                problems = course_step(self.practice, logs / f"generate_feedback-{sub.student}.log",
+                                       "generate_feedback", self.assignment, "--student", sub.student, "--force")
+            if problems:
+                record.status, record.error = "error", "; ".join(problems)
+        self._finish(sub, record, None if record is not None else self._failure)
 
     def _stage(self, sub: Submission, job: Path) -> str | None:
         """Copy the submission's files (read again, hostile-safe) into ``job/<student>/<assignment>/``."""
@@ -245,29 +322,6 @@ class Service:
         if snap.secret is not None:
             (dest / SECRET_FILE).write_text(snap.secret)
         return None
-
-    def _grade(self, job: Path, students: list[str]) -> dict[str, SubmissionRecord]:
-        """``grade_class`` on the job folder, into the practice course; the records by student."""
-        try:
-            report = grade_class(job, self.practice, workers=len(students), sandbox=self.policy.sandbox or None,
-                                 timeout=self.policy.timeout, assignment=self.assignment, feedback=False,
-                                 cluster=self.policy.cluster or None)
-        except (BatchError, IntakeError) as exc:
-            self._failure = f"the grader could not run: {exc}"
-            self.say(f"error    grading round failed: {escape(str(exc), 500)}")
-            return {}
-        self._failure = "the grader did not grade it"
-        records = {r.student: r for r in report.records}
-        if self.policy.feedback_level == "full":
-            logs = self.state / "logs"
-            logs.mkdir(exist_ok=True)
-            for student, record in records.items():
-                if record.status != "error":
-                    problems = course_step(self.practice, logs / f"generate_feedback-{student}.log",
-                                           "generate_feedback", self.assignment, "--student", student, "--force")
-                    if problems:
-                        record.status, record.error = "error", "; ".join(problems)
-        return records
 
     def _finish(self, sub: Submission, record: SubmissionRecord | None, problem: str | None) -> None:
         """Publish a graded submission's pages, then mark it done (one lock: no status overwrites them)."""
@@ -309,7 +363,7 @@ class Service:
     def start(self) -> list[Submission]:
         """Recover from a stop: submissions left ``grading`` are queued again (returned)."""
         recovered = self.queue.recover()
-        shutil.rmtree(self.state / "jobs", ignore_errors=True)  # copies left by a stopped round
+        shutil.rmtree(self.state / "jobs", ignore_errors=True)  # copies left by a stopped service
         for sub in recovered:
             self.say(f"resume   {escape(sub.student)} {escape(sub.stamp)} (was being graded when the service stopped)")
         return recovered
@@ -328,8 +382,8 @@ class Service:
             self._abandonable = False
 
     def _on_sigterm(self, signum: int, _frame: object) -> None:
-        """SIGTERM (systemd stop, a hub stopping its service): stop after the current step, abandoning a
-        round being graded (its submissions are graded again at the next start)."""
+        """SIGTERM (systemd stop, a hub stopping its service): stop after the current step, abandoning the
+        submissions being graded (they are graded again at the next start)."""
         # Nothing is printed here: the main thread may be inside a print, and a reentrant write raises.
         self.stopping.set()
         self.work.set()
@@ -347,7 +401,7 @@ class Service:
         try:
             yield
         except Stopped:
-            pass  # the round was abandoned: _stopped() puts its submissions back in the queue
+            pass  # gradings were abandoned: _stopped() puts their submissions back in the queue
         finally:
             signal.signal(signal.SIGTERM, previous)
 
@@ -363,14 +417,22 @@ class Service:
     # ------------------------------------------------------------------ the loop
 
     def run_once(self) -> int:
-        """Scan, then grade until the queue is empty (or SIGTERM); returns how many were graded (``--once``)."""
+        """Scan, then grade until the queue is empty (or SIGTERM); returns how many were claimed (``--once``)."""
         self.start()
         total = 0
-        with self._stoppable():
-            self.scan()
-            while not self.stopping.is_set() and (graded := self.grade_round()):
-                total += graded
+        try:
+            with self._stoppable():
                 self.scan()
+                while not self.stopping.is_set():
+                    claimed = self.hand_out()
+                    total += claimed
+                    if self._grading:
+                        self.collect(self.policy.rescan_seconds)
+                    elif not claimed:
+                        break
+                    self.scan()
+        finally:
+            self._close_session()
         if self.stopping.is_set():
             self._stopped()
         return total
@@ -381,20 +443,26 @@ class Service:
         self.start()
         watcher = Watcher(self.settings.inbound, self.policy.rescan_seconds)
         scanner = threading.Thread(target=self._scan_loop, args=(watcher,), name="ch11-serve-scan", daemon=True)
-        self.say(f"serving  {self.settings.inbound} -> practice course {self.practice} "
-                 f"(feedback level {self.policy.feedback_level}, {self.policy.attempts} attempts per "
-                 f"{self.policy.window_minutes:g} min, {self.policy.workers} workers)")
         try:
             with self._stoppable():
-                self.scan()  # what arrived while the service was down joins the first round
+                self._open_session()  # the grader's set-up, once, before the first submission needs it
+                self.say(f"serving  {self.settings.inbound} -> practice course {self.practice} "
+                         f"(feedback level {self.policy.feedback_level}, {self.policy.attempts} attempts per "
+                         f"{self.policy.window_minutes:g} min, {self.policy.workers} workers)")
+                self.scan()  # what arrived while the service was down
                 scanner.start()
                 while not self.stopping.is_set():
-                    if not self.grade_round() and self.work.wait(self.policy.rescan_seconds):
-                        self.work.clear()
-                        # Submissions of a class come in bursts: let the ones arriving together share a round.
-                        self.stopping.wait(GATHER_SECONDS)
+                    self.work.clear()
+                    claimed = self.hand_out()
+                    if self._grading:
+                        # A finished grading wakes this at once; with a slot free, new arrivals are looked for too.
+                        free = self.session is not None and self.session.free() > 0
+                        self.collect(POLL_SECONDS if free else self.policy.rescan_seconds)
+                    elif not claimed:
+                        self.work.wait(self.policy.rescan_seconds)
         finally:
             self.stopping.set()
+            self._close_session()
             watcher.close()
             watcher.poke()
             if scanner.is_alive():

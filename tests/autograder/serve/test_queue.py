@@ -50,6 +50,15 @@ def test_claim_takes_one_submission_per_student(tmp_path: Path) -> None:
     assert queue.claim(5, now=11) == []
 
 
+def test_claim_skips_the_students_named_busy(tmp_path: Path) -> None:
+    queue = Queue(tmp_path / "q.db")
+    admit(queue, "ann", 1)
+    admit(queue, "bob", 2)
+    assert [s.student for s in queue.claim(1, now=10, busy={"ann"})] == ["bob"]  # ann's earlier one is graded
+    assert queue.claim(1, now=11, busy={"ann"}) == []
+    assert [s.student for s in queue.claim(1, now=12)] == ["ann"]
+
+
 def test_attempts_budget_per_window(tmp_path: Path) -> None:
     queue = Queue(tmp_path / "q.db")
     states = [admit(queue, "ann", at, attempts=3)[0].state for at in (0, 100, 200, 300)]

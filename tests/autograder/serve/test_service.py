@@ -2,7 +2,8 @@
 
 Run as root, folders are given to system users (``daemon``, ``bin``, ``sys``), who play the
 students: a flood from one of them, a classmate each, and a forgery. Grading itself is
-exercised by the exchange tier (tests/exchange/test_serve_loop.py) and the batch's tests; the
+exercised by the exchange tier (tests/exchange/test_serve_loop.py) and the batch's tests; here
+two real gradings show a submission starting on the free slot while another is graded. The
 SIGTERM tests run the service in a real subprocess (any user) and stop it idle and mid-grading.
 """
 
@@ -16,12 +17,13 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 from ch11_autograder.batch import init_course
-from ch11_autograder.paths import COURSE_CONFIG, SOURCE_DIR
+from ch11_autograder.paths import COURSE_CONFIG, DEMO_CLASS_DIR, SOURCE_DIR
 from ch11_autograder.serve.policy import ServePolicy, ServeSettings
 from ch11_autograder.serve.publish import feedback_name
 from ch11_autograder.serve.service import Service
@@ -116,6 +118,57 @@ def test_a_folder_of_the_wrong_notebooks_gets_its_refusal(service: Service) -> N
     refusal = (service.settings.feedback / feedback_name(secret, "ex4_audit <b>copy")).read_text()
     assert "Not graded" in refusal and "no notebook of the assignment" in refusal
     assert "&lt;b&gt;copy" in refusal and "<b>copy" not in refusal
+
+
+def drop_notebooks(inbound: Path, owner: str, n: int, notebooks: list[Path]) -> str:
+    """A submission folder of ``owner`` holding copies of ``notebooks`` (see :func:`drop`); its name."""
+    name, _secret = drop(inbound, owner, n)
+    folder = inbound / name
+    (folder / "ex4_audit.ipynb").unlink()
+    entry = pwd.getpwnam(owner)
+    for notebook in notebooks:
+        (folder / notebook.name).write_bytes(notebook.read_bytes())
+        os.chown(folder / notebook.name, entry.pw_uid, entry.pw_gid)
+    return name
+
+
+@needs_root
+def test_a_submission_arriving_while_another_is_graded_starts_on_the_free_slot(tmp_path: Path) -> None:
+    """The service's own loop (in a thread) with 2 workers: the second submission does not wait for the first."""
+    course = tmp_path / "course"
+    init_course(course, config=COURSE_CONFIG, source_dir=SOURCE_DIR)
+    exchange = tmp_path / "exchange"
+    inbound = exchange / "c1" / "inbound"
+    inbound.mkdir(parents=True)
+    policy = ServePolicy(attempts=6, workers=2, rescan_seconds=1)
+    service = Service(ServeSettings(course, exchange, "c1", policy, course / "practice"), out=io.StringIO())
+    loop = threading.Thread(target=service.run, name="test-serve")
+    loop.start()
+
+    def until(check, what: str) -> None:
+        deadline = time.monotonic() + 600
+        while not check():
+            assert loop.is_alive() and time.monotonic() < deadline, f"no {what}:\n{service.out.getvalue()}"  # type: ignore[attr-defined]
+            time.sleep(0.1)
+
+    try:
+        until(lambda: "serving" in service.out.getvalue(), "serving line")  # type: ignore[attr-defined]
+        first = drop_notebooks(inbound, FLOODER, 1, sorted((DEMO_CLASS_DIR / "ada" / "ch11").glob("*.ipynb")))
+        until(lambda: first in {s.folder for s in service.queue.in_state("grading", "done")}, "first grading")
+        second = drop_notebooks(inbound, CLASSMATES[0], 2, [SOURCE_DIR / "ex4_audit.ipynb"])
+        until(lambda: len(service.queue.in_state("done")) == 2, "two gradings done")
+    finally:
+        service.stopping.set()
+        service.work.set()
+        loop.join(timeout=120)
+    assert not loop.is_alive()
+    done = {row.folder: row for row in service.queue.in_state("done")}
+    a, b = done[first], done[second]
+    assert a.reason is None and b.reason is None and a.score is not None and b.score is not None
+    assert a.started is not None and b.started is not None and a.finished is not None
+    # The second started before the first finished: on the free slot, not in a round after the first one's.
+    assert a.started < b.started < a.finished
+    assert "practice feedback" in page(service, b.secret or "")
 
 
 _SERVE = """
