@@ -8,7 +8,8 @@ Modules: :mod:`.policy` (the instructor's traits, read from the course's nbgrade
 watching plus periodic rescans), :mod:`.status` (the pages a student fetches),
 :mod:`.publish` (writing them where ``nbgrader fetch_feedback`` finds them), :mod:`.escape`
 (student-named text in log lines) and :mod:`.service` (the loop). The grading itself is the
-batch grader's (:func:`ch11_autograder.batch.grade_class`). docs/course.md, "Feedback before
+batch grader's, kept open for the service's life
+(:class:`ch11_autograder.batch.session.GradingSession`). docs/course.md, "Feedback before
 the due date", is the instructor's page.
 
 Nothing is imported here: the queue and the pages load without the grader (and nbgrader).
