@@ -5,8 +5,9 @@ as a hub's managed service would); three students, each a unix user with a priva
 use nothing but nbgrader 0.9.6's ``submit`` and ``fetch_feedback``:
 
 1. ``ann`` (every answer) and ``bob`` (the catalogued "general DAG" mistake) submit at once;
-   their first ``fetch_feedback`` shows the status page (queued or being graded), and a later
-   one the practice feedback, which replaced it;
+   their first ``fetch_feedback`` shows the status page (queued or being graded: the service is
+   held with SIGSTOP meanwhile, since it grades faster than nbgrader starts), and a later one
+   the practice feedback, which replaced it;
 2. while they are graded, ``eve`` submits her own work, then drops by hand a folder named for
    ``ann`` holding her notebook, and a folder of her own with a newline and an ANSI escape in
    its name whose notebook is a symbolic link to ``/etc/passwd``; ``ann`` resubmits (now with
@@ -147,6 +148,24 @@ def _fetch(served: Served, role: str, stamp: str) -> str | None:
     return text
 
 
+def _hold(served: Served, stop: bool) -> None:
+    """Stop (SIGSTOP) or continue (SIGCONT) the service's process group."""
+    proc = served.service
+    assert proc is not None
+    os.killpg(proc.pid, signal.SIGSTOP if stop else signal.SIGCONT)
+
+
+def _status_out(served: Served, role: str, stamp: str) -> bool:
+    """Whether the exchange holds a status page (not the feedback) for ``role``'s submission of ``stamp``."""
+    from nbgrader.utils import notebook_hash
+
+    user = served.students[role]
+    secret = (user.home / ".local/share/jupyter/nbgrader_cache" / COURSE_ID / f"{user.name}+{ASSIGNMENT}+{stamp}" /
+              "submission_secret.txt").read_text().strip()
+    page = served.feedback / f"{notebook_hash(secret=secret, notebook_id=NOTEBOOK)}.html"
+    return page.is_file() and "practice feedback" not in page.read_text()
+
+
 def _until_feedback(served: Served, role: str, stamp: str) -> str:
     """Wait for the service's ``graded`` line of the submission (a file read), then ``fetch_feedback``.
 
@@ -226,15 +245,27 @@ def served():
 def _run(served: Served) -> None:
     t0 = time.monotonic()
     # 1. ann and bob submit at once, and fetch at once: a status page first, the feedback later.
-    def submit_and_look(role: str, wrong: str | None) -> str:
-        """Submit, then fetch at once until the first page is there (each student in their own thread)."""
-        stamp = _submit(served, role, wrong=wrong)
-        _wait(lambda: _fetch(served, role, stamp) is not None, f"{role}'s first status page", served)
-        return stamp
-
     with ThreadPoolExecutor(2) as pool:
-        stamps = dict(zip(("ann", "bob"), pool.map(lambda args: submit_and_look(*args),
-                                                    [("ann", None), ("bob", "general_dag")]), strict=True))
+        # The service grades an Exercise 4 in less time than a student's nbgrader takes to start, so it is held
+        # (SIGSTOP to its process group; the graders it started run in groups of their own) while both submit,
+        # let go until both status pages are out, and held again while the students' first fetch_feedback runs:
+        # students fetching while they are queued or graded.
+        _hold(served, True)
+        try:
+            stamps = dict(zip(("ann", "bob"), pool.map(lambda args: _submit(served, *args),
+                                                        [("ann", None), ("bob", "general_dag")]), strict=True))
+        finally:
+            _hold(served, False)
+        deadline = time.monotonic() + WAIT_SECONDS
+        while not all(_status_out(served, role, stamp) for role, stamp in stamps.items()):
+            assert time.monotonic() < deadline, served.log.read_text(errors="replace")[-4000:]
+            time.sleep(0.05)
+        _hold(served, True)
+        try:
+            for role, stamp in stamps.items():
+                assert _fetch(served, role, stamp) is not None, f"{role}'s first status page"
+        finally:
+            _hold(served, False)
 
         # 2. While they are graded: eve submits her own work, then drops a folder forged in ann's name and a
         # hostile-named folder of her own whose notebook is a link; ann resubmits, now with the mistake.
