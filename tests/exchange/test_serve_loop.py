@@ -252,7 +252,7 @@ def _run(served: Served) -> None:
         # students fetching while they are queued or graded.
         _hold(served, True)
         try:
-            stamps = dict(zip(("ann", "bob"), pool.map(lambda args: _submit(served, *args),
+            stamps = dict(zip(("ann", "bob"), pool.map(lambda args: _submit(served, args[0], wrong=args[1]),
                                                         [("ann", None), ("bob", "general_dag")]), strict=True))
         finally:
             _hold(served, False)
