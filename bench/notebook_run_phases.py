@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import json
 import statistics
 import sys
@@ -131,7 +132,7 @@ def run_notebook(path: Path, student: str, sandbox: str) -> dict[str, Any]:
     cells = [c for c in runner["cells"] if "done" in c]
     first_sent = cells[0]["sent"] if cells else marks["executed"]
     last_done = cells[-1]["done"] + cells[-1].get("write", 0.0) if cells else marks["ready"]
-    between = sum(nxt["sent"] - (cur["done"] + cur.get("write", 0.0)) for cur, nxt in zip(cells, cells[1:]))
+    between = sum(nxt["sent"] - (cur["done"] + cur.get("write", 0.0)) for cur, nxt in itertools.pairwise(cells))
     kernel = sum(c.get("kernel", 0.0) for c in cells)
     writes = sum(c.get("write", 0.0) for c in cells)
     phases = {

@@ -154,6 +154,26 @@ def _limit_sends(client: Any, seconds: float) -> None:
             socket.setsockopt(zmq.LINGER, 0)
 
 
+async def _next_message(channel: Any, msg_type: str | None, parent_id: str | None, seconds: float) -> Any:
+    """The first message of ``msg_type`` (None: any) on ``channel`` within ``seconds``, else None.
+
+    With ``parent_id``, only a message answering that request counts. Messages that do not
+    count are dropped.
+    """
+    until = time.monotonic() + seconds
+    while (left := until - time.monotonic()) > 0:
+        try:
+            msg = await channel.get_msg(timeout=left)
+        except (TimeoutError, queue.Empty):
+            return None
+        if msg_type is not None and msg.get("msg_type") != msg_type:
+            continue
+        if parent_id is not None and (msg.get("parent_header") or {}).get("msg_id") != parent_id:
+            continue
+        return msg
+    return None
+
+
 async def _answers(client: Any, seconds: float) -> bool:
     """True when the kernel answers a ``kernel_info_request`` on its shell channel within ``seconds``.
 
@@ -168,15 +188,7 @@ async def _answers(client: Any, seconds: float) -> bool:
         msg_id = kc.kernel_info()
     except zmq.ZMQError:  # zmq.Again: the send timed out
         return False
-    deadline = time.monotonic() + seconds
-    while (left := deadline - time.monotonic()) > 0:
-        try:
-            reply = await kc.shell_channel.get_msg(timeout=left)
-        except (TimeoutError, queue.Empty):
-            return False
-        if reply.get("parent_header", {}).get("msg_id") == msg_id:
-            return True
-    return False
+    return await _next_message(kc.shell_channel, "kernel_info_reply", msg_id, seconds) is not None
 
 
 def _cap_outputs(cell: Any) -> None:
@@ -276,7 +288,9 @@ def main(argv: list[str]) -> int:
     extra_arguments = ["--HistoryManager.hist_file=:memory:"]
     kernel_name = str(job.get("kernel_name", "python3"))
     phases.mark("read")
-    km = _forked_kernel(kernel_name, extra_arguments, at_start) if os.environ.pop(FORK_KERNEL_ENV, "") == "1" else None
+    manager_class = _ready_manager_class()
+    forked = os.environ.pop(FORK_KERNEL_ENV, "") == "1"
+    km = _forked_kernel(kernel_name, extra_arguments, at_start, manager_class) if forked else None
     phases.mark("kernel_forked")
     if phases.enabled:
         _mark_kernel_info_reply(phases)
@@ -331,6 +345,7 @@ def main(argv: list[str]) -> int:
 
     client = NotebookClient(
         nb,
+        kernel_manager_class=manager_class,
         timeout=int(job.get("timeout", 30)),
         startup_timeout=int(job.get("startup_timeout", 60)),
         kernel_name=kernel_name,
@@ -420,7 +435,7 @@ class _ForkedKernel:
         self.send_signal(signal.SIGTERM)
 
 
-def _forked_kernel(kernel_name: str, extra_arguments: list[str], at_start: Any) -> Any:
+def _forked_kernel(kernel_name: str, extra_arguments: list[str], at_start: Any, manager_class: type) -> Any:
     """Fork a kernel from this process and return a started kernel manager for it.
 
     The child is what ``python -m ipykernel_launcher -f <file> <extra_arguments>`` started by
@@ -436,7 +451,6 @@ def _forked_kernel(kernel_name: str, extra_arguments: list[str], at_start: Any) 
 
     import matplotlib
     from jupyter_client.connect import write_connection_file
-    from jupyter_client.manager import AsyncKernelManager
     from jupyter_client.provisioning.local_provisioner import LocalProvisioner
 
     # Where and how jupyter_client's KernelManager writes it for a kernel it launches.
@@ -474,7 +488,7 @@ def _forked_kernel(kernel_name: str, extra_arguments: list[str], at_start: Any) 
             traceback.print_exc()
             os._exit(1)
         os._exit(0)
-    km = AsyncKernelManager(kernel_name=kernel_name, connection_file=connection_file)
+    km = manager_class(kernel_name=kernel_name, connection_file=connection_file)
     km.load_connection_file(connection_file)
 
     class Forked(LocalProvisioner):
@@ -491,6 +505,52 @@ def _forked_kernel(kernel_name: str, extra_arguments: list[str], at_start: Any) 
     provisioner.connection_info = km.get_connection_info()
     km.provisioner = provisioner
     return km
+
+
+#: Seconds to wait for a ``kernel_info_request``'s reply, and then for a message on IOPub,
+#: before asking again (jupyter_client's ``wait_for_ready`` waits as long).
+READY_REPLY_SECONDS = 1.0
+READY_IOPUB_SECONDS = 0.2
+
+
+def _ready_manager_class() -> type:
+    """jupyter_client's asynchronous kernel manager, whose clients are ready as soon as the kernel and IOPub answer.
+
+Their ``wait_for_ready`` is jupyter_client's without its last step. Both ask the kernel for
+    ``kernel_info`` until it replies on shell (``READY_REPLY_SECONDS`` per request) and a
+    message then arrives on IOPub (``READY_IOPUB_SECONDS``: the IOPub subscription is
+    connected, so no output of the first cell can be lost), until ``timeout``; a kernel that
+    dies first raises ``RuntimeError``. jupyter_client then reads IOPub until it has been
+    quiet for 0.2 s, dropping what it reads: a fixed 0.2 s per notebook. That flush is left
+    out: the messages it would drop answer the readiness requests, and nbclient drops every
+    IOPub message that does not answer the cell it runs (it matches the parent's message id).
+    """
+    from jupyter_client.asynchronous import AsyncKernelClient
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import default
+
+    class ReadyClient(AsyncKernelClient):  # type: ignore[misc]
+        async def wait_for_ready(self, timeout: float | None = None) -> None:
+            limit = float("inf") if timeout is None else float(timeout)
+            deadline = time.monotonic() + limit
+            while True:
+                self.kernel_info()
+                reply = await _next_message(self.shell_channel, "kernel_info_reply", None, READY_REPLY_SECONDS)
+                if reply is not None and await _next_message(self.iopub_channel, None, None,
+                                                             READY_IOPUB_SECONDS) is not None:
+                    self._handle_kernel_info_reply(reply)
+                    return
+                if not await self._async_is_alive():
+                    raise RuntimeError("Kernel died before replying to kernel_info")
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"Kernel didn't respond in {limit:g} seconds")
+
+    class ReadyKernelManager(AsyncKernelManager):  # type: ignore[misc]
+        @default("client_factory")
+        def _ready_client(self) -> type:
+            return ReadyClient
+
+    return ReadyKernelManager
 
 
 def _mark_kernel_info_reply(phases: _Phases) -> None:
