@@ -529,7 +529,7 @@ Their ``wait_for_ready`` is jupyter_client's without its last step. Both ask the
     from jupyter_client.manager import AsyncKernelManager
     from traitlets import default
 
-    class ReadyClient(AsyncKernelClient):  # type: ignore[misc]
+    class ReadyClient(AsyncKernelClient):
         async def wait_for_ready(self, timeout: float | None = None) -> None:
             limit = float("inf") if timeout is None else float(timeout)
             deadline = time.monotonic() + limit
@@ -545,7 +545,7 @@ Their ``wait_for_ready`` is jupyter_client's without its last step. Both ask the
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"Kernel didn't respond in {limit:g} seconds")
 
-    class ReadyKernelManager(AsyncKernelManager):  # type: ignore[misc]
+    class ReadyKernelManager(AsyncKernelManager):
         @default("client_factory")
         def _ready_client(self) -> type:
             return ReadyClient
