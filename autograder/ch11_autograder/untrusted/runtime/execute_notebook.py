@@ -516,7 +516,7 @@ READY_IOPUB_SECONDS = 0.2
 def _ready_manager_class() -> type:
     """jupyter_client's asynchronous kernel manager, whose clients are ready as soon as the kernel and IOPub answer.
 
-Their ``wait_for_ready`` is jupyter_client's without its last step. Both ask the kernel for
+    Their ``wait_for_ready`` is jupyter_client's without its last step. Both ask the kernel for
     ``kernel_info`` until it replies on shell (``READY_REPLY_SECONDS`` per request) and a
     message then arrives on IOPub (``READY_IOPUB_SECONDS``: the IOPub subscription is
     connected, so no output of the first cell can be lost), until ``timeout``; a kernel that
