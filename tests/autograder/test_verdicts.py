@@ -667,6 +667,48 @@ def test_call_many_on_a_session_that_calls_one_at_a_time():
         student.call_many([Call("double", (2,)), Call("missing"), Call("double", (3,))])
     assert student.last_call == "missing()" and student.call_many([]) == []
 
+
+def _judging_each(calls, judge, seen):
+    """A property judging each result of ``call_each(calls)`` in turn (``seen`` gets the results judged)."""
+
+    def check(student):
+        for got in student.call_each(calls, return_errors=True):
+            seen.append(got)
+            judge(got)
+
+    return Property("judges_each", "Judges each call as it is reached.", check)
+
+
+def test_call_each_reports_a_wrong_answer_before_a_later_call_of_the_exchange_that_hangs():
+    # double(2) is judged wrong before the hang's timeout is looked at, as calls made one by one stop there.
+    def judge(got):
+        expect_equal({"x": 2}, 5, got)
+
+    seen: list = []
+    with call_outcomes.launched("none") as launcher, call_outcomes.session(launcher) as session:
+        failure = run_property(_judging_each([Call("double", (2,)), Call("hang"), Call("bump")], judge, seen), session)
+        hung = not session.alive  # the hang was made in the same exchange (and cost its limit)
+        batched = run_property(_recorder(lambda student: [Call("double", (2,)), Call("hang")], batched=True,
+                                         seen=[]), session)  # fmt: skip
+    assert failure.kind == "mismatch" and failure.expected == 5 and failure.got == 4 and seen == [4]
+    assert hung
+    assert batched.kind == "timeout"  # call_many's list has no earlier result to judge first
+
+
+def test_after_a_mismatch_call_each_makes_each_call_only_when_the_loop_reaches_it():
+    # Hypothesis replays the failing example: from then on a call after the wrong answer is not made at all.
+    @hypothesis_property("stops_early", "Stops at the first wrong answer.", given={"x": st.just(2)}, max_examples=3)
+    def stops_early(student, x):
+        for got in student.call_each([Call("double", (x,)), Call("hang")]):
+            expect_equal({"x": x}, 5, got)
+
+    with call_outcomes.launched("none") as launcher, call_outcomes.session(launcher) as session:
+        failure = run_property(stops_early, session)
+        starts, alive = session.starts, session.alive
+    assert failure.kind == "mismatch" and failure.got == 4
+    # Only the first, batched, example made the hang; the replays stopped at double(2) in a fresh worker.
+    assert starts == 2 and alive
+
 # --------------------------------------------------------------------------- an unanswered task
 
 _STUB_AT = 'line 3 of the code cell starting "def double(x):"'

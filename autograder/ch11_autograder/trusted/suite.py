@@ -348,18 +348,38 @@ class Student:
         in the result instead, as when every single call is wrapped in ``try``/``except
         StudentError``.
         """
+        return list(self._batch(calls, return_errors))
+
+    def call_each(self, calls: Sequence[Call], *, return_errors: bool = False) -> Iterator[Any]:
+        """:meth:`call_many`'s results one at a time, for a check that judges each before it reads the next.
+
+        The calls go in one exchange when the first result is asked for, but what a call came
+        to is looked at only when the loop reaches it: a check that fails on one result (a
+        :class:`Mismatch`) ends the property with that failure even where a later call of the
+        exchange timed out, crashed or found the budget spent, as calls made one by one would
+        have stopped at the wrong answer. Once the property has recorded a mismatch (hypothesis
+        replays and shrinks a failure), the calls are made one at a time as the loop asks for
+        them, so that from then on no call after a wrong answer is made at all.
+        """
+        if self.mismatches:
+            return (self._one_of_many(call, return_errors) for call in calls)
+        return self._batch(calls, return_errors)
+
+    def _batch(self, calls: Sequence[Call], return_errors: bool) -> Iterator[Any]:
+        """The results of :meth:`call_many`, each examined (raised, if it must be) when it is reached."""
         calls = list(calls)
         if not calls:
-            return []
+            return
         many = getattr(self._session, "call_many", None)
         if many is None:
-            return [self._one_of_many(call, return_errors) for call in calls]
+            for call in calls:
+                yield self._one_of_many(call, return_errors)
+            return
         head = calls[0]
         outcomes: list[Outcome] = self._guarded(
             (head.fn, tuple(head.args), dict(head.kwargs)),
             lambda: many(calls, stop_on_error=not return_errors, deadline=self._deadline),
         )
-        results: list[Any] = []
         for call, outcome in zip(calls, outcomes, strict=True):
             self._last_call = (call.fn, tuple(call.args), dict(call.kwargs))
             if isinstance(outcome, NotRun):
@@ -368,14 +388,13 @@ class Student:
             if isinstance(outcome, StudentError):
                 if not return_errors:
                     raise outcome
-                results.append(outcome)
+                yield outcome
             elif isinstance(outcome, BaseException):
                 raise self._aborted(outcome) from None
             elif call.watch:
-                results.append(_watched(outcome))
+                yield _watched(outcome)
             else:
-                results.append(outcome.value)
-        return results
+                yield outcome.value
 
     def _one_of_many(self, call: Call, return_errors: bool) -> Any:
         """One call of :meth:`call_many` on a session that makes calls one at a time."""
