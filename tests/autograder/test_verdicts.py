@@ -667,6 +667,97 @@ def test_call_many_on_a_session_that_calls_one_at_a_time():
         student.call_many([Call("double", (2,)), Call("missing"), Call("double", (3,))])
     assert student.last_call == "missing()" and student.call_many([]) == []
 
+
+def _judging_each(calls, judge, seen):
+    """A property judging each result of ``call_each(calls)`` in turn (``seen`` gets the results judged)."""
+
+    def check(student):
+        for got in student.call_each(calls, return_errors=True):
+            seen.append(got)
+            judge(got)
+
+    return Property("judges_each", "Judges each call as it is reached.", check)
+
+
+def test_call_each_reports_a_wrong_answer_before_a_later_call_of_the_exchange_that_hangs():
+    # double(2) is judged wrong before the hang's timeout is looked at, as calls made one by one stop there.
+    def judge(got):
+        expect_equal({"x": 2}, 5, got)
+
+    seen: list = []
+    with call_outcomes.launched("none") as launcher, call_outcomes.session(launcher) as session:
+        failure = run_property(_judging_each([Call("double", (2,)), Call("hang"), Call("bump")], judge, seen), session)
+        hung = not session.alive  # the hang was made in the same exchange (and cost its limit)
+        batched = run_property(_recorder(lambda student: [Call("double", (2,)), Call("hang")], batched=True,
+                                         seen=[]), session)  # fmt: skip
+    assert failure.kind == "mismatch" and failure.expected == 5 and failure.got == 4 and seen == [4]
+    assert hung
+    assert batched.kind == "timeout"  # call_many's list has no earlier result to judge first
+
+
+def test_after_a_mismatch_call_each_makes_each_call_only_when_the_loop_reaches_it():
+    # Hypothesis replays the failing example: from then on a call after the wrong answer is not made at all.
+    @hypothesis_property("stops_early", "Stops at the first wrong answer.", given={"x": st.just(2)}, max_examples=3)
+    def stops_early(student, x):
+        for got in student.call_each([Call("double", (x,)), Call("hang")]):
+            expect_equal({"x": x}, 5, got)
+
+    with call_outcomes.launched("none") as launcher, call_outcomes.session(launcher) as session:
+        failure = run_property(stops_early, session)
+        starts, alive = session.starts, session.alive
+    assert failure.kind == "mismatch" and failure.got == 4
+    # Only the first, batched, example made the hang; the replays stopped at double(2) in a fresh worker.
+    assert starts == 2 and alive
+
+
+def _judged_in_order(calls, expected, *, stop_on_error=True, catch=()):
+    """A property taking ``calls`` from one ``Student.batch`` in order, each answer judged against ``expected``."""
+
+    def check(student):
+        replies = student.batch(calls, stop_on_error=stop_on_error)
+        for call, want in zip(calls, expected, strict=True):
+            try:
+                got = replies.take()
+            except catch:
+                continue
+            expect_equal({"call": call.fn}, want, got)
+
+    return Property("judged_in_order", "Each answer is judged before the next call.", check)
+
+
+def test_a_batch_judged_in_order_reports_a_wrong_answer_before_a_later_call_that_hangs_or_raises():
+    # One by one the check would stop at the wrong double(2) and never make the hang or the error.
+    with call_outcomes.launched("none") as launcher, call_outcomes.session(launcher) as session:
+        for after in (Call("hang"), Call("broken", (1,))):
+            failure = run_property(_judged_in_order([Call("double", (2,)), after], [5, None]), session)
+            assert failure.kind == "mismatch" and (failure.expected, failure.got) == (5, 4)
+        # The later calls were made all the same: the hang cost its limit and the first worker.
+        assert session.starts == 2 and session.call("bump") == 1
+        # Taken up to it, the hang ends the property at that call, with its own limit.
+        failure = run_property(_judged_in_order([Call("double", (2,)), Call("hang"), Call("bump")], [4, 0, 0]), session)
+        assert failure.kind == "timeout" and failure.call == "hang()"
+
+
+def test_a_batch_goes_on_after_an_error_the_check_catches_as_single_calls_would():
+    calls = [Call("bump"), Call("broken", (1,)), Call("bump"), Call("bump")]
+    with call_outcomes.launched("none") as launcher, call_outcomes.session(launcher) as session:
+        failure = run_property(_judged_in_order(calls, [1, None, 2, 3], catch=StudentError), session)
+        assert failure is None and session.call("bump") == 4  # the calls after the error were made, once each
+        failure = run_property(_judged_in_order(calls, [5, None, 6, 7]), session)
+        assert failure.kind == "error" and failure.call == "broken(1)" and session.call("bump") == 6
+
+
+def test_a_batch_on_a_session_that_calls_one_at_a_time_makes_each_call_when_taken():
+    made = []
+    student = Student(LocalSession(double=lambda x: made.append(x) or 2 * x), 60.0)
+    replies = student.batch([Call("double", (1,)), Call("double", (2,))])
+    assert len(replies) == 2 and made == []
+    assert replies.take() == 2 and made == [1]
+    assert replies.take() == 4 and made == [1, 2]
+    with pytest.raises(IndexError):
+        replies.take()
+
+
 # --------------------------------------------------------------------------- an unanswered task
 
 _STUB_AT = 'line 3 of the code cell starting "def double(x):"'

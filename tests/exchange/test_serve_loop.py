@@ -24,24 +24,21 @@ notebook). The policy is ``properties`` (the default), 4 attempts per hour.
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
-import shutil
-import signal
-import sqlite3
-import tempfile
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
-from ch11_autograder.batch import init_course
-from support import course_users, exchange_course
-from support.course_users import User, run_as
-from support.paths import COURSE_CONFIG, SOURCE_DIR
+from support import exchange_course
+from support.course_users import run_as
+from support.serve_exchange import ServedCourse, served_course
+from support.serve_exchange import kill_service as _kill_service
+from support.serve_exchange import ok as _ok
+from support.serve_exchange import queue_rows as _rows
+from support.serve_exchange import start_service as _start_service
+from support.serve_exchange import wait_for as _wait
 
 pytestmark = [pytest.mark.slow, pytest.mark.exchange]
 
@@ -53,23 +50,13 @@ c.ServePolicy.window_minutes = 60
 c.ServePolicy.workers = 2
 c.ServePolicy.rescan_seconds = 2
 """
-#: Generous: every nbgrader start costs seconds on a loaded 2-core machine.
-WAIT_SECONDS = 400.0
 
 
 @dataclass
-class Served:
+class Served(ServedCourse):
     """What the loop left behind, for the tests to inspect."""
 
-    root: Path
-    exchange: Path
-    course: Path
-    instructor: User
-    students: dict[str, User]
-    markers: dict[str, str]
-    student_venv: Path
-    grader_venv: Path
-    service: object = None
+    markers: dict[str, str] = field(default_factory=dict)
     #: student -> the pages their fetch_feedback showed, in order, per submission time
     seen: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     stamps: dict[str, list[str]] = field(default_factory=dict)
@@ -77,47 +64,6 @@ class Served:
     hostile_name: str = ""
     killed_stamp: str = ""
     seconds: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def log(self) -> Path:
-        return self.root / "serve.log"
-
-    @property
-    def practice(self) -> Path:
-        return self.course / "practice"
-
-    @property
-    def feedback(self) -> Path:
-        return self.exchange / COURSE_ID / "feedback"
-
-
-def _ok(done, what: str):
-    assert done.returncode == 0, \
-        f"{what} failed (exit {done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    return done
-
-
-def _wait(predicate: Callable[[], bool], what: str, served: Served, timeout: float = WAIT_SECONDS) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(1.0)
-    log = served.log.read_text(errors="replace")[-4000:]
-    raise AssertionError(f"timed out waiting for {what}; service log:\n{log}")
-
-
-def _start_service(served: Served) -> None:
-    served.service = course_users.start_as(
-        served.instructor, ["python", "-m", "ch11_autograder.cli", "serve", "--course", str(served.course)],
-        log=served.log, cwd=served.course, venv=served.grader_venv, env={"PYTHONPATH": str(served.root / "lib")})
-
-
-def _kill_service(served: Served) -> None:
-    proc = served.service
-    assert proc is not None
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
 
 
 def _submit(served: Served, role: str, *, wrong: str | None = None, fetch: bool = True) -> str:
@@ -127,7 +73,7 @@ def _submit(served: Served, role: str, *, wrong: str | None = None, fetch: bool 
         _ok(run_as(user, ["nbgrader", "fetch_assignment", ASSIGNMENT], venv=venv), "fetch_assignment")
     exchange_course.answer_exercise4(user, served.markers[role], wrong=wrong)
     _ok(run_as(user, ["nbgrader", "submit", ASSIGNMENT], venv=venv), f"{role}: submit")
-    cache = user.home / ".local/share/jupyter/nbgrader_cache" / COURSE_ID
+    cache = served.cache(role)
     stamp = sorted(p.name.split("+")[2] for p in cache.iterdir() if p.name not in
                    {f"{user.name}+{ASSIGNMENT}+{s}" for s in served.stamps.get(role, [])})[-1]
     served.stamps.setdefault(role, []).append(stamp)
@@ -178,68 +124,23 @@ def _until_feedback(served: Served, role: str, stamp: str) -> str:
     return page
 
 
-def _rows(served: Served) -> list[dict]:
-    """The service's queue, read-only (the service may be running)."""
-    db = sqlite3.connect(f"file:{served.practice / '.ch11-serve' / 'queue.db'}?mode=ro", uri=True)
-    db.row_factory = sqlite3.Row
-    try:
-        return [dict(r) for r in db.execute("SELECT * FROM submissions ORDER BY id")]
-    finally:
-        db.close()
-
-
 def _drop_folder(served: Served, role: str, name: str, script: str, *args: str) -> None:
     """``role`` makes folder ``name`` in the inbound folder by hand (``script`` gets its path as $1)."""
-    folder = served.exchange / COURSE_ID / "inbound" / name
+    folder = served.inbound / name
     _ok(run_as(served.students[role], ["sh", "-c", script, "sh", str(folder), *args]), f"{role}: drop {name!r}")
 
 
 @pytest.fixture(scope="module")
 def served():
-    course_users.require_root()
     started = time.monotonic()
-    student_venv, grader_venv = course_users.course_venvs()
-    root = Path(tempfile.mkdtemp(prefix="ch11-serve-", dir="/tmp"))
-    root.chmod(0o755)
-    homes = root / "home"
-    homes.mkdir(mode=0o755)
-    exchange = root / "exchange"
-    exchange.mkdir()
-    exchange.chmod(0o777)
-    users: list[User] = []
-    served = None
-    try:
-        course_users.install_package_copy(root / "lib")
-        instructor = course_users.make_user("c11si", homes)
-        users.append(instructor)
-        students = {}
-        for role in ("ann", "bob", "eve"):
-            students[role] = course_users.make_user(f"c11{role}", homes)
-            users.append(students[role])
-        course = instructor.home / "course"
-        for user in users:
-            exchange_course.write_user_config(user, exchange, COURSE_ID)
-        init_course(course, config=COURSE_CONFIG, source_dir=SOURCE_DIR)
-        with (course / "nbgrader_config.py").open("a") as config:
-            config.write(POLICY)
-        course_users.chown_tree(course, instructor)
-        markers = {role: f"private-{role}-{secrets.token_hex(8)}" for role in students}
-        served = Served(root, exchange, course, instructor, students, markers, student_venv, grader_venv)
-        grader = {"venv": grader_venv, "cwd": course, "env": {"PYTHONPATH": str(root / "lib")}}
-        _ok(run_as(instructor, ["nbgrader", "generate_assignment", ASSIGNMENT], **grader), "generate_assignment")
-        _ok(run_as(instructor, ["nbgrader", "release_assignment", ASSIGNMENT], **grader), "release_assignment")
+    with served_course(COURSE_ID, ("ann", "bob", "eve"), POLICY, prefix="c11s", make=Served) as served:
+        served.markers = {role: f"private-{role}-{secrets.token_hex(8)}" for role in served.students}
         served.seconds["setup"] = time.monotonic() - started
         _start_service(served)
         _run(served)
         served.seconds["total"] = time.monotonic() - started
         print("serve tier timings (s):", {k: round(v, 1) for k, v in served.seconds.items()})
         yield served
-    finally:
-        if served is not None and served.service is not None and served.service.poll() is None:
-            _kill_service(served)
-        for user in users:
-            course_users.remove_user(user)
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def _run(served: Served) -> None:

@@ -15,6 +15,8 @@ assignment's plus any extension; ISO 8601, naive UTC as nbgrader stores it;
 ``null`` without a due date). Entries written before ``due`` existed lack it.
 In code an entry is a :class:`LedgerEntry`; its line is exactly these keys, sorted.
 A torn last line (a kill in the middle of a write) is ignored on reading.
+:meth:`Ledger.compact` rewrites the file to what resuming reads (each student's last entry and
+last ``graded`` entry); only a caller holding the batch's lock may call it.
 """
 
 from __future__ import annotations
@@ -153,3 +155,41 @@ class Ledger:
             if entry.event == "graded":
                 out[entry.student] = entry
         return out
+
+    def compact(self) -> tuple[int, int]:
+        """Rewrite the ledger to each student's last entry and last ``graded`` entry (all that :meth:`latest` and
+        :meth:`latest_graded` read), in file order; returns the entries before and after.
+
+        The new file is written beside the old one, fsync'd and renamed over it (a kill leaves the old ledger or
+        the new one, never a mix). The caller must hold the course's batch lock: an entry appended by a batch
+        between the read and the rename would be lost. Torn and malformed lines are dropped with the rest; a ledger
+        with nothing to drop is left as it is.
+        """
+        entries = list(self.entries())
+        last: dict[str, int] = {}
+        last_graded: dict[str, int] = {}
+        for index, entry in enumerate(entries):
+            last[entry.student] = index
+            if entry.event == "graded":
+                last_graded[entry.student] = index
+        keep = set(last.values()) | set(last_graded.values())
+        if len(keep) == len(entries):
+            return len(entries), len(entries)
+        data = "".join(entries[i].to_json() + "\n" for i in sorted(keep)).encode("utf-8")
+        temp = self.path.with_name(f".{self.path.name}.compact")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, self.path)
+        dir_fd = os.open(self.path.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+        return len(entries), len(keep)
+

@@ -24,6 +24,7 @@ written by hand in ``exercises/<key>/witnesses.py``.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -32,7 +33,7 @@ from typing import Any
 
 from ..protocol import Kept
 from ..trusted.contract import Clause
-from ..trusted.suite import Session
+from ..trusted.suite import Call, Session
 
 __all__ = [
     "Family",
@@ -353,6 +354,11 @@ class Renamed:
 
     def call_watch(self, fn: str, *args: Any, **kwargs: Any) -> Any:
         return self.session.call_watch(self.names.get(fn, fn), *args, **kwargs)
+
+    def call_many(self, calls: Sequence[Call], **options: Any) -> Any:
+        """The session's ``call_many`` (``WorkerSession.call_many``) with the calls renamed: one exchange still."""
+        renamed = [dataclasses.replace(call, fn=self.names.get(call.fn, call.fn)) for call in calls]
+        return self.session.call_many(renamed, **options)  # type: ignore[attr-defined]
 
     def keep(self, value: Any, label: str = "") -> Kept:
         return self.session.keep(value, label)

@@ -6,6 +6,8 @@
     c.ServePolicy.workers = 2                      # submissions graded at once
     c.ServePolicy.cluster = ""                     # or a Dask scheduler's address, or "local"
     c.ServePolicy.practice_directory = "practice"  # relative to the course directory
+    c.ServePolicy.keep_runs = 3                    # per student, the pages of this many latest submissions stay
+    c.ServePolicy.prune_every = 25                 # prune old practice runs after every 25 finished; 0: never
 
 :func:`load_settings` reads them, with the exchange root and the course id, the way nbgrader
 finds its own configuration: the Jupyter config path (``/etc/jupyter``, ``~/.jupyter``, ...),
@@ -56,6 +58,14 @@ class ServePolicy(Configurable):
         30.0, help="Seconds between full rescans of the inbound folder (the safety net under file watching).",
     ).tag(config=True)
     timeout = Float(1800.0, help="Wall-time limit per submission, seconds.").tag(config=True)
+    keep_runs = Integer(
+        3, min=1, help="Per student, the published pages of this many latest submissions are kept (and always those of "
+                "the latest graded one and of pending ones); older ones are removed, their queue rows once their "
+                "folder has left the inbound folder and the attempts window (serve/prune.py, docs/course.md).",
+    ).tag(config=True)
+    prune_every = Integer(
+        25, min=0, help="Prune old practice runs after every this many finished submissions; 0 never prunes.",
+    ).tag(config=True)
     sandbox = Unicode("", help="Backend for student code, as ch11-grade batch --sandbox; empty: $CH11_SANDBOX or "
                                "bwrap.").tag(config=True)
 

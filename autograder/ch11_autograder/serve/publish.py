@@ -14,6 +14,9 @@ rename), with these guarantees against hostile input:
 * the temporary file is created with ``O_EXCL | O_NOFOLLOW``.
 
 Publishing the same page again writes the same bytes to the same name: idempotent.
+:meth:`Publisher.read` and :meth:`Publisher.remove` (the pruning of old practice runs,
+:mod:`.prune`) go through the same descriptor and names: a page is read without following a
+link, and removing unlinks the name itself (a link there is removed, never its target).
 """
 
 from __future__ import annotations
@@ -88,3 +91,38 @@ class Publisher:
         finally:
             os.close(fd)
         return self.feedback_dir / name
+
+    def read(self, secret: str, notebook_id: str, limit: int = 64 * 1024**2) -> str | None:
+        """The page published as ``notebook_id``'s feedback of the submission with ``secret`` (UTF-8, at most
+        ``limit`` bytes), or ``None``: no such regular file, or larger."""
+        fd = self._open_dir()
+        try:
+            try:
+                page = os.open(feedback_name(secret, notebook_id), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK,
+                               dir_fd=fd)
+            except OSError:
+                return None
+            try:
+                info = os.fstat(page)
+                if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+                    return None
+                chunks = []
+                while chunk := os.read(page, 1 << 20):
+                    chunks.append(chunk)
+                return b"".join(chunks).decode("utf-8", "replace")
+            finally:
+                os.close(page)
+        finally:
+            os.close(fd)
+
+    def remove(self, secret: str, notebook_id: str) -> bool:
+        """Remove the page of ``notebook_id`` of the submission with ``secret``; whether there was one."""
+        fd = self._open_dir()
+        try:
+            try:
+                os.unlink(feedback_name(secret, notebook_id), dir_fd=fd)
+            except FileNotFoundError:
+                return False
+            return True
+        finally:
+            os.close(fd)

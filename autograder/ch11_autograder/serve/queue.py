@@ -248,3 +248,19 @@ class Queue:
                        "submissions.student AND n.state = 'queued' AND (n.arrived, n.id) > (submissions.arrived, "
                        "submissions.id))")
             return rows
+
+    def forget(self, sub_ids: list[int]) -> int:
+        """Delete the rows of ``sub_ids`` that are not pending (``queued`` or ``grading``); returns how many went.
+
+        Only :mod:`.prune` calls this, for rows nothing needs any more (see its rule): a row is the only memory
+        that its folder was seen, so one whose folder is still in the inbound folder must stay."""
+        if not sub_ids:
+            return 0
+        with self._tx() as db:
+            removed = 0
+            for start in range(0, len(sub_ids), 500):  # SQLite caps the parameters of one statement
+                chunk = sub_ids[start:start + 500]
+                marks = ",".join("?" * len(chunk))
+                removed += db.execute(f"DELETE FROM submissions WHERE id IN ({marks}) AND state NOT IN "
+                                      "('queued', 'grading')", chunk).rowcount
+            return removed

@@ -41,7 +41,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from hashlib import sha256
 from pathlib import Path
 from typing import TextIO
 
@@ -54,9 +53,10 @@ from ..textsafe import escape
 from ..trusted.verdict_cache import lookups_in_log
 from .inbound import SECRET_FILE, TIMESTAMP_FILE, parse_folder, read_folder, ready
 from .policy import ServeSettings
+from .prune import Pruner
 from .publish import Publisher
 from .queue import Queue, Submission
-from .status import feedback_page, page_json, status_page
+from .status import feedback_page, pages_digest, status_page
 from .watch import Watcher
 
 __all__ = ["STATE_DIR", "Service", "Stopped"]
@@ -105,6 +105,7 @@ class Service:
         #: (publishing is never cut in half).
         self._abandonable = False
         os.environ.setdefault("CH11_VERDICT_CACHE", str(self.state / "verdict-cache"))
+        self.pruner = Pruner(settings, self.queue, self.publisher, clock=clock, say=self.say)
 
     # ------------------------------------------------------------------ setup
 
@@ -134,6 +135,7 @@ class Service:
         except FileNotFoundError:
             return 0
         known = self.queue.known()
+        self._skipped.intersection_update(names)  # forget names that left the folder: memory follows the folder
         queued = 0
         now = self.clock()
         for name in sorted(names):
@@ -171,7 +173,7 @@ class Service:
 
     def _pages_published(self, sub: Submission, pages: dict[str, str]) -> None:
         """Write ``pages`` (notebook file name -> HTML) of ``sub`` unless the same set was published last."""
-        digest = sha256(page_json(pages).encode()).hexdigest()
+        digest = pages_digest(pages)
         if sub.published == digest or sub.secret is None:
             return
         for notebook, page in sorted(pages.items()):
@@ -343,6 +345,7 @@ class Service:
                      f"{_cache_note(record)}")
         else:
             self.say(f"error    {escape(sub.student)} {escape(sub.stamp)}: {escape(reason, 500)}")
+        self.pruner.finished()  # old practice runs (serve/prune.py), between gradings
 
     def _feedback_pages(self, sub: Submission, record: SubmissionRecord) -> dict[str, str]:
         level = self.policy.feedback_level

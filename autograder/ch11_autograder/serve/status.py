@@ -12,6 +12,7 @@ and its advice, points; never counterexample inputs or values.
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import math
@@ -22,7 +23,7 @@ from typing import Any
 from ..trusted.verdicts import VERDICT_METADATA_KEY
 from .queue import Submission
 
-__all__ = ["feedback_page", "status_page", "wait_text"]
+__all__ = ["feedback_page", "page_json", "pages_digest", "status_page", "wait_text"]
 
 _STYLE = ("body{font-family:sans-serif;max-width:46em;margin:2em auto;padding:0 1em;line-height:1.45}"
           "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:.25em .6em;text-align:left}"
@@ -116,3 +117,8 @@ def _num(value: Any) -> str:
 def page_json(pages: Mapping[str, str]) -> str:
     """A stable serialization of a set of pages (its digest says whether anything changed)."""
     return json.dumps(pages, sort_keys=True)
+
+
+def pages_digest(pages: Mapping[str, str]) -> str:
+    """sha256 (hex) of :func:`page_json`: what the queue records as a submission's published pages."""
+    return hashlib.sha256(page_json(pages).encode()).hexdigest()

@@ -74,6 +74,7 @@ __all__ = [
     "Misconception",
     "Mismatch",
     "Property",
+    "Replies",
     "Session",
     "Student",
     "Watched",
@@ -142,8 +143,8 @@ class Session(Protocol):
     """What the engine needs from a worker session (``WorkerSession`` or a test double).
 
     A session may also offer ``call_many(calls, *, stop_on_error, deadline)`` as
-    ``WorkerSession.call_many`` does; :meth:`Student.call_many` makes the calls one by
-    one through ``call``/``call_watch`` on a session without it.
+    ``WorkerSession.call_many`` does; :meth:`Student.call_many` and :meth:`Student.batch`
+    make the calls one by one through ``call``/``call_watch`` on a session without it.
     """
 
     report: tuple[CellOutcome, ...]
@@ -348,45 +349,83 @@ class Student:
         in the result instead, as when every single call is wrapped in ``try``/``except
         StudentError``.
         """
-        calls = list(calls)
-        if not calls:
-            return []
-        many = getattr(self._session, "call_many", None)
-        if many is None:
-            return [self._one_of_many(call, return_errors) for call in calls]
-        head = calls[0]
-        outcomes: list[Outcome] = self._guarded(
-            (head.fn, tuple(head.args), dict(head.kwargs)),
-            lambda: many(calls, stop_on_error=not return_errors, deadline=self._deadline),
-        )
+        replies = self.batch(calls, stop_on_error=not return_errors)
         results: list[Any] = []
-        for call, outcome in zip(calls, outcomes, strict=True):
-            self._last_call = (call.fn, tuple(call.args), dict(call.kwargs))
-            if isinstance(outcome, NotRun):
-                # Only a spent budget leaves calls unmade here: every other ending raised at its call.
-                raise self._over_budget()
-            if isinstance(outcome, StudentError):
+        for _ in range(len(replies)):
+            try:
+                results.append(replies.take())
+            except StudentError as exc:
                 if not return_errors:
-                    raise outcome
-                results.append(outcome)
-            elif isinstance(outcome, BaseException):
-                raise self._aborted(outcome) from None
-            elif call.watch:
-                results.append(_watched(outcome))
-            else:
-                results.append(outcome.value)
+                    raise
+                results.append(exc)
         return results
 
-    def _one_of_many(self, call: Call, return_errors: bool) -> Any:
-        """One call of :meth:`call_many` on a session that makes calls one at a time."""
-        try:
+    def call_each(self, calls: Sequence[Call], *, return_errors: bool = False) -> Iterator[Any]:
+        """:meth:`call_many`'s results one at a time, for a check that judges each before it reads the next.
+
+        A :meth:`batch` read in order: the calls go in one exchange when the first result is
+        asked for, but what a call came to is looked at only when the loop reaches it, so a
+        check that fails on one result (a :class:`Mismatch`) ends the property with that
+        failure even where a later call of the exchange timed out, crashed or found the budget
+        spent, as calls made one by one would have stopped at the wrong answer. With
+        ``return_errors`` each ``StudentError`` is yielded in its call's place instead of raised.
+        """
+        replies = self.batch(calls, stop_on_error=not return_errors)
+        for _ in range(len(replies)):
+            try:
+                yield replies.take()
+            except StudentError as exc:
+                if not return_errors:
+                    raise
+                yield exc
+
+    def batch(self, calls: Sequence[Call], *, stop_on_error: bool = True) -> Replies:
+        """``calls`` sent in one exchange when the first is taken; :meth:`Replies.take` gives each in turn.
+
+        For a check that judges each answer before it would make the next call: it takes
+        the outcomes in order, and each ``take()`` is what :meth:`call` (or :meth:`call_watch`,
+        for a watched call) would have done at that point, raising included. So a check that
+        stops at a wrong answer reports it even when a later call of the batch raised, hung or
+        ended the worker: that later outcome is never taken. The later calls were made,
+        though: their time counts against the budget, a hang among them costs its limit and a
+        fresh worker, and state they leave in the student's code is what later calls meet.
+
+        ``stop_on_error``: true when a ``StudentError`` ends the check (the calls after an
+        error are then made only if taken, in a new exchange); false when the check expects
+        errors and goes on (every call travels in the one exchange).
+        """
+        return Replies(self, list(calls), stop_on_error)
+
+    def _send(self, calls: list[Call], stop_on_error: bool) -> list[Outcome | None]:
+        """The outcomes of ``calls`` made in one exchange (``None`` each: made one at a time when taken).
+
+        Once the property has recorded a mismatch (hypothesis replays and shrinks a failure), the calls
+        are made one at a time as they are taken, so that from then on no call after a wrong answer is
+        made at all; so also on a session that makes calls one at a time."""
+        many = getattr(self._session, "call_many", None)
+        if many is None or self.mismatches:
+            return [None] * len(calls)
+        head = calls[0]
+        return self._guarded(
+            (head.fn, tuple(head.args), dict(head.kwargs)),
+            lambda: many(calls, stop_on_error=stop_on_error, deadline=self._deadline),
+        )
+
+    def _taken(self, call: Call, outcome: Outcome | None) -> Any:
+        """What :meth:`call` or :meth:`call_watch` gives for ``call``, from its outcome in a batch."""
+        if outcome is None:
             if call.watch:
                 return self.call_watch(call.fn, *call.args, **call.kwargs)
             return self.call(call.fn, *call.args, **call.kwargs)
-        except StudentError as exc:
-            if not return_errors:
-                raise
-            return exc
+        self._last_call = (call.fn, tuple(call.args), dict(call.kwargs))
+        if isinstance(outcome, NotRun):
+            # Only a spent budget leaves a taken call unmade: a stopped batch is sent again first.
+            raise self._over_budget()
+        if isinstance(outcome, StudentError):
+            raise outcome
+        if isinstance(outcome, BaseException):
+            raise self._aborted(outcome) from None
+        return _watched(outcome) if call.watch else outcome.value
 
     def _over_budget(self) -> _Aborted:
         return _Aborted(
@@ -416,6 +455,40 @@ class Student:
             return exchange()
         except (CallTimeout, WorkerCrashed, ProtocolError, SandboxUnavailable) as exc:
             raise self._aborted(exc) from None
+
+
+class Replies:
+    """The calls of one :meth:`Student.batch`, taken one at a time in order (``len()``: how many)."""
+
+    def __init__(self, student: Student, calls: list[Call], stop_on_error: bool) -> None:
+        self._student = student
+        self._calls = calls
+        self._stop_on_error = stop_on_error
+        self._outcomes: list[Outcome | None] = []
+        self._next = 0
+
+    def __len__(self) -> int:
+        return len(self._calls)
+
+    def take(self) -> Any:
+        """The next call's value (a :class:`Watched` for a watched call), as :meth:`Student.call` gives it.
+
+        Raises what that call would raise alone: its ``StudentError``, or the end of the
+        property at it (timeout, crash, malformed reply, spent budget).
+
+        Raises:
+            IndexError: every call was taken already (a bug in the suite).
+        """
+        index = self._next
+        if index == len(self._calls):
+            raise IndexError(f"all {index} calls of this batch were taken")
+        self._next += 1
+        outcome = self._outcomes[index] if index < len(self._outcomes) else None
+        if index == len(self._outcomes) or (isinstance(outcome, NotRun) and outcome.reason == "stopped"):
+            # First taken, or after an error the check went on from (or a fatal ending it caught):
+            # the rest goes now, as the next single call would.
+            self._outcomes[index:] = self._student._send(self._calls[index:], self._stop_on_error)
+        return self._student._taken(self._calls[index], self._outcomes[index])
 
 
 def _watched(reply: Any) -> Watched:

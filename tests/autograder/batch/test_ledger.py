@@ -101,3 +101,23 @@ def test_append_stamps_the_time_and_writes_the_entry_s_own_line(tmp_path):
     assert written.at is not None and written.at.endswith("+00:00")
     assert path.read_text() == written.to_json() + "\n"
     assert list(Ledger(path).entries()) == [written]
+
+
+def test_compact_keeps_what_resuming_reads_byte_for_byte(tmp_path):
+    """Each student's last entry and last graded entry stay, in file order, as the same lines; the rest go."""
+    path = tmp_path / "ledger.jsonl"
+    ledger = Ledger(path)
+    for entry in [_entry("alice", "a1"), _entry("bob", "b1"), _entry("alice", "a2"), _entry("bob", "b2"),
+                  _entry("alice", "a3", event="error", score=None), _entry("carol", "c1", event="error", score=None)]:
+        ledger.append(entry)
+    with path.open("ab") as handle:
+        handle.write(b'{"v": 1, "event": "graded", "student": "da')  # torn by a kill
+    lines = path.read_text().splitlines()
+    latest, graded = ledger.latest(), ledger.latest_graded()
+    assert ledger.compact() == (6, 4)
+    assert path.read_text().splitlines() == [lines[2], lines[3], lines[4], lines[5]]
+    assert ledger.latest() == latest and ledger.latest_graded() == graded
+    before = path.stat()
+    assert ledger.compact() == (4, 4)
+    assert path.stat().st_ino == before.st_ino, "nothing to drop: the file is left as it is"
+    assert not list(tmp_path.glob(".*"))

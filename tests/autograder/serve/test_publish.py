@@ -69,3 +69,19 @@ def test_unsafe_feedback_directories_are_refused(tmp_path: Path) -> None:
     with pytest.raises(PermissionError, match="writable by others"):
         Publisher(open_dir).publish(SECRET, "ex4_audit", "page")
     assert list(open_dir.iterdir()) == []
+
+
+def test_read_and_remove_go_through_the_same_names_and_follow_no_link(tmp_path: Path) -> None:
+    feedback = tmp_path / "feedback"
+    publisher = Publisher(feedback)
+    publisher.publish(SECRET, "ex4_audit", "page é")
+    assert publisher.read(SECRET, "ex4_audit") == "page é"
+    assert publisher.read(SECRET, "ex5_replay") is None
+    assert publisher.remove(SECRET, "ex4_audit") and not publisher.remove(SECRET, "ex4_audit")
+    assert list(feedback.iterdir()) == []
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched")
+    (feedback / feedback_name(SECRET, "ex4_audit")).symlink_to(victim)
+    assert publisher.read(SECRET, "ex4_audit") is None
+    assert publisher.remove(SECRET, "ex4_audit")  # the link itself
+    assert victim.read_text() == "untouched" and list(feedback.iterdir()) == []

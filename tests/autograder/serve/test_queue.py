@@ -124,3 +124,17 @@ def test_recover_supersedes_a_graded_one_with_a_newer_queued(tmp_path: Path) -> 
     queue.recover()
     assert [s.id for s in queue.order()] == [new.id]
     assert queue.get(old.id).state == "superseded"
+
+
+def test_forget_deletes_only_rows_that_are_not_pending(tmp_path: Path) -> None:
+    queue = Queue(tmp_path / "q.db")
+    done, _ = admit(queue, "ann", 10)
+    queue.claim(1, 11)
+    queue.finish(done.id, score=1.0, max_score=4.0, reason=None, now=12)
+    grading, _ = admit(queue, "ann", 20)
+    queue.claim(1, 21)
+    queued, _ = admit(queue, "bob", 30)
+    assert queue.forget([done.id, grading.id, queued.id]) == 1
+    assert [s.id for s in queue.in_state("done", "grading", "queued")] == [grading.id, queued.id]
+    assert queue.forget(list(range(1000, 2200))) == 0  # more ids than one statement may carry
+    assert "ann+ch11+t10+r" not in queue.known()

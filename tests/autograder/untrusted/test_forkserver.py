@@ -45,11 +45,14 @@ for path in ("/tmp/planted", os.path.expanduser("~/planted"), "/dev/shm/planted"
 sys.modules["planted_module"] = sys
 matplotlib.rcParams["lines.linewidth"] = 9.0
 subprocess.Popen(["sleep", "600"], start_new_session=True)
+read_end, write_end = os.pipe2(os.O_CLOEXEC)
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
         os.execvp("sleep", ["sleep", "601"])
     os._exit(0)
+os.close(write_end)
+os.read(read_end, 1)  # end of file once the grandchild has exec'd sleep: the probe can see it
 print("planted")
 """
 

@@ -60,7 +60,7 @@ import math
 import numbers
 import random
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,7 +71,7 @@ from trainable_harness import TapeNode, reverse_accumulate
 
 from ...protocol import roundtrip, wire_equal
 from ...trusted.registry import register
-from ...trusted.suite import CellSuite, Misconception, Mismatch, Property, Student, hypothesis_property
+from ...trusted.suite import Call, CellSuite, Misconception, Mismatch, Property, Student, hypothesis_property
 from ...trusted.worker_client import NotDefined, StudentError, Unencodable
 from ..catalogue import catalogue, misconception, seen_through
 from .contract import CONTRIBUTIONS_TESTS, GRADIENT_TESTS, POINTS, TAPE_TESTS
@@ -426,17 +426,26 @@ def _same_vector(reference: Callable[[float, float], np.ndarray], labels: tuple[
     return differs
 
 
-def _ask(student: Student, function: str, x: Any, y: Any) -> Any:
-    """``function(x, y)``'s return value, or its exception as ``"Type: message"`` (how feedback shows a raise).
+def _asked(student: Student, function: str, points: Sequence[tuple[Any, Any]]) -> Iterator[Any]:
+    """``function(x, y)`` at each point, in order in one exchange; each outcome (see :func:`_answer`) as it is reached.
 
-    A missing function and an unreadable return value are not outcomes: they fail the property as they are.
+    A check that fails on one outcome ends the property there, whatever the later calls came to.
     """
-    try:
-        return student.call(function, x, y)
-    except (NotDefined, Unencodable):
-        raise
-    except StudentError as exc:
-        return _Raised(exc.type, exc.message)
+    results = student.call_each([Call(function, point) for point in points], return_errors=True)
+    return (_answer(result) for result in results)
+
+
+def _answer(result: Any) -> Any:
+    """A call's return value, or its exception as a :class:`_Raised` (how feedback shows a raise).
+
+    ``result`` is what ``Student.call_each(..., return_errors=True)`` gives for the call. A missing
+    function and an unreadable return value are not outcomes: they fail the property as they are.
+    """
+    if isinstance(result, NotDefined | Unencodable):
+        raise result
+    if isinstance(result, StudentError):
+        return _Raised(result.type, result.message)
+    return result
 
 
 @dataclass(frozen=True)
@@ -455,15 +464,17 @@ def _shown(outcome: Any) -> Any:
     return str(outcome) if isinstance(outcome, _Raised) else outcome
 
 
-def _check_raises(student: Student, function: str, x: Any, y: Any) -> None:
-    """``function(x, y)``, (x, y) bad, must raise exactly the contract's exception (a ValueError names the argument)."""
+def _check_raises(function: str, x: Any, y: Any, got: Any) -> None:
+    """``function(x, y)``, (x, y) bad, must raise exactly the contract's exception (a ValueError names the argument).
+
+    ``got`` is the call's outcome (see :func:`_answer`).
+    """
     error = _expected_error(x, y)
     if error is None:
         raise AssertionError(f"({x!r}, {y!r}) is not a bad input")  # a suite bug, reported as one
     error_type, argument = error
     expected = error_type + (f" whose message names {argument}" if argument else "")
     inputs = {"x": x, "y": y}
-    got = _ask(student, function, x, y)
     if not isinstance(got, _Raised):
         raise Mismatch(inputs, expected, got, "the function returned instead of raising")
     if got.type != error_type or (argument and not re.search(rf"\b{argument}\b", got.message)):
@@ -595,8 +606,9 @@ def _contract_properties(
     matches = _outcome_matches(matches)
 
     def bad_inputs(student: Student) -> None:
-        for x, y, _, _ in BAD_INPUTS:
-            _check_raises(student, function, x, y)
+        outcomes = _asked(student, function, [(x, y) for x, y, _, _ in BAD_INPUTS])
+        for (x, y, _, _), got in zip(BAD_INPUTS, outcomes, strict=True):
+            _check_raises(function, x, y, got)
 
     bad = Property(
         f"{function}_bad_inputs",
@@ -621,8 +633,7 @@ def _contract_properties(
         x_typed, y_typed = NUMBER_TYPES[x_type](x), NUMBER_TYPES[y_type](y)
         fx, fy = float(x_typed), float(y_typed)
         inputs = {"x": x_typed, "y": y_typed}
-        got = _ask(student, function, x_typed, y_typed)
-        own = _ask(student, function, fx, fy)
+        got, own = _asked(student, function, [(x_typed, y_typed), (fx, fy)])
         # The expected answer is the student's own for the float64 point: a wrong value there is the value
         # properties' business, and this clause is only that the type of a number does not matter.
         expected = "a return value" if isinstance(own, _Raised) else own
@@ -641,14 +652,20 @@ def _contract_properties(
             raise Mismatch(inputs, own, got, f"{problem}; the contract computes with float(x) and float(y)")
 
     def repeated_calls(student: Student) -> None:
-        for calls in CALL_ROUNDS[function]:
+        rounds = CALL_ROUNDS[function]
+        # Every round in one exchange, made in order in the same worker; each answer judged as it is reached.
+        results = student.call_each([Call(function, point) for calls in rounds for point in calls], return_errors=True)
+        for calls in rounds:
             first: dict[tuple[str, ...], tuple[int, Any]] = {}
             for count, (x, y) in enumerate(calls, start=1):
                 # At a point of two Python floats a raise fails the property as in every other one (a stub
                 # must not pass for raising alike each time); at other types it is compared like an answer,
                 # since whether they are accepted is the number-types property's clause.
                 plain = type(x) is float and type(y) is float
-                got = student.call(function, x, y) if plain else _ask(student, function, x, y)
+                result = next(results)
+                if plain and isinstance(result, StudentError):
+                    raise result
+                got = result if plain else _answer(result)
                 # Consistency is credit for an answer of the contract's form only: the same garbage
                 # every time (a dict, an array of NaN) is no answer to be consistent about.
                 problem = (exact_type(got) or _not_finite(got)) if plain else ""
@@ -704,10 +721,10 @@ def _vector_properties(
     misconceptions = _misconceptions(function)
 
     def visible(student: Student) -> None:
-        for x, y in VISIBLE_POINTS:
+        answers = student.call_each([Call(function, point) for point in VISIBLE_POINTS])
+        for (x, y), got in zip(VISIBLE_POINTS, answers, strict=True):
             inputs = {"x": x, "y": y}
             expected = reference(x, y)
-            got = student.call(function, x, y)
             problem = _exact_vector(got, length)
             if problem:
                 raise Mismatch(inputs, roundtrip(expected), got, problem)

@@ -90,6 +90,12 @@ same way from then on, so only a value property sees it (the worker's calls at
 one point with both inputs make ``sweep_caches_exact_by_point`` visible there).
 ``sweep_calls_independent`` also watches ``ks`` (lists and int64 arrays, the
 mutable forms): a sweep must leave the caller's ks as it was.
+
+Calls travel several to a message (``Student.batch``): wherever a property would make
+several calls in a row (per example, or over its fixed list), it sends them together and
+judges the answers in the order the calls were made, so the failure reported is the one the
+calls made one at a time would report; an error, hang or crash later in the message is never
+reached when an earlier answer is already wrong. What hypothesis draws does not depend on it.
 """
 
 from __future__ import annotations
@@ -113,7 +119,16 @@ from trainable_harness import opening_objective_exact
 
 from ...protocol import Once, Record, roundtrip, wire_equal
 from ...trusted.registry import register
-from ...trusted.suite import CellSuite, Misconception, Mismatch, Property, Student, hypothesis_property
+from ...trusted.suite import (
+    Call,
+    CellSuite,
+    Misconception,
+    Mismatch,
+    Property,
+    Student,
+    Watched,
+    hypothesis_property,
+)
 from ...trusted.worker_client import StudentError, Unencodable
 from ..catalogue import catalogue, in_order, misconception
 from .contract import (
@@ -381,18 +396,34 @@ def _estimate_inputs(x: Any, y: Any, k: int, scheme: str, wrt: str) -> dict[str,
     return {"x": x, "y": y, "k": k, "scheme": scheme, "wrt": wrt}
 
 
+def _estimate_call(x: Any, y: Any, k: int, scheme: str, wrt: str) -> Call:
+    return Call("fd_estimate", (x, y, k, scheme, wrt))
+
+
 def _check_estimate(student: Student, x: Any, y: Any, k: int, scheme: ref.Scheme, wrt: ref.Variable) -> None:
-    got = student.call("fd_estimate", x, y, k, scheme, wrt)
+    _judge_estimate(student.call("fd_estimate", x, y, k, scheme, wrt), x, y, k, scheme, wrt)
+
+
+def _judge_estimate(got: Any, x: Any, y: Any, k: int, scheme: ref.Scheme, wrt: ref.Variable) -> None:
+    """Raise :class:`Mismatch` unless ``got`` is the estimate's bits for these arguments."""
     want = roundtrip(ref.fd_estimate(x, y, k, scheme, wrt))
     problem = estimate_difference(want, got)
     if problem:
         raise Mismatch(_estimate_inputs(x, y, k, scheme, wrt), want, got, problem)
 
 
+def _sweep_call(x: Any, y: Any, ks: Sequence[int], scheme: str, wrt: str) -> Call:
+    return Call("fd_sweep", (x, y, ks, scheme, wrt))
+
+
 def _check_sweep(
     student: Student, x: Any, y: Any, ks: Sequence[int], scheme: ref.Scheme, wrt: ref.Variable
 ) -> None:
-    got = student.call("fd_sweep", x, y, ks, scheme, wrt)
+    _judge_sweep(student.call("fd_sweep", x, y, ks, scheme, wrt), x, y, ks, scheme, wrt)
+
+
+def _judge_sweep(got: Any, x: Any, y: Any, ks: Sequence[int], scheme: ref.Scheme, wrt: ref.Variable) -> None:
+    """Raise :class:`Mismatch` unless ``got`` is the sweep for these arguments (see :func:`sweep_difference`)."""
     want = roundtrip(ref.fd_sweep(x, y, _as_sent(ks), scheme, wrt))
     field, problem = sweep_difference(want, got)
     if problem:
@@ -400,8 +431,16 @@ def _check_sweep(
         raise Mismatch(inputs, _first(want, field), _first(got, field), problem)
 
 
+def _gradient_call(x: Any, y: Any) -> Call:
+    return Call("exact_gradient", (x, y))
+
+
 def _check_gradient(student: Student, x: Any, y: Any) -> None:
-    got = student.call("exact_gradient", x, y)
+    _judge_gradient(student.call("exact_gradient", x, y), x, y)
+
+
+def _judge_gradient(got: Any, x: Any, y: Any) -> None:
+    """Raise :class:`Mismatch` unless ``got`` is the gradient at ``(x, y)`` within the tolerance."""
     want = roundtrip(ref.exact_gradient(x, y))
     problem = gradient_difference(want, got)
     if problem:
@@ -412,16 +451,23 @@ def _fixed_property(
     name: str,
     description: str,
     cases: Iterable[Mapping[str, Any]],
-    check: Callable[..., None],
+    ask: Callable[..., Call],
+    judge: Callable[..., None],
     misconceptions: Sequence[Misconception],
     matches: Callable[[Any, Any], bool],
 ) -> Property:
-    """A property over a fixed list of cases, checked in order (the first failing one is reported)."""
+    """A property over a fixed list of cases, judged in order (the first failing one is reported).
+
+    ``ask(**case)`` is the case's call, ``judge(got, **case)`` raises :class:`Mismatch` on a wrong
+    answer. The calls go in one message; the answers are judged as they come, in order, so the
+    failure reported is the one the calls made one by one would show.
+    """
     fixed = [dict(case) for case in cases]
 
     def run(student: Student) -> None:
+        replies = student.batch([ask(**case) for case in fixed])
         for case in fixed:
-            check(student, **case)
+            judge(replies.take(), **case)
 
     # The cases themselves tell two catalogued mistakes apart when both explain the failure.
     return Property(name, description, run, tuple(misconceptions), matches, probe_inputs=lambda: fixed)
@@ -441,7 +487,8 @@ def _probing(prop: Property, flatten: Callable[..., dict[str, Any]]) -> Property
     return dataclasses.replace(prop, probe_inputs=lambda: [flatten(**inputs) for inputs in drawn()])
 
 
-Call = tuple[tuple[Any, ...], Mapping[str, Any], str | None]
+#: A call of a raises property: (args, kwargs, the exception class it raises or ``None``: it returns).
+RaisesCase = tuple[tuple[Any, ...], Mapping[str, Any], str | None]
 
 
 def _call_inputs(args: Sequence[Any], kwargs: Mapping[str, Any], names: Sequence[str]) -> dict[str, Any]:
@@ -473,7 +520,7 @@ def _raises_property(
     description: str,
     fn: str,
     names: Sequence[str],
-    cases: Sequence[Call],
+    cases: Sequence[RaisesCase],
     same: Callable[[Any, Any], bool],
     misconceptions: Sequence[Misconception] = (),
 ) -> Property:
@@ -487,11 +534,26 @@ def _raises_property(
     name, and ``misconceptions`` are compared the same way, under ``same``.
     """
 
+    # Each case's call, followed by the plain form's call where the case is another form of it. The
+    # plain call is made one by one only when the case's call returned, and a case that raises where
+    # it should return fails the property there: so in one message it comes right after its case.
+    plan: list[tuple[dict[str, Any], str | None, Call | None]] = []
+    calls: list[Call] = []
+    for args, kwargs, error in cases:
+        inputs = _call_inputs(args, kwargs, names)
+        plain_call = None
+        if error is None:
+            plain_args, plain_kwargs = _plain(args), {k: _plain(v) for k, v in kwargs.items()}
+            if _call_key(_call_inputs(plain_args, plain_kwargs, names)) != _call_key(inputs):
+                plain_call = Call(fn, tuple(plain_args), plain_kwargs)
+        plan.append((inputs, error, plain_call))
+        calls += [Call(fn, tuple(args), dict(kwargs)), *([plain_call] if plain_call else [])]
+
     def run(student: Student) -> None:
-        for args, kwargs, error in cases:
-            inputs = _call_inputs(args, kwargs, names)
+        replies = student.batch(calls, stop_on_error=False)
+        for inputs, error, plain_call in plan:
             try:
-                got = student.call(fn, *args, **kwargs)
+                got = replies.take()
             except StudentError as exc:
                 if exc.type != error:
                     want = error or "a value"
@@ -501,12 +563,11 @@ def _raises_property(
                 continue
             if error is not None:
                 raise Mismatch(inputs, error, got, f"the contract raises {error} here; use the provided input checks")
-            plain_args, plain_kwargs = _plain(args), {k: _plain(v) for k, v in kwargs.items()}
-            if _call_key(_call_inputs(plain_args, plain_kwargs, names)) == _call_key(inputs):
+            if plain_call is None:
                 continue
-            own = student.call(fn, *plain_args, **plain_kwargs)
+            own = replies.take()
             if not same_bits(own, got):
-                plain = ", ".join(repr(v) for v in (*plain_args, *plain_kwargs.values()))
+                plain = ", ".join(repr(v) for v in (*plain_call.args, *plain_call.kwargs.values()))
                 note = f"the contract accepts this argument: the answer must be the one your code gives for ({plain})"
                 raise Mismatch(inputs, own, got, note)
 
@@ -533,9 +594,9 @@ def _plain(value: Any) -> Any:
 
 def _bad_arguments(
     valid: Mapping[str, Any], bad: Mapping[str, Sequence[tuple[Any, str]]], names: Sequence[str]
-) -> list[Call]:
+) -> list[RaisesCase]:
     """One call per bad value: ``valid`` positionally up to that argument, the bad value in its place."""
-    calls: list[Call] = []
+    calls: list[RaisesCase] = []
     for argument, values in bad.items():
         for value, error in values:
             args = tuple(value if n == argument else valid[n] for n in names)
@@ -647,7 +708,7 @@ _BAD_K = (
 def _raises_check(
     fn: str,
     names: Sequence[str],
-    cases: Sequence[Call],
+    cases: Sequence[RaisesCase],
     same: Callable[[Any, Any], bool],
 ) -> Callable[[Student], None]:
     """The check of :func:`_raises_property`, to combine several functions in one property."""
@@ -708,7 +769,9 @@ def _check_calls(
     student: Student,
     fn: str,
     calls: Sequence[Mapping[str, Any]],
-    ask: Callable[[Mapping[str, Any]], Any] | None = None,
+    answer: Callable[[Mapping[str, Any], Any], Any] | None = None,
+    *,
+    watch: bool = False,
 ) -> None:
     """Each call of ``calls`` answers as the student's own code did for the same arguments asked fresh.
 
@@ -716,20 +779,26 @@ def _check_calls(
     answers. Then ``calls`` run in their drawn order, repeats included, and each must give the
     bits of its fresh answer. A function that is wrong the same way every time passes: its
     values are the value properties' business. The mismatch reports every call made up to it,
-    so a catalogued mistake can be replayed on a fresh copy. ``ask`` makes one call (default:
-    ``student.call(fn, **call)``).
+    so a catalogued mistake can be replayed on a fresh copy. ``answer(call, reply)`` reads one
+    reply (default: the value itself; ``watch``: the calls are watched, and it gets a ``Watched``).
+
+    All of them go in one message and are judged in the order they are made, so the failure
+    reported is the one the calls made one by one would show.
     """
-    ask = ask or (lambda call: student.call(fn, **call))
+    read = answer or (lambda call, reply: reply)
+    firsts: dict[str, Mapping[str, Any]] = {}
+    for call in calls:
+        firsts.setdefault(_call_key(call), call)
+    asked = [*firsts.values(), *calls]
+    replies = student.batch([Call(fn, kwargs=call, watch=watch) for call in asked])
     fresh: dict[str, Any] = {}
     made: list[Mapping[str, Any]] = []
-    for call in calls:
-        key = _call_key(call)
-        if key not in fresh:
-            made.append(call)
-            fresh[key] = ask(call)
+    for call in firsts.values():
+        made.append(call)
+        fresh[_call_key(call)] = read(call, replies.take())
     for call in calls:
         made.append(call)
-        got = ask(call)
+        got = read(call, replies.take())
         want = fresh[_call_key(call)]
         if not same_bits(want, got):
             raise Mismatch({"calls": list(made)}, want, got, _STATE_NOTE)
@@ -753,7 +822,8 @@ gradient_visible = _fixed_property(
     "gradient_visible_cases",
     "exact_gradient(2, 3) is the float64 array [144, 132], and the gradient at GENERIC_POINT is right.",
     [{"x": 2.0, "y": 3.0}, {"x": _G[0], "y": _G[1]}],
-    _check_gradient,
+    _gradient_call,
+    _judge_gradient,
     _GRADIENT_WRONG,
     _same_gradient,
 )
@@ -800,7 +870,7 @@ gradient_rejects = _all_of(
 def _partial_is_a_fraction(student: Student) -> None:
     # A Fraction has no wire form: the worker's refusal to send one, naming its type, is the proof of type.
     # Its value reaches the grader only through exact_gradient and the sweep's `exact`.
-    for args, kwargs in [
+    cases: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
         ((2.0, 3.0), {}),
         ((_G[0], _G[1]), {}),
         ((_G[0], _G[1], "x"), {}),
@@ -809,10 +879,13 @@ def _partial_is_a_fraction(student: Student) -> None:
         # Ints for x too, Python and numpy (the contract: any real number).
         ((2, 3.0), {"wrt": "y"}),
         ((np.int64(2), np.float64(3.0)), {}),
-    ]:
+    ]
+    # Every right answer is a refusal to send (an error reply), so all go in the one message.
+    replies = student.batch([Call("exact_partial", args, kwargs) for args, kwargs in cases], stop_on_error=False)
+    for args, kwargs in cases:
         inputs = _call_inputs(args, kwargs, ("x", "y", "wrt"))
         try:
-            got = student.call("exact_partial", *args, **kwargs)
+            got = replies.take()
         except Unencodable as exc:
             if "fractions.Fraction" in exc.message:
                 continue
@@ -903,7 +976,8 @@ estimate_visible = _fixed_property(
         _estimate_inputs(_G[0], _G[1], 11, "forward", "y"),
         _estimate_inputs(1.0, 6e12, 1, "forward", "x"),
     ],
-    _check_estimate,
+    _estimate_call,
+    _judge_estimate,
     _ESTIMATE_WRONG,
     _same_estimate,
 )
@@ -981,7 +1055,8 @@ estimate_overflow = _fixed_property(
     "Where L overflows float32 at an evaluation point (x = 1, y = 6e12; x = 1e19, y = 1), fd_estimate gives what "
     "the contract's float32 operations give: inf, -inf, or nan where both points overflow.",
     _OVERFLOW_CASES,
-    _check_estimate,
+    _estimate_call,
+    _judge_estimate,
     _ESTIMATE_WRONG,
     _same_estimate,
 )
@@ -995,8 +1070,9 @@ _QUIET_CASES = (
 
 
 def _check_no_warnings(student: Student) -> None:
+    replies = student.batch([Call("fd_estimate", tuple(case.values()), watch=True) for case in _QUIET_CASES])
     for case in _QUIET_CASES:
-        watched = student.call_watch("fd_estimate", *case.values())
+        watched = replies.take()
         if watched.warnings:
             note = (
                 "fd_estimate must emit no warning, also where the step vanishes or L overflows "
@@ -1048,26 +1124,27 @@ _ESTIMATE_FORMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 _ESTIMATE_DEFAULTS = MappingProxyType({"scheme": "forward", "wrt": "x"})
 
 
-def _check_defaults(
-    student: Student,
+def _defaults_calls(
     fn: str,
     names: Sequence[str],
     defaults: Mapping[str, Any],
     case: Mapping[str, Any],
     form: tuple[tuple[str, ...], tuple[str, ...]],
-) -> tuple[dict[str, Any], Any, Any]:
-    """(inputs as passed, the student's answer with every argument given, the student's answer in ``form``).
+) -> tuple[dict[str, Any], list[Call]]:
+    """(inputs as passed, [the call in ``form``, the call with every argument given]), made in that order.
 
     The argument ``form`` leaves out takes its documented default in the explicit call, the
     others keep ``case``'s values; the explicit call passes the first three positionally and
-    the defaulted ones by keyword, as the docstring spells the call.
+    the defaulted ones by keyword, as the docstring spells the call. Nothing is judged between
+    the two, so they travel together.
     """
     positional, keywords = form
     passed = {**{n: case[n] for n in positional}, **{n: case[n] for n in keywords}}
-    got = student.call(fn, *[case[n] for n in positional], **{n: case[n] for n in keywords})
     explicit = {n: passed.get(n, defaults.get(n)) for n in names}
-    own = student.call(fn, *[explicit[n] for n in names if n not in defaults], **{n: explicit[n] for n in defaults})
-    return passed, own, got
+    return passed, [
+        Call(fn, tuple(case[n] for n in positional), {n: case[n] for n in keywords}),
+        Call(fn, tuple(explicit[n] for n in names if n not in defaults), {n: explicit[n] for n in defaults}),
+    ]
 
 
 @hypothesis_property(
@@ -1081,9 +1158,9 @@ def _check_defaults(
     matches=_same_estimate,
 )
 def estimate_defaults(student: Student, case: dict[str, Any], form: str) -> None:
-    inputs, own, got = _check_defaults(
-        student, "fd_estimate", _ESTIMATE_NAMES, _ESTIMATE_DEFAULTS, case, _ESTIMATE_FORMS[form]
-    )
+    inputs, calls = _defaults_calls("fd_estimate", _ESTIMATE_NAMES, _ESTIMATE_DEFAULTS, case, _ESTIMATE_FORMS[form])
+    replies = student.batch(calls)
+    got, own = replies.take(), replies.take()
     if not same_bits(own, got):
         explicit = "scheme='forward', wrt='x'" if form != "all by keyword" else "x, y, k by position"
         note = f"called with {form}, your fd_estimate answers otherwise than with {explicit} given explicitly"
@@ -1166,7 +1243,8 @@ sweep_visible = _fixed_property(
         _sweep_inputs(_G[0], _G[1], _DEFAULT_KS, "central", "y"),
         _sweep_inputs(2.0, 3.0, _DEFAULT_KS, "forward", "x"),
     ],
-    _check_sweep,
+    _sweep_call,
+    _judge_sweep,
     _SWEEP_WRONG,
     _same_sweep,
 )
@@ -1181,7 +1259,8 @@ sweep_full = _fixed_property(
         for scheme in ref._SCHEMES
         for wrt in ref._VARIABLES
     ],
-    _check_sweep,
+    _sweep_call,
+    _judge_sweep,
     _SWEEP_WRONG,
     _same_sweep,
 )
@@ -1237,7 +1316,8 @@ sweep_ties = _fixed_property(
         _sweep_inputs(2.0, 3.0, [23, 24], "forward", "x"),
         _sweep_inputs(_G[0], _G[1], [12, 11, 11, 12], "forward", "x"),
     ],
-    _check_sweep,
+    _sweep_call,
+    _judge_sweep,
     _SWEEP_WRONG,
     _same_sweep,
 )
@@ -1252,7 +1332,8 @@ sweep_overflow = _fixed_property(
         _sweep_inputs(1e19, 1.0, [2, 1], "central", "y"),
         _sweep_inputs(1.0, 1e13, [1], "forward", "x"),
     ],
-    _check_sweep,
+    _sweep_call,
+    _judge_sweep,
     _SWEEP_WRONG,
     _same_sweep,
 )
@@ -1307,8 +1388,13 @@ def _first_difference(want: Any, got: Any) -> str:
 
 
 def _check_sweep_defaults(student: Student) -> None:
-    for case, form in _SWEEP_DEFAULT_CALLS:
-        inputs, own, got = _check_defaults(student, "fd_sweep", _SWEEP_NAMES, _SWEEP_DEFAULTS, case, form)
+    planned = [
+        _defaults_calls("fd_sweep", _SWEEP_NAMES, _SWEEP_DEFAULTS, case, form) for case, form in _SWEEP_DEFAULT_CALLS
+    ]
+    # Every pair in one message, judged pair by pair in order: the first pair that differs is reported.
+    replies = student.batch([call for _, calls in planned for call in calls])
+    for inputs, _ in planned:
+        got, own = replies.take(), replies.take()
         if not same_bits(own, got):
             left_out = [n for n in _SWEEP_DEFAULTS if n not in inputs]
             given = ", ".join(f"{n}={_SWEEP_DEFAULTS[n]!r}" if n != "ks" else "ks=range(1, 25)" for n in left_out)
@@ -1369,9 +1455,8 @@ def _same_sweep_or_ks(want: Any, got: Any) -> bool:
     return _same_sweep(want, got) if isinstance(want, Record) else wire_equal(want, got)
 
 
-def _ask_sweep(student: Student, call: Mapping[str, Any]) -> Any:
-    """One sweep, failing at once when it changed the caller's ks (the docstring reads ks, it does not write it)."""
-    watched = student.call_watch("fd_sweep", **call)
+def _sweep_left_ks(call: Mapping[str, Any], watched: Watched) -> Any:
+    """A watched sweep's value, failing at once when it changed the caller's ks (the docstring reads ks only)."""
     sent, left = roundtrip(call["ks"]), watched.kwargs.get("ks")
     if not wire_equal(sent, left):
         note = "fd_sweep changed the ks it was given: read ks (or a copy of it), leave the caller's list or array alone"
@@ -1402,7 +1487,7 @@ def _ask_sweep(student: Student, call: Mapping[str, Any]) -> Any:
     matches=_same_sweep_or_ks,
 )
 def sweep_calls_independent(student: Student, calls: list[dict[str, Any]]) -> None:
-    _check_calls(student, "fd_sweep", calls, lambda call: _ask_sweep(student, call))
+    _check_calls(student, "fd_sweep", calls, _sweep_left_ks, watch=True)
 
 
 SWEEP_SUITE = register(

@@ -38,6 +38,12 @@ Expected values come from ``ch11_solutions.ex3_block_length``. Every mismatch
 carries the whole expected and obtained records and the input ``depth`` (or
 ``depths``), so that catalogue entries (``wrong_answers.py``), run on the same
 input, can be recognised by exact equality of their output.
+
+Calls travel several to a message (``Student.batch``): wherever a property would make
+several calls in a row (per example, or over its fixed list), it sends them together and
+judges the answers in the order the calls were made, so the failure reported is the one the
+calls made one at a time would report; an error, hang or crash later in the message is never
+reached when an earlier answer is already wrong. What hypothesis draws does not depend on it.
 """
 
 from __future__ import annotations
@@ -58,10 +64,12 @@ from ...protocol import Once, Record, roundtrip, wire_equal
 from ...trusted.registry import register
 from ...trusted.suite import (
     MAX_EVIDENCE,
+    Call,
     CellSuite,
     Misconception,
     Mismatch,
     Property,
+    Replies,
     Student,
     hypothesis_property,
 )
@@ -198,7 +206,16 @@ def _expected(depth: int) -> Record:
 
 def _choice(student: Student, depth: int) -> tuple[Record, Record]:
     """(expected, got) for ``best_block_length(depth)``; ``got`` is checked to be a BlockChoice record."""
-    got = student.call("best_block_length", depth)
+    return _judge_choice(depth, [student.call("best_block_length", depth)])
+
+
+def _ask_choice(depth: Any) -> list[Call]:
+    return [Call("best_block_length", (depth,))]
+
+
+def _judge_choice(depth: int, answers: Sequence[Any]) -> tuple[Record, Record]:
+    """As :func:`_choice`, from the answer of :func:`_ask_choice`."""
+    (got,) = answers
     expected = _expected(depth)
     _require_record(depth, expected, got)
     return expected, got
@@ -220,7 +237,9 @@ def _listed_property(
     name: str,
     description: str,
     *,
-    fetch: Callable[[Student, Any], tuple[Any, Any]],
+    fetch: Callable[[Student, Any], tuple[Any, Any]] | None = None,
+    ask: Callable[[Any], Sequence[Call]] | None = None,
+    judge: Callable[[Any, list[Any]], tuple[Any, Any]] | None = None,
     argument: str,
     inputs: Sequence[Any],
     note: str,
@@ -232,6 +251,10 @@ def _listed_property(
     ``fetch(student, value)`` returns ``(expected, got)`` for one input (it may raise Mismatch
     itself); ``holds(expected, got)`` decides (default: equal records, ``2 == 2.0`` allowed). A
     failure is a Mismatch with inputs ``{argument: value}``, both whole outputs and ``note``.
+    Instead of ``fetch``, ``ask(value)`` may list an input's calls and ``judge(value, answers)``
+    return ``(expected, got)`` from their answers: then every input's calls go in one message.
+    That makes the same calls as one by one: the inputs are all tried anyway, and the first
+    error, which ends the property, also ends the message.
 
     After the first failure the remaining inputs are still tried, and every input's outcome
     becomes evidence a named misconception must also reproduce: the other failures, and the
@@ -241,19 +264,29 @@ def _listed_property(
     them apart.
     """
 
-    def outcome(student: Student, value: Any) -> tuple[Mismatch, bool]:
+    if (fetch is None) == (ask is None or judge is None):
+        raise ValueError(f"property {name}: give fetch, or ask and judge")
+
+    def answer(student: Student, replies: Replies | None, value: Any) -> tuple[Any, Any]:
+        if replies is None or ask is None or judge is None:
+            assert fetch is not None
+            return fetch(student, value)
+        return judge(value, [replies.take() for _ in ask(value)])
+
+    def outcome(student: Student, replies: Replies | None, value: Any) -> tuple[Mismatch, bool]:
         """(the input's outcome as a Mismatch, whether it failed); a passing one has ``got`` as expected."""
         try:
-            expected, got = fetch(student, value)
+            expected, got = answer(student, replies, value)
         except Mismatch as mismatch:
             return mismatch, True
         return Mismatch({argument: value}, expected, got, note), not holds(expected, got)
 
     def check(student: Student) -> None:
+        replies = student.batch([call for value in inputs for call in ask(value)]) if ask is not None else None
         seen: list[tuple[Mismatch, bool]] = []
         for value in inputs:
             try:
-                seen.append(outcome(student, value))
+                seen.append(outcome(student, replies, value))
             except StudentError:
                 if not any(failed for _, failed in seen):
                     raise
@@ -284,7 +317,8 @@ def _tie_note(depth: int, k: Any) -> str:
 visible_examples = _listed_property(
     "visible_examples",
     "best_block_length(64) and best_block_length(1000) return the records the notebook shows.",
-    fetch=_choice,
+    ask=_ask_choice,
+    judge=_judge_choice,
     argument="depth",
     inputs=(64, 1000),
     note="this is the notebook's visible example.",
@@ -405,7 +439,8 @@ _SMALL_DEPTHS = (*range(4, 41), 2, 3, 1)
 small_depths = _listed_property(
     "small_depths",
     "every depth from 1 to 40 gives the right record (k = 1 and k = L are allowed block lengths).",
-    fetch=_choice,
+    ask=_ask_choice,
+    judge=_judge_choice,
     argument="depth",
     inputs=_SMALL_DEPTHS,
     note="small depths, where k = 1 and k = L matter.",
@@ -447,17 +482,20 @@ _BAD_DEPTHS: tuple[tuple[Any, str], ...] = (
 )
 
 
-def _raised(student: Student, fn: str, argument: Any) -> tuple[str, Any]:
-    """("ExceptionName", None) if the call raised, else ("", returned value)."""
+def _raised(replies: Replies) -> tuple[str, Any]:
+    """("ExceptionName", None) if the next call of ``replies`` raised, else ("", returned value)."""
     try:
-        return "", student.call(fn, argument)
+        return "", replies.take()
     except StudentError as error:
         return error.type, None
 
 
 def _check_input_contract(student: Student) -> None:
+    # Every call raises when right: all go in one message, judged in order.
+    calls = [Call("best_block_length", (argument,)) for argument, _ in _BAD_DEPTHS]
+    replies = student.batch(calls, stop_on_error=False)
     for argument, wanted in _BAD_DEPTHS:
-        raised, value = _raised(student, "best_block_length", argument)
+        raised, value = _raised(replies)
         if raised != wanted:
             got = f"raised {raised}" if raised else value
             raise Mismatch({"depth": argument}, f"raises {wanted}", got, "see the Raises section of the docstring.")
@@ -472,16 +510,22 @@ input_contract = Property(
 )
 
 
-def _numpy_fetch(student: Student, depth: np.integer) -> tuple[Any, Any]:
+def _ask_numpy(depth: np.integer) -> list[Call]:
     # Compared with the student's own record for the Python int: a wrong k is the other
     # properties' business, this one is about the input type alone.
-    return student.call("best_block_length", int(depth)), student.call("best_block_length", depth)
+    return [Call("best_block_length", (int(depth),)), Call("best_block_length", (depth,))]
+
+
+def _judge_numpy(depth: np.integer, answers: list[Any]) -> tuple[Any, Any]:
+    as_int, got = answers
+    return as_int, got
 
 
 numpy_depths = _listed_property(
     "numpy_depths",
     "a numpy integer depth gives the same record as the Python int, field types included (Python int counts).",
-    fetch=_numpy_fetch,
+    ask=_ask_numpy,
+    judge=_judge_numpy,
     argument="depth",
     # No depth below 4: a mistake at the edge depths is small_depths' alone (see _depths).
     inputs=(np.int64(1000), np.int32(64), np.int64(GRADED_MAX_DEPTH), np.int32(4096), np.int64(17)),
@@ -517,10 +561,12 @@ def repeated_calls(student: Student, depths: list[int]) -> None:
     calls = [*depths]
     for depth in depths:
         calls += [depth + 1, depth, depth - 1, depth]
+    # All in one message, judged in order: the first call that disagrees is the one reported.
+    replies = student.batch([Call("best_block_length", (depth,)) for depth in calls])
     first: dict[int, Any] = {}
     made: list[int] = []
     for depth in calls:
-        got = student.call("best_block_length", depth)
+        got = replies.take()
         if depth in first and not same_output(first[depth], got):
             note = (
                 f"after the calls best_block_length(d) for d in {made}, in this order, depth {depth} got another "
@@ -549,21 +595,26 @@ def _check_equal_values_apart(student: Student) -> None:
     student's own first answer, so a function that accepts floats throughout fails only the Raises
     property.
     """
-    for depth in _UNMET_DEPTHS:
-        for form in _SAME_VALUE_FORMS:
-            other = form(depth)
-            before = _raised(student, "best_block_length", other)
-            student.call("best_block_length", depth)
-            student.call("best_block_length", np.int64(depth))
-            after = _raised(student, "best_block_length", other)
-            if before[0] != after[0] or not (before[0] or same_output(before[1], after[1])):
-                shown = [f"raised {raised}" if raised else value for raised, value in (before, after)]
-                note = (
-                    f"best_block_length({other!r}) gave another outcome after best_block_length({depth}) and "
-                    f"best_block_length(np.int64({depth})) than before them: the result must depend on the depth "
-                    f"alone (a cache must keep {type(other).__name__} {other!r} and the integer {depth} apart)."
-                )
-                raise Mismatch({"calls": [other, depth, np.int64(depth), other]}, shown[0], shown[1], note)
+    # Asked as a float before and after the int: the right answer raises, so every call goes in one message
+    # (an error of the int calls still ends the property there, as it would one call at a time).
+    groups = [(depth, form(depth)) for depth in _UNMET_DEPTHS for form in _SAME_VALUE_FORMS]
+    replies = student.batch(
+        [Call("best_block_length", (n,)) for depth, other in groups for n in (other, depth, np.int64(depth), other)],
+        stop_on_error=False,
+    )
+    for depth, other in groups:
+        before = _raised(replies)
+        replies.take()
+        replies.take()
+        after = _raised(replies)
+        if before[0] != after[0] or not (before[0] or same_output(before[1], after[1])):
+            shown = [f"raised {raised}" if raised else value for raised, value in (before, after)]
+            note = (
+                f"best_block_length({other!r}) gave another outcome after best_block_length({depth}) and "
+                f"best_block_length(np.int64({depth})) than before them: the result must depend on the depth "
+                f"alone (a cache must keep {type(other).__name__} {other!r} and the integer {depth} apart)."
+            )
+            raise Mismatch({"calls": [other, depth, np.int64(depth), other]}, shown[0], shown[1], note)
 
 
 def _check_repeated_calls(student: Student, drawn: Property = repeated_calls) -> None:
@@ -597,7 +648,16 @@ BEST_SUITE = register(
 
 
 def _table(student: Student, depths: list[int]) -> tuple[list[Record], Any]:
-    got = student.call("block_table", list(depths))
+    return _judge_table(depths, [student.call("block_table", list(depths))])
+
+
+def _ask_table(depths: list[int]) -> list[Call]:
+    return [Call("block_table", (list(depths),))]
+
+
+def _judge_table(depths: list[int], answers: Sequence[Any]) -> tuple[list[Record], Any]:
+    """(expected, got) for ``block_table(depths)`` from the answer of :func:`_ask_table`; ``got`` must be a list."""
+    (got,) = answers
     expected = roundtrip(ref.block_table(depths))
     if not isinstance(got, list):
         raise Mismatch({"depths": depths}, expected, got, "return a list of BlockChoice records.")
@@ -611,7 +671,8 @@ def _depth_of(entry: Any) -> Any:
 table_visible_examples = _listed_property(
     "visible_examples",
     "block_table([1000, 16, 64, 1000]) and block_table([]) return the records the notebook shows.",
-    fetch=_table,
+    ask=_ask_table,
+    judge=_judge_table,
     argument="depths",
     inputs=([1000, 16, 64, 1000], []),
     note="this is the notebook's visible example.",
@@ -688,8 +749,10 @@ _BAD_TABLES: tuple[tuple[Any, str], ...] = (
 
 
 def _check_table_rejects(student: Student) -> None:
+    # Every call raises when right: all go in one message, judged in order.
+    replies = student.batch([Call("block_table", (depths,)) for depths, _ in _BAD_TABLES], stop_on_error=False)
     for depths, wanted in _BAD_TABLES:
-        raised, value = _raised(student, "block_table", depths)
+        raised, value = _raised(replies)
         if raised != wanted:
             got = f"raised {raised}" if raised else value
             note = (
@@ -739,8 +802,8 @@ def _items(depths: Any) -> list[int]:
 def _iterable_fetch(student: Student, depths: Any) -> tuple[Any, Any]:
     # Compared with the student's own table for the same depths as a list: whether the records are
     # right is the other properties' business, this one is about the kind of iterable alone.
-    as_list = student.call("block_table", _items(depths))
-    got = student.call("block_table", depths)
+    # The two calls in one message; the call asked again only when they differ must come right after them.
+    as_list, got = student.call_many([Call("block_table", (_items(depths),)), Call("block_table", (depths,))])
     if not _same_table(as_list, got):
         # Asked again right after, the list meets whatever state the iterable's call met: an
         # answer that depends on earlier calls is repeated_calls' business, not this property's.
@@ -847,8 +910,13 @@ _WATCHED_DEPTHS: tuple[list[int], ...] = (
 )
 
 
-def _unchanged_fetch(student: Student, depths: Any) -> tuple[Any, Any]:
-    watched = student.call_watch("block_table", depths)
+def _ask_unchanged(depths: Any) -> list[Call]:
+    return [Call("block_table", (depths,), watch=True)]
+
+
+def _judge_unchanged(depths: Any, answers: Sequence[Any]) -> tuple[Any, Any]:
+    """(the depths sent, what the watched call left of them)."""
+    (watched,) = answers
     return roundtrip(depths), watched.args[0] if watched.args else None
 
 
@@ -870,7 +938,8 @@ def _after_call(misconceptions: Sequence[Misconception]) -> tuple[Misconception,
 leaves_depths_unchanged = _listed_property(
     "leaves_depths_unchanged",
     "block_table leaves the list of depths it is given as it was: not emptied, sorted or reordered.",
-    fetch=_unchanged_fetch,
+    ask=_ask_unchanged,
+    judge=_judge_unchanged,
     argument="depths",
     inputs=_WATCHED_DEPTHS,
     note="expected is the depths you were given, got is what your block_table left of them: read depths, "
@@ -914,9 +983,11 @@ def table_repeated_calls(student: Student, tables: list[list[int]]) -> None:
     calls: list[list[int]] = [*tables, *(t[::-1] for t in tables)]
     for offset in (1, -1):
         calls += [[n for d in t for n in (d + offset, d)] for t in tables]
+    # All in one message, judged in order: the first table that disagrees is the one reported.
+    replies = student.batch([Call("block_table", (depths,)) for depths in calls])
     got_tables: list[Any] = []
     for depths in calls:
-        got_tables.append(student.call("block_table", depths))
+        got_tables.append(replies.take())
         for depth, records in _records_by_depth(got_tables).items():
             if any(not same_output(records[0], other) for other in records[1:]):
                 note = (

@@ -23,6 +23,11 @@ status line. After every cell the notebook so far is written to
 leaves the outputs of the cells that finished. The kernel gets the user's
 default matplotlib backend (inline figures), not the Agg the launcher sets.
 
+With ``CH11_RUN_PHASES=1`` in its environment (a benchmark's switch, removed before the
+kernel starts), the runner also writes one line ``ch11-phases {...}`` to stderr: when its
+phases began and ended (``time.monotonic()``, the clock every process on the host shares),
+each cell's span, and the CPU seconds of the runner and of the kernel; nothing else changes.
+
 On exit one JSON line goes to stdout (after a newline of its own):
 ``{"status": "ok"}`` or ``{"status": "kernel_died" | "error",
 "last_finished_cell": index or null, "message": ...}``; ``message`` starts with
@@ -41,6 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime
 import json
 import os
 import queue
@@ -64,6 +70,63 @@ MAX_CONSECUTIVE_TIMEOUTS = 2
 FORK_KERNEL_ENV = "CH11_FORK_KERNEL"
 #: Seconds a kernel has to answer after a timed-out cell's interrupt (job key ``interrupt_grace``).
 DEFAULT_INTERRUPT_GRACE = 5.0
+#: Set to "1" by a benchmark (bench/notebook_run_phases.py): report the run's phases on stderr.
+PHASES_ENV = "CH11_RUN_PHASES"
+
+
+class _Phases:
+    """The runner's phase timestamps for a benchmark; every method does nothing unless enabled.
+
+    Times are ``time.monotonic()`` seconds (CLOCK_MONOTONIC: comparable with the grader's
+    clock, the sandbox has no time namespace). ``cells`` holds one record per executed
+    cell: ``sent`` and ``done`` as the runner saw them, ``kernel`` the seconds between the
+    kernel's start of the request and its reply (ipykernel's ``started`` and the reply's
+    ``date``: the cell's own execution, figures rendered), ``write`` the seconds of the
+    notebook write after it.
+    """
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.marks: dict[str, float] = {}
+        self.cells: list[dict[str, Any]] = []
+
+    def mark(self, name: str) -> None:
+        if self.enabled:
+            self.marks[name] = time.monotonic()
+
+    def cell_sent(self, index: int) -> None:
+        if self.enabled:
+            self.cells.append({"index": index, "sent": time.monotonic()})
+
+    def cell_done(self, reply: Any) -> None:
+        if self.enabled and self.cells:
+            record = self.cells[-1]
+            record["done"] = time.monotonic()
+            with contextlib.suppress(Exception):
+                started = datetime.datetime.fromisoformat(str(reply["metadata"]["started"]))
+                replied = reply["header"]["date"]
+                if not isinstance(replied, datetime.datetime):
+                    replied = datetime.datetime.fromisoformat(str(replied))
+                record["kernel"] = (replied - started).total_seconds()
+
+    def cell_written(self, seconds: float) -> None:
+        if self.enabled and self.cells:
+            self.cells[-1]["write"] = seconds
+
+    def report(self, kernel_pid: int | None) -> None:
+        if not self.enabled:
+            return
+        import resource
+
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        kernel_cpu = None
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = Path(f"/proc/{kernel_pid}/stat").read_text().rsplit(")", 1)[1].split()
+            kernel_cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        line = {"marks": self.marks, "cells": self.cells, "runner_cpu": usage.ru_utime + usage.ru_stime,
+                "kernel_cpu": kernel_cpu}
+        sys.stderr.write("\nch11-phases " + json.dumps(line) + "\n")
+        sys.stderr.flush()
 
 
 class KernelFrozen(RuntimeError):
@@ -91,6 +154,26 @@ def _limit_sends(client: Any, seconds: float) -> None:
             socket.setsockopt(zmq.LINGER, 0)
 
 
+async def _next_message(channel: Any, msg_type: str | None, parent_id: str | None, seconds: float) -> Any:
+    """The first message of ``msg_type`` (None: any) on ``channel`` within ``seconds``, else None.
+
+    With ``parent_id``, only a message answering that request counts. Messages that do not
+    count are dropped.
+    """
+    until = time.monotonic() + seconds
+    while (left := until - time.monotonic()) > 0:
+        try:
+            msg = await channel.get_msg(timeout=left)
+        except (TimeoutError, queue.Empty):
+            return None
+        if msg_type is not None and msg.get("msg_type") != msg_type:
+            continue
+        if parent_id is not None and (msg.get("parent_header") or {}).get("msg_id") != parent_id:
+            continue
+        return msg
+    return None
+
+
 async def _answers(client: Any, seconds: float) -> bool:
     """True when the kernel answers a ``kernel_info_request`` on its shell channel within ``seconds``.
 
@@ -105,15 +188,7 @@ async def _answers(client: Any, seconds: float) -> bool:
         msg_id = kc.kernel_info()
     except zmq.ZMQError:  # zmq.Again: the send timed out
         return False
-    deadline = time.monotonic() + seconds
-    while (left := deadline - time.monotonic()) > 0:
-        try:
-            reply = await kc.shell_channel.get_msg(timeout=left)
-        except (TimeoutError, queue.Empty):
-            return False
-        if reply.get("parent_header", {}).get("msg_id") == msg_id:
-            return True
-    return False
+    return await _next_message(kc.shell_channel, "kernel_info_reply", msg_id, seconds) is not None
 
 
 def _cap_outputs(cell: Any) -> None:
@@ -179,6 +254,8 @@ def _load_fresh() -> Any:
 
 
 def main(argv: list[str]) -> int:
+    phases = _Phases(os.environ.pop(PHASES_ENV, "") == "1")
+    phases.mark("start")
     # This process's state before anything changes it: what a forked kernel must start with.
     at_start = _load_fresh().capture() if os.environ.get(FORK_KERNEL_ENV) == "1" else None
     job_path = Path(argv[0] if argv else "job.json")
@@ -210,15 +287,26 @@ def main(argv: list[str]) -> int:
     nb = nbformat.read(source, as_version=4)
     extra_arguments = ["--HistoryManager.hist_file=:memory:"]
     kernel_name = str(job.get("kernel_name", "python3"))
-    km = _forked_kernel(kernel_name, extra_arguments, at_start) if os.environ.pop(FORK_KERNEL_ENV, "") == "1" else None
+    phases.mark("read")
+    manager_class = _ready_manager_class()
+    forked = os.environ.pop(FORK_KERNEL_ENV, "") == "1"
+    km = _forked_kernel(kernel_name, extra_arguments, at_start, manager_class) if forked else None
+    phases.mark("kernel_forked")
+    if phases.enabled:
+        _mark_kernel_info_reply(phases)
     state: dict[str, Any] = {"last_finished_cell": None, "timeouts_in_a_row": 0}
     grace = float(job.get("interrupt_grace", DEFAULT_INTERRUPT_GRACE))
     client: Any = None
 
     def on_start(notebook: Any) -> None:
+        phases.mark("ready")
         _limit_sends(client, grace)
 
+    def on_cell_execute(cell: Any, cell_index: int) -> None:
+        phases.cell_sent(cell_index)
+
     async def after_cell(cell: Any, cell_index: int, execute_reply: Any) -> None:
+        phases.cell_done(execute_reply)
         state["last_finished_cell"] = cell_index
         content = (execute_reply or {}).get("content", {})
         timed_out = content.get("ename") == ERROR_ON_TIMEOUT["ename"]
@@ -239,7 +327,9 @@ def main(argv: list[str]) -> int:
                 )
             )
         _cap_outputs(cell)
+        written = time.monotonic()
         _write_atomically(nb, target)
+        phases.cell_written(time.monotonic() - written)
         if timed_out and not await _answers(client, grace):
             exc = KernelUnresponsive(
                 f"a cell timed out and the kernel did not answer its interrupt within {grace:g} s; "
@@ -255,6 +345,7 @@ def main(argv: list[str]) -> int:
 
     client = NotebookClient(
         nb,
+        kernel_manager_class=manager_class,
         timeout=int(job.get("timeout", 30)),
         startup_timeout=int(job.get("startup_timeout", 60)),
         kernel_name=kernel_name,
@@ -270,13 +361,18 @@ def main(argv: list[str]) -> int:
         extra_arguments=extra_arguments,
         resources={"metadata": {"path": str(Path.cwd())}},
         on_notebook_start=on_start,
+        on_cell_execute=on_cell_execute,
         on_cell_executed=after_cell,
     )
     _write_atomically(nb, target)
+    phases.mark("client")
     try:
         try:
             client.execute(stdout=subprocess.DEVNULL)
         finally:
+            phases.mark("executed")
+            if phases.enabled:
+                phases.report(getattr(getattr(getattr(client, "km", None), "provisioner", None), "pid", None))
             if km is not None:  # nbclient leaves a kernel manager it was given running
                 km.provisioner.kill_now()
     except DeadKernelError as exc:
@@ -339,7 +435,7 @@ class _ForkedKernel:
         self.send_signal(signal.SIGTERM)
 
 
-def _forked_kernel(kernel_name: str, extra_arguments: list[str], at_start: Any) -> Any:
+def _forked_kernel(kernel_name: str, extra_arguments: list[str], at_start: Any, manager_class: type) -> Any:
     """Fork a kernel from this process and return a started kernel manager for it.
 
     The child is what ``python -m ipykernel_launcher -f <file> <extra_arguments>`` started by
@@ -355,7 +451,6 @@ def _forked_kernel(kernel_name: str, extra_arguments: list[str], at_start: Any) 
 
     import matplotlib
     from jupyter_client.connect import write_connection_file
-    from jupyter_client.manager import AsyncKernelManager
     from jupyter_client.provisioning.local_provisioner import LocalProvisioner
 
     # Where and how jupyter_client's KernelManager writes it for a kernel it launches.
@@ -393,7 +488,7 @@ def _forked_kernel(kernel_name: str, extra_arguments: list[str], at_start: Any) 
             traceback.print_exc()
             os._exit(1)
         os._exit(0)
-    km = AsyncKernelManager(kernel_name=kernel_name, connection_file=connection_file)
+    km = manager_class(kernel_name=kernel_name, connection_file=connection_file)
     km.load_connection_file(connection_file)
 
     class Forked(LocalProvisioner):
@@ -410,6 +505,66 @@ def _forked_kernel(kernel_name: str, extra_arguments: list[str], at_start: Any) 
     provisioner.connection_info = km.get_connection_info()
     km.provisioner = provisioner
     return km
+
+
+#: Seconds to wait for a ``kernel_info_request``'s reply, and then for a message on IOPub,
+#: before asking again (jupyter_client's ``wait_for_ready`` waits as long).
+READY_REPLY_SECONDS = 1.0
+READY_IOPUB_SECONDS = 0.2
+
+
+def _ready_manager_class() -> type:
+    """jupyter_client's asynchronous kernel manager, whose clients are ready as soon as the kernel and IOPub answer.
+
+    Their ``wait_for_ready`` is jupyter_client's without its last step. Both ask the kernel for
+    ``kernel_info`` until it replies on shell (``READY_REPLY_SECONDS`` per request) and a
+    message then arrives on IOPub (``READY_IOPUB_SECONDS``: the IOPub subscription is
+    connected, so no output of the first cell can be lost), until ``timeout``; a kernel that
+    dies first raises ``RuntimeError``. jupyter_client then reads IOPub until it has been
+    quiet for 0.2 s, dropping what it reads: a fixed 0.2 s per notebook. That flush is left
+    out: the messages it would drop answer the readiness requests, and nbclient drops every
+    IOPub message that does not answer the cell it runs (it matches the parent's message id).
+    """
+    from jupyter_client.asynchronous import AsyncKernelClient
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import default
+
+    class ReadyClient(AsyncKernelClient):
+        async def wait_for_ready(self, timeout: float | None = None) -> None:
+            limit = float("inf") if timeout is None else float(timeout)
+            deadline = time.monotonic() + limit
+            while True:
+                self.kernel_info()
+                reply = await _next_message(self.shell_channel, "kernel_info_reply", None, READY_REPLY_SECONDS)
+                if reply is not None and await _next_message(self.iopub_channel, None, None,
+                                                             READY_IOPUB_SECONDS) is not None:
+                    self._handle_kernel_info_reply(reply)
+                    return
+                if not await self._async_is_alive():
+                    raise RuntimeError("Kernel died before replying to kernel_info")
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"Kernel didn't respond in {limit:g} seconds")
+
+    class ReadyKernelManager(AsyncKernelManager):
+        @default("client_factory")
+        def _ready_client(self) -> type:
+            return ReadyClient
+
+    return ReadyKernelManager
+
+
+def _mark_kernel_info_reply(phases: _Phases) -> None:
+    """Mark when the kernel client first handles a ``kernel_info_reply`` (benchmarks only)."""
+    from jupyter_client.client import KernelClient
+
+    original = KernelClient._handle_kernel_info_reply
+
+    def handle(self: Any, msg: dict[str, Any]) -> None:
+        if "kernel_info_reply" not in phases.marks:
+            phases.mark("kernel_info_reply")
+        original(self, msg)
+
+    KernelClient._handle_kernel_info_reply = handle  # type: ignore[method-assign]
 
 
 def _abandon(client: Any, status: dict[str, Any]) -> None:

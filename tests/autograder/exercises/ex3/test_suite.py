@@ -436,6 +436,37 @@ def test_a_cache_that_changes_a_result_breaks_the_purity_clause(answer):
     assert best.score < POINTS["ex3_best_block_length_tests"]
 
 
+#: Wrong for 1023 asked right after 1024, and hanging for 1023 asked right after 1022: in
+#: repeated_calls' explicit example [1023, 80] the wrong record comes first (1024, 1023), the hang
+#: two calls later (1022, 1023), in the same message.
+WRONG_THEN_HANGS = """
+_reference_best = best_block_length
+_previous = [0]
+
+
+def best_block_length(depth):
+    previous, _previous[0] = _previous[0], depth
+    if depth == 1023 and previous == 1024:
+        return _reference_best(1022)
+    if depth == 1023 and previous == 1022:
+        while True:
+            pass
+    return _reference_best(depth)
+"""
+
+
+@pytest.mark.slow
+def test_a_wrong_record_is_reported_though_a_later_call_of_its_message_hangs():
+    # One call at a time the check stops at the wrong record and never makes the hanging call; sent
+    # together, the hang is made (and costs its limit) but never reached: the same failure is reported.
+    verdicts = grade(_cells(append={"ex3_best_block_length": WRONG_THEN_HANGS}))
+    failed = {f.property: f for f in verdicts["ex3_best_block_length_tests"].failures}
+    assert set(failed) == {"repeated_calls"}, verdicts["ex3_best_block_length_tests"].message()
+    failure = failed["repeated_calls"]
+    assert failure.kind == "mismatch" and failure.inputs == {"depth": 1023}
+    assert "for d in [1023, 80, 1024], in this order" in failure.note
+
+
 @pytest.mark.slow
 def test_hard_coding_the_visible_answers_earns_only_the_visible_properties():
     hard_coded = {

@@ -283,6 +283,9 @@ def test_a_first_mismatch_index_may_be_a_numpy_integer_but_not_a_bool_or_float()
 
         # A watched call leaves the arrays as given (largest_differing_row also checks that).
         call.call_watch = lambda name, *args: Watched(value, args, {}, ())
+        call.each = lambda calls, return_errors=False: iter(
+            [Watched(value, tuple(c.args), {}, ()) if c.watch else value for c in calls]
+        )
         return call
 
     suites.judge_first_mismatch(caller_returning(np.int64(4)), pair)
