@@ -24,8 +24,10 @@ notebook). The policy is ``properties`` (the default), 4 attempts per hour.
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
+import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -33,7 +35,7 @@ from dataclasses import dataclass, field
 import pytest
 from support import exchange_course
 from support.course_users import run_as
-from support.serve_exchange import ServedCourse, served_course
+from support.serve_exchange import WAIT_SECONDS, ServedCourse, served_course
 from support.serve_exchange import kill_service as _kill_service
 from support.serve_exchange import ok as _ok
 from support.serve_exchange import queue_rows as _rows
