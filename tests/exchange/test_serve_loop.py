@@ -197,7 +197,10 @@ def _run(served: Served) -> None:
     bob = served.students["bob"].name
     _wait(lambda: f"grading  {bob} {served.killed_stamp}" in served.log.read_text(errors="replace"),
           "bob's resubmission being graded", served)
-    time.sleep(3)  # into the grading itself
+    time.sleep(1)  # into the grading itself
+    _hold(served, True)  # an Exercise 4 can be graded in seconds: the kill must find it still being graded
+    state = [r["state"] for r in _rows(served) if r["stamp"] == served.killed_stamp]
+    assert state == ["grading"], f"bob's resubmission was {state} before the kill"
     _kill_service(served)
     eve2 = _submit(served, "eve", fetch=False)
     _start_service(served)
