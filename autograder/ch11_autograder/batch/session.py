@@ -185,6 +185,14 @@ class GradingSession:
                 shutil.rmtree(job.staging, ignore_errors=True)
         return records
 
+    def compact_ledger(self) -> tuple[int, int]:
+        """Compact the course's ledger (:meth:`.ledger.Ledger.compact`) under the lock this session holds; returns
+        the entries before and after. Call it from the thread that drives the session, between :meth:`submit` and
+        :meth:`wait` calls: only those append to the ledger, so no entry can arrive while it is rewritten."""
+        if self._closed:
+            raise ValueError("the session is closed: its lock no longer guards the ledger")
+        return self.ledger.compact()
+
     # ------------------------------------------------------------------ closing
 
     def close(self) -> None:

@@ -108,8 +108,13 @@ def kept_pages(rows: Iterable[Submission], keep_runs: int) -> set[int]:
     return keep
 
 
-def prune(settings: ServeSettings, queue: Queue, publisher: Publisher, now: float) -> PruneReport:
+def prune(settings: ServeSettings, queue: Queue, publisher: Publisher, now: float, *,
+          compact: Callable[[], tuple[int, int] | None] | None = None) -> PruneReport:
     """Apply the rule of the module once (see there); returns what it did.
+
+    ``compact`` compacts the practice ledger when given (the service's open grading session holds the batch
+    lock for its life, so it compacts under that lock, :meth:`..batch.session.GradingSession.compact_ledger`);
+    without it the ledger is compacted under the batch lock taken here (:func:`compact_ledger`).
 
     Raises:
         OSError: the feedback directory cannot be opened safely (as :class:`.publish.Publisher`).
@@ -141,7 +146,7 @@ def prune(settings: ServeSettings, queue: Queue, publisher: Publisher, now: floa
             if sub.state not in PENDING and sub.published in (None, PRUNED, LEFT) and sub.arrived <= horizon
             and sub.folder not in present]
     report.rows_removed = queue.forget(gone)
-    report.ledger = compact_ledger(settings.practice)
+    report.ledger = compact() if compact is not None else compact_ledger(settings.practice)
     report.cache_removed = _prune_cache(settings.practice)
     return report
 
@@ -182,9 +187,9 @@ class Pruner:
         self.clock, self.say = clock, say
         self.count = 0
 
-    def finished(self) -> PruneReport | None:
-        """Count one finished submission; prune when the count reaches ``prune_every``. Returns the run's report,
-        or ``None`` when it did not run (or failed)."""
+    def finished(self, compact: Callable[[], tuple[int, int] | None] | None = None) -> PruneReport | None:
+        """Count one finished submission; prune when the count reaches ``prune_every`` (``compact``: as
+        :func:`prune`'s). Returns the run's report, or ``None`` when it did not run (or failed)."""
         every = self.settings.policy.prune_every
         if every <= 0:
             return None
@@ -193,7 +198,7 @@ class Pruner:
             return None
         self.count = 0
         try:
-            report = prune(self.settings, self.queue, self.publisher, self.clock())
+            report = prune(self.settings, self.queue, self.publisher, self.clock(), compact=compact)
         except (OSError, ValueError) as exc:
             self.say(f"error    pruning old practice runs failed: {type(exc).__name__}: {escape(str(exc), 500)}")
             return None

@@ -345,7 +345,9 @@ class Service:
                      f"{_cache_note(record)}")
         else:
             self.say(f"error    {escape(sub.student)} {escape(sub.stamp)}: {escape(reason, 500)}")
-        self.pruner.finished()  # old practice runs (serve/prune.py), between gradings
+        # Old practice runs (serve/prune.py). Other slots may be grading: the ledger is compacted under the open
+        # session's lock, from this thread, which alone merges into it.
+        self.pruner.finished(self.session.compact_ledger if self.session is not None else None)
 
     def _feedback_pages(self, sub: Submission, record: SubmissionRecord) -> dict[str, str]:
         level = self.policy.feedback_level

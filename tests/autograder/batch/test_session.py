@@ -129,3 +129,25 @@ def test_a_submission_merged_before_is_resumed_and_a_student_in_flight_refused(s
     while batch_support.processes_under(work) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert batch_support.processes_under(work) == [], "closing the session left graders running"
+
+
+def test_the_open_session_compacts_the_ledger_under_its_own_lock(session_graded, tmp_path):
+    """The session holds the course's batch lock for its life, so nobody else may compact the ledger meanwhile
+    (serve/prune.py's own compaction finds the lock taken); the session compacts it under that lock."""
+    from ch11_autograder.serve.prune import compact_ledger
+
+    course, _records, _pids, _started = session_graded
+    work = tmp_path / "course"
+    shutil.copytree(course, work, symlinks=True)
+    ledger = Ledger(work / ".ch11-batch" / "ledger.jsonl")
+    first = next(e for e in ledger.entries() if e.event == "graded")
+    for _ in range(3):  # three more gradings of the same student: only the last one is read
+        ledger.append(first)
+    before = len(list(ledger.entries()))
+    with GradingSession(work, workers=1, sandbox="bwrap") as session:
+        assert compact_ledger(work) is None  # the lock is the session's
+        assert session.compact_ledger() == (before, before - 3)
+    with pytest.raises(ValueError, match="closed"):
+        session.compact_ledger()
+    assert len(list(ledger.entries())) == before - 3
+    assert compact_ledger(work) == (before - 3, before - 3)  # closed: the lock is free again
