@@ -91,11 +91,9 @@ one point with both inputs make ``sweep_caches_exact_by_point`` visible there).
 ``sweep_calls_independent`` also watches ``ks`` (lists and int64 arrays, the
 mutable forms): a sweep must leave the caller's ks as it was.
 
-Calls travel several to a message (``Student.batch``): wherever a property would make
-several calls in a row (per example, or over its fixed list), it sends them together and
-judges the answers in the order the calls were made, so the failure reported is the one the
-calls made one at a time would report; an error, hang or crash later in the message is never
-reached when an earlier answer is already wrong. What hypothesis draws does not depend on it.
+Where a property makes several calls in a row (per example, or over its fixed list), they
+travel in one message and the answers are judged in the order the calls were made
+(``Student.batch`` says why the reported failure is the one single calls would report).
 """
 
 from __future__ import annotations

@@ -39,11 +39,9 @@ carries the whole expected and obtained records and the input ``depth`` (or
 ``depths``), so that catalogue entries (``wrong_answers.py``), run on the same
 input, can be recognised by exact equality of their output.
 
-Calls travel several to a message (``Student.batch``): wherever a property would make
-several calls in a row (per example, or over its fixed list), it sends them together and
-judges the answers in the order the calls were made, so the failure reported is the one the
-calls made one at a time would report; an error, hang or crash later in the message is never
-reached when an earlier answer is already wrong. What hypothesis draws does not depend on it.
+Where a property makes several calls in a row (per example, or over its fixed list), they
+travel in one message and the answers are judged in the order the calls were made
+(``Student.batch`` says why the reported failure is the one single calls would report).
 """
 
 from __future__ import annotations
