@@ -72,7 +72,9 @@ PHASES = (
 def classify(frame: FrameType | None) -> str:
     """The phase of one sample (see the module docstring), from its innermost frame outwards."""
     names: list[tuple[str, str]] = []
-    while frame is not None:
+    # A frame taken from another thread can be torn down while it is walked (its f_back read as another
+    # object): stop there rather than lose the sampler thread.
+    while isinstance(frame, FrameType):
         names.append((frame.f_code.co_filename, frame.f_code.co_name))
         frame = frame.f_back
     outer_first = list(reversed(names))
