@@ -349,16 +349,7 @@ class Student:
         in the result instead, as when every single call is wrapped in ``try``/``except
         StudentError``.
         """
-        replies = self.batch(calls, stop_on_error=not return_errors)
-        results: list[Any] = []
-        for _ in range(len(replies)):
-            try:
-                results.append(replies.take())
-            except StudentError as exc:
-                if not return_errors:
-                    raise
-                results.append(exc)
-        return results
+        return list(self.call_each(calls, return_errors=return_errors))
 
     def call_each(self, calls: Sequence[Call], *, return_errors: bool = False) -> Iterator[Any]:
         """:meth:`call_many`'s results one at a time, for a check that judges each before it reads the next.
