@@ -29,6 +29,7 @@ from ch11_autograder.trusted.preprocessors import (
     SandboxedExecute,
     SanitizeFeedback,
     StripHiddenTests,
+    SuitesAhead,
     TrustedVerdicts,
     VerdictCacheLookup,
     VerdictCacheStore,
@@ -90,6 +91,7 @@ c.OverwriteCells.add_missing_cells = True
 
 c.Autograde.autograde_preprocessors = [
     VerdictCacheLookup,  # a verdict cache hit makes the steps up to VerdictCacheStore do nothing
+    SuitesAhead,  # the hidden suites start on a thread and run while the notebook executes
     SandboxedExecute,  # instead of nbgrader's Execute
     IgnorePattern,
     ClearMetadataPreprocessor,

@@ -10,13 +10,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import sys
 import time
-from pathlib import Path
 
 import nbformat
 import pytest
-from ch11_autograder.trusted import feedback, registry
+from ch11_autograder.trusted import feedback
 from ch11_autograder.trusted.preprocessors import (
     SANDBOX_ERROR_NAME,
     SandboxedExecute,
@@ -29,45 +27,10 @@ from ch11_autograder.trusted.suite import run_suite
 from ch11_autograder.trusted.verdicts import VERDICT_METADATA_KEY
 from ch11_autograder.untrusted.launch import EXECUTION_REPORT_ENV
 from nbconvert import HTMLExporter
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output, new_raw_cell
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_output, new_raw_cell
 from nbgrader.preprocessors import ClearHiddenTests
 from nbgrader.utils import determine_grade
-
-TOY = Path(__file__).parent / "fixtures" / "toy"
-HIDDEN = '### BEGIN HIDDEN TESTS\n# secret-5f1c\nraise AssertionError("graded outside")\n### END HIDDEN TESTS'
-
-
-def meta(grade_id, *, grade=False, solution=False, locked=False, points=None):
-    m = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3, "solution": solution}
-    if points is not None:
-        m["points"] = points
-    return {"nbgrader": m}
-
-
-def notebook(solution_code, *, test_outputs=(), grade_id="double_tests"):
-    test = new_code_cell(f"assert double(3) == 6\n{HIDDEN}", metadata=meta(grade_id, grade=True, locked=True, points=2))
-    test.outputs = [nbformat.from_dict(o) for o in test_outputs]
-    return new_notebook(
-        cells=[
-            new_markdown_cell("# Toy"),
-            new_code_cell(solution_code, metadata=meta("double_impl", solution=True)),
-            test,
-        ]
-    )
-
-
-@pytest.fixture
-def toy_suite():
-    """The toy suite registered for one test; other suites in the registry are left alone."""
-    path = str((TOY / "toy_suite.py").resolve())
-    registry.unregister("double_tests")
-    # Suite modules load once per path: forget this one so that loading registers it again.
-    for name, module in list(sys.modules.items()):
-        if name.startswith("_ch11_suite_") and getattr(module, "__file__", None) == path:
-            del sys.modules[name]
-    registry.load_suite_modules([path])
-    yield registry.get_suite("double_tests")
-    registry.unregister("double_tests")
+from support.toy_notebook import HIDDEN, notebook
 
 
 def verdicts(nb, tmp_path, **traits):

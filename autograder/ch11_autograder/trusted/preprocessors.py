@@ -5,6 +5,8 @@ Autograde (``Autograde.autograde_preprocessors``, see ``nbgrader_config.py``)::
     VerdictCacheLookup reuse the outputs of a byte-identical notebook graded by the
                        same release and suites, when a cache is configured
                        (``verdict_cache.py``); the steps up to the store then do nothing
+    SuitesAhead        start the hidden suites on a thread, to run while the notebook
+                       executes (``ahead.py``); TrustedVerdicts collects their verdicts
     SandboxedExecute   instead of nbgrader's Execute: run the notebook in the
                        sandbox for its outputs only, copy them back as
                        sanitized data
@@ -54,6 +56,7 @@ from ..untrusted.capped_run import read_untrusted_file, run_limited
 from ..untrusted.choose import choose_launcher, forking_launcher, resolve_backend
 from ..untrusted.forkserver import ForkServerLauncher
 from ..untrusted.launch import Launcher, Limits
+from . import ahead
 from .budget import budget_for
 from .feedback import OutputBudget, sanitize_notebook, sanitize_outputs
 from .grading import first_report
@@ -92,6 +95,7 @@ __all__ = [
     "SandboxedExecute",
     "SanitizeFeedback",
     "StripHiddenTests",
+    "SuitesAhead",
     "TrustedVerdicts",
     "VerdictCacheLookup",
     "VerdictCacheStore",
@@ -100,30 +104,37 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_LAUNCHERS: dict[tuple[str, bool], Launcher] = {}
+_LAUNCHERS: dict[tuple[str, bool, bool], Launcher] = {}
 
 #: Failure kinds a verdict cache must not reuse (see TrustedVerdicts.preprocess).
 _LOAD_DEPENDENT_KINDS = frozenset({"timeout", "crash", "protocol", "budget", "internal"})
+
+#: What SuitesAhead logs when it starts a notebook's suites (the batch's tests look for it).
+LOG_AHEAD = "hidden suites started while the notebook executes"
 
 #: Name of the error output SandboxedExecute adds when execution went wrong.
 SANDBOX_ERROR_NAME = "SandboxExecutionError"
 
 
-def _launcher(name: str, resources: ResourcesDict, *, fork: bool) -> Launcher:
+def _launcher(name: str, resources: ResourcesDict, *, fork: bool, own_sandbox: bool = False) -> Launcher:
     """One launcher per backend name per process (a sandbox probe is not free).
 
     With ``fork``, runs are forks of one zygote per submission (``untrusted/forkserver.py``):
     the submission is the (assignment, student) pair nbgrader names in ``resources``. A
     notebook graded without one (no submission to share a zygote with) runs without.
+    ``own_sandbox``: a second zygote for the submission, in a sandbox of its own, for runs
+    that go on while the first zygote's run (SuitesAhead's worker beside the notebook's
+    execution), so that neither can signal the other or see its files.
     """
     backend = resolve_backend(name)
     who = resources.get("nbgrader", {})
     submission = (who.get("assignment"), who.get("student"))
-    key = (backend, fork and bool(submission[1]))
+    forking = fork and bool(submission[1])
+    key = (backend, forking, own_sandbox and forking)
     if key not in _LAUNCHERS:
-        base = _LAUNCHERS.get((backend, False)) or choose_launcher(backend)
-        _LAUNCHERS[(backend, False)] = base
-        _LAUNCHERS[key] = forking_launcher(base, backend) if key[1] else base
+        base = _LAUNCHERS.get((backend, False, False)) or choose_launcher(backend)
+        _LAUNCHERS[(backend, False, False)] = base
+        _LAUNCHERS[key] = forking_launcher(base, backend) if forking else base
     launcher = _LAUNCHERS[key]
     if isinstance(launcher, ForkServerLauncher):
         launcher.for_submission(submission)
@@ -426,52 +437,74 @@ class TrustedVerdicts(NbGraderPreprocessor):
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
         if is_hit(resources):  # VerdictCacheStore writes the verdicts this run gave last time
             return nb, resources
+        inputs = self.suite_inputs(nb, resources)
+        if inputs is None:
+            return nb, resources
+        results = ahead.take(resources, inputs)
+        if results is None:
+            results = self.grade(inputs, _launcher(self.sandbox, resources, fork=self.fork_from_zygote))
+        name = resources.get("unique_key", "notebook")
+        for index, _, _ in inputs.tests:
+            cell = nb.cells[index]
+            verdict = results.verdicts[index]
+            cell.outputs = [nbformat.from_dict(o) for o in verdict_outputs(verdict, cell.get("execution_count"))]
+            # Set on every autograded test cell, so nothing a submission planted there survives.
+            cell.metadata[VERDICT_METADATA_KEY] = verdict.record()
+            self.log.info("%s/%s: %g of %g points", name, verdict.grade_id, verdict.score, verdict.points)
+            # Time limits, crashes and budgets depend on the machine's load, an internal error on the
+            # grader: a fresh run may end otherwise, so such a verdict is never reused.
+            unrepeatable = sorted({f.kind for f in verdict.failures} & _LOAD_DEPENDENT_KINDS)
+            if unrepeatable:
+                mark_unrepeatable(resources, f"{verdict.grade_id}: {', '.join(unrepeatable)}")
+        for incident in results.incidents:
+            self.log.warning("%s: worker incident: %s", name, incident)
+            mark_unrepeatable(resources, "worker incident")
+        return nb, resources
+
+    def suite_inputs(self, nb: NotebookNode, resources: ResourcesDict) -> ahead.SuiteInputs | None:
+        """What this notebook's suites read from it (the suite modules loaded first); ``None``: no test cells."""
         load_suite_modules(self.suite_modules)
         tests = autograded_test_cells(nb)
         if not tests:
-            return nb, resources
-        launcher = _launcher(self.sandbox, resources, fork=self.fork_from_zygote)
+            return None
         directory = resources.get("metadata", {}).get("path") or "."
+        return ahead.SuiteInputs(
+            tests=tuple((index, str(cell.metadata.get("nbgrader", {}).get("grade_id", "")),
+                         float(cell.metadata.get("nbgrader", {}).get("points", 0) or 0)) for index, cell in tests),
+            cells=worker_cells(nb, skip=set(self.worker_skip_cells)),
+            support=collect_support_files(directory, max_total_bytes=self.max_support_bytes, logger=self.log),
+        )
+
+    def grade(self, inputs: ahead.SuiteInputs, launcher: Launcher) -> ahead.SuiteResults:
+        """Run every test cell's suite on one worker session running ``inputs.cells``.
+
+        Uses the session from the calling thread only, start to end (see :class:`WorkerSession`).
+        """
         limits = Limits(
             cpu_seconds=self.cpu_seconds,
             wall_seconds=self.startup_timeout,
             memory_bytes=self.memory_bytes,
         )
-        cells = worker_cells(nb, skip=set(self.worker_skip_cells))
         session = WorkerSession(
-            list(cells.sources),
+            list(inputs.cells.sources),
             launcher,
             limits,
             self.call_timeout,
             startup_timeout=self.startup_timeout,
             cell_time_limit=self.cell_time_limit,
             max_restarts=self.max_restarts,
-            support_files=collect_support_files(directory, max_total_bytes=self.max_support_bytes, logger=self.log),
+            support_files=dict(inputs.support),
         )
-        name = resources.get("unique_key", "notebook")
+        verdicts: dict[int, CellVerdict] = {}
         with session:
             report = first_report(session)
-            for _, cell in tests:
-                grade_id = str(cell.metadata.get("nbgrader", {}).get("grade_id", ""))
-                verdict = self._verdict(cell, session, cells.visible_outcome(grade_id, report))
-                cell.outputs = [nbformat.from_dict(o) for o in verdict_outputs(verdict, cell.get("execution_count"))]
-                # Set on every autograded test cell, so nothing a submission planted there survives.
-                cell.metadata[VERDICT_METADATA_KEY] = verdict.record()
-                self.log.info("%s/%s: %g of %g points", name, verdict.grade_id, verdict.score, verdict.points)
-                # Time limits, crashes and budgets depend on the machine's load, an internal error on the
-                # grader: a fresh run may end otherwise, so such a verdict is never reused.
-                unrepeatable = sorted({f.kind for f in verdict.failures} & _LOAD_DEPENDENT_KINDS)
-                if unrepeatable:
-                    mark_unrepeatable(resources, f"{verdict.grade_id}: {', '.join(unrepeatable)}")
-        for incident in session.incidents:
-            self.log.warning("%s: worker incident: %s", name, incident)
-            mark_unrepeatable(resources, "worker incident")
-        return nb, resources
+            for index, grade_id, points in inputs.tests:
+                verdicts[index] = self._verdict(grade_id, points, session, inputs.cells.visible_outcome(grade_id,
+                                                                                                      report))
+        return ahead.SuiteResults(verdicts, list(session.incidents))
 
-    def _verdict(self, cell: NotebookNode, session: WorkerSession, visible: CellOutcome | None) -> CellVerdict:
-        meta = cell.metadata.get("nbgrader", {})
-        grade_id = str(meta.get("grade_id", ""))
-        points = float(meta.get("points", 0) or 0)
+    def _verdict(self, grade_id: str, points: float, session: WorkerSession,
+                 visible: CellOutcome | None) -> CellVerdict:
         suite = get_suite(grade_id)
         if suite is None:
             self.log.error("no hidden suite is registered for autograded test cell %r: it scores 0", grade_id)
@@ -485,6 +518,45 @@ class TrustedVerdicts(NbGraderPreprocessor):
         if any(f.kind == "internal" for f in verdict.failures):
             self.log.error("suite %s had internal errors; see the log above", grade_id)
         return verdict
+
+
+class SuitesAhead(NbGraderPreprocessor):
+    """Start the notebook's hidden suites on a thread now, for ``TrustedVerdicts`` to collect (``ahead.py``).
+
+    Place right before ``SandboxedExecute``: the suites then run while the notebook executes,
+    which shortens one submission's grading wherever a core is free. ``TrustedVerdicts``
+    uses the early verdicts only if the notebook reaching it has the same suite inputs, and
+    grades in place otherwise; without this step in the list it always grades in place.
+    The early worker runs in a sandbox of its own (a second zygote of the submission), so
+    the notebook executing beside it can neither signal it nor touch its files. Does nothing
+    on a verdict cache hit, for a notebook without autograded test cells, with ``enabled``
+    off, or under the docker backend (see :attr:`BACKENDS`).
+    """
+
+    enabled = Bool(True, help="Start the suites before execution (off: TrustedVerdicts grades in place).").tag(
+        config=True
+    )
+
+    #: Backends whose runs of one submission are kept apart when their zygotes are: each bwrap sandbox has its
+    #: own processes and files. Inside the grading container (docker) every run of a slot is one uid, which
+    #: may signal the others, so a worker beside a running notebook could be hit by it: grading stays in place.
+    #: ``none`` isolates nothing either way (trusted runs only).
+    BACKENDS = frozenset({"bwrap", "none"})
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
+        if not self.enabled or is_hit(resources):
+            return nb, resources
+        verdicts = TrustedVerdicts(config=self.config, parent=self)
+        if resolve_backend(verdicts.sandbox) not in self.BACKENDS:
+            return nb, resources
+        inputs = verdicts.suite_inputs(nb, resources)
+        if inputs is None:
+            return nb, resources
+        # Made here, on nbgrader's thread; a sandbox of its own, so the notebook's run cannot reach the worker.
+        launcher = _launcher(verdicts.sandbox, resources, fork=verdicts.fork_from_zygote, own_sandbox=True)
+        ahead.start(resources, inputs, lambda: verdicts.grade(inputs, launcher))
+        self.log.info("%s: %s", resources.get("unique_key", "notebook"), LOG_AHEAD)
+        return nb, resources
 
 
 #: The steps whose configuration shapes what autograde leaves in a notebook (VerdictCacheLookup's key).
