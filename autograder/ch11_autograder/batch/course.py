@@ -19,9 +19,10 @@ from pathlib import Path
 
 from nbgrader.api import MissingEntry
 
-from ..nbgrader_cli import run_nbgrader
+from ..nbgrader_cli import nbgrader_env, run_nbgrader
 from ..paths import ASSIGNMENT, COURSE_CONFIG, REPO_ROOT
 from .gradebook import open_gradebook
+from .nbgrader_fork import ForkServerGone, NbgraderForkServer
 from .nbgrader_log import nbgrader_error_line
 from .records import BatchError
 
@@ -111,14 +112,26 @@ def make_template(course: Path, dest: Path, assignment: str) -> None:
             gb.remove_assignment(other)
 
 
-def course_step(course: Path, log_path: Path, *args: str) -> list[str]:
+def course_step(course: Path, log_path: Path, *args: str, forks: NbgraderForkServer | None = None) -> list[str]:
     """Run ``nbgrader *args`` on the whole course (log at ``log_path``); returns what failed, ``[]`` when it ran.
 
+    ``forks``: a fork server that preloaded this course's config; the step is then a fork of
+    it (no interpreter start or imports), and a process of its own if the server is gone.
     A failed step is reported, not raised: the batch's grades are merged already.
     """
     with log_path.open("wb") as log:
-        done = run_nbgrader(course, *args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    if done.returncode == 0:
+        returncode = None
+        if forks is not None:
+            try:
+                returncode = forks.spawn(args, cwd=course, env=nbgrader_env(), log_fd=log.fileno()).wait()
+            except ForkServerGone as exc:
+                log.write(f"[ch11] the course's nbgrader fork server is gone ({exc}); starting nbgrader afresh\n"
+                          .encode())
+                log.flush()
+        if returncode is None:
+            returncode = run_nbgrader(course, *args, stdout=log, stderr=subprocess.STDOUT,
+                                      stdin=subprocess.DEVNULL).returncode
+    if returncode == 0:
         return []
     line = nbgrader_error_line(log_path.read_text(errors="replace"))
-    return [f"nbgrader {args[0]} failed (exit {done.returncode}): {line} (log: {log_path})"]
+    return [f"nbgrader {args[0]} failed (exit {returncode}): {line} (log: {log_path})"]

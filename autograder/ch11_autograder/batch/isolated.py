@@ -184,6 +184,7 @@ def grade_isolated(
     running: RunningGraders,
     prior: PriorSubmission | None = None,
     forks: NbgraderForkServer | None = None,
+    suites_ahead: bool | None = None,
 ) -> Outcome:
     """Run ``nbgrader autograde`` for ``sub`` in a fresh isolated course under ``work_root``.
 
@@ -192,6 +193,8 @@ def grade_isolated(
     as in the real course; ``None`` when the course has no row for the student.
     ``forks``: the slot's fork server; nbgrader then starts as a fork of it (about a second
     less per submission), and as a process of its own when there is none or it has ended.
+    ``suites_ahead``: whether the suites run while the notebooks execute (``SuitesAhead``, worth
+    it when a core is spare: it costs a second zygote start); ``None``: the course config's choice.
     Never raises for the submission's sake: every failure is the outcome's error text.
     """
     started = time.monotonic()
@@ -234,6 +237,8 @@ def grade_isolated(
         # names an absolute root or database must not send this run into the instructor's course.
         args = ("autograde", assignment, f"--student={sub.student}", f"--CourseDirectory.root={work}",
                 f"--CourseDirectory.db_url=sqlite:///{work / 'gradebook.db'}")
+        if suites_ahead is not None:
+            args += (f"--SuitesAhead.enabled={suites_ahead}",)
         timed_out = False
         with log_path.open("wb") as log:
             proc = _start(args, work, env, log, forks)

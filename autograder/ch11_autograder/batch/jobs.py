@@ -234,7 +234,9 @@ def grade_job(job: GradingJob) -> JobResult:
             outcome = grade_isolated(sub, course=course, template=scratch / "template.db",
                                      work_root=scratch / "work", log_path=log, slot=slot, sandbox=job.sandbox,
                                      timeout=job.timeout, assignment=job.assignment, running=RunningGraders(),
-                                     prior=job.prior, forks=_fork_servers(course).for_slot(slot))
+                                     prior=job.prior, forks=_fork_servers(course).for_slot(slot),
+                                     # A cluster grades for throughput: its cores are its workers'.
+                                     suites_ahead=False)
         log_text = log.read_text(errors="replace") if log.is_file() else ""
         if isinstance(outcome.result, str):
             return failed(outcome.result, log_text, str(log))

@@ -99,12 +99,18 @@ class NbgraderForkServer:
         config: the course's ``nbgrader_config.py`` (each isolated course holds a copy of it);
             the server loads it once so its imports are done before any fork.
         start_timeout: seconds the server has to import and say it is ready.
+        wait: wait for the server to be ready here; ``False``: return once it is started (it
+            imports while the caller goes on) and wait at the first :meth:`spawn`.
 
     Raises:
-        ForkServerGone: the server could not start (its stderr is in the message).
+        ForkServerGone: the server could not start (its stderr is in the message); with
+            ``wait=False``, only if it could not be started at all.
     """
 
-    def __init__(self, config: Path, *, start_timeout: float = 120.0) -> None:
+    def __init__(self, config: Path, *, start_timeout: float = 120.0, wait: bool = True) -> None:
+        self.start_timeout = start_timeout
+        self._ready = threading.Lock()
+        self._checked = False
         self.client: ForkClient[ForkedNbgrader] = ForkClient("the nbgrader fork server", ForkServerGone,
                                                              ForkedNbgrader._finish)
         self.stderr: IO[bytes] = tempfile.TemporaryFile()
@@ -120,12 +126,21 @@ class NbgraderForkServer:
         finally:
             self.client.theirs.close()
         self.client.start_reading("ch11-nbgrader-fork")
-        hello = self.client.wait_ready(start_timeout) or {"op": "refused",
-                                                          "message": f"not ready within {start_timeout:g} s"}
-        if hello.get("op") != "ready":
-            self.close()
-            raise ForkServerGone(f"the nbgrader fork server refused to serve: {hello.get('message')} "
-                                 f"{self.diagnostics()}")
+        if wait:
+            self._await_ready()
+
+    def _await_ready(self) -> None:
+        """Wait (once) for the server's ``ready``; a refusal or silence ends it and raises ForkServerGone."""
+        with self._ready:
+            if self._checked:
+                return
+            hello = self.client.wait_ready(self.start_timeout) or {
+                "op": "refused", "message": f"not ready within {self.start_timeout:g} s"}
+            if hello.get("op") != "ready":
+                self.close()
+                raise ForkServerGone(f"the nbgrader fork server refused to serve: {hello.get('message')} "
+                                     f"{self.diagnostics()}")
+            self._checked = True
 
     def diagnostics(self) -> str:
         """The server's stderr, last 1000 characters."""
@@ -143,8 +158,9 @@ class NbgraderForkServer:
         """Fork ``nbgrader *argv`` in ``cwd`` with exactly ``env``, stdout and stderr to ``log_fd``.
 
         Raises:
-            ForkServerGone: the server has ended or could not fork (nothing was started).
+            ForkServerGone: the server has ended, never got ready, or could not fork (nothing was started).
         """
+        self._await_ready()
         header = {"op": "run", "argv": [str(a) for a in argv], "cwd": str(cwd),
                   "env": {str(k): str(v) for k, v in env.items()}}
         run, answer = self.client.request(header, ForkedNbgrader, fds=[log_fd])

@@ -46,6 +46,7 @@ gradebook as an uninterrupted run.
 from __future__ import annotations
 
 import contextlib
+import logging
 import shutil
 import time
 from collections.abc import Callable
@@ -65,12 +66,15 @@ from .intake import IntakeError, IntakeLimits, StudentSubmission, read_source
 from .isolated import Outcome, kill_slot
 from .ledger import Ledger, LedgerEntry
 from .merge import PriorSubmission, autograded_cells, install_files, merge_result, read_prior
+from .nbgrader_fork import ForkServerGone, NbgraderForkServer
 from .plan import BatchPlan
 from .records import BatchError, BatchReport, EarlierGrades, ProgressEvent, SubmissionRecord
 from .runners import LocalPool, Runner, stream
 
 __all__ = ["DEFAULT_TIMEOUT", "BatchPlan", "Released", "due_date", "earlier_grades", "finish", "grade_class",
            "open_plan", "prepare", "runner", "triage"]
+
+log = logging.getLogger(__name__)
 
 #: Wall-time limit per submission, seconds.
 DEFAULT_TIMEOUT = 1800.0
@@ -224,6 +228,31 @@ def prepare(plan: BatchPlan) -> Released:
 
 
 def _run(plan: BatchPlan) -> BatchReport:
+    released = prepare(plan)
+    steps = course_server(plan)
+    try:
+        return _grade_and_report(plan, released, steps)
+    finally:
+        if steps is not None:
+            steps.close()
+
+
+def course_server(plan: BatchPlan) -> NbgraderForkServer | None:
+    """A fork server for the course-wide steps at the end, importing while the batch grades; ``None``: none.
+
+    Started only when the plan runs those steps and forks nbgrader; one that cannot start
+    leaves the steps to start nbgrader afresh.
+    """
+    if not (plan.feedback and plan.fork_nbgrader):
+        return None
+    try:
+        return NbgraderForkServer(plan.course / "nbgrader_config.py", wait=False)
+    except ForkServerGone as exc:
+        log.warning("the course-wide steps start nbgrader afresh: %s", exc)
+        return None
+
+
+def _grade_and_report(plan: BatchPlan, released: Released, steps: NbgraderForkServer | None) -> BatchReport:
     course, assignment, logs = plan.course, plan.assignment, plan.logs
 
     def emit(done: int, total: int, record: SubmissionRecord | None, message: str = "",
@@ -231,7 +260,6 @@ def _run(plan: BatchPlan) -> BatchReport:
         if plan.progress is not None:
             plan.progress(ProgressEvent(done, total, record, message, time.monotonic() - plan.started, eta))
 
-    released = prepare(plan)
     max_score = released.max_score
     intake = read_source(plan.source, plan.state / "staging", released.notebooks, assignment=assignment,
                          limits=plan.limits)
@@ -284,11 +312,12 @@ def _run(plan: BatchPlan) -> BatchReport:
     reports.mkdir(exist_ok=True)
     if plan.feedback and any(r.status != "error" for r in ordered):
         emit(done, total, None, "nbgrader generate_feedback")
-        problems += course_step(course, logs / "generate_feedback.log", "generate_feedback", assignment, "--force")
+        problems += course_step(course, logs / "generate_feedback.log", "generate_feedback", assignment, "--force",
+                                forks=steps)
     if plan.feedback:
         emit(done, total, None, "nbgrader export")
         problems += course_step(course, logs / "export.log", "export", "--to",
-                                str(reports / f"{assignment}-nbgrader-export.csv"))
+                                str(reports / f"{assignment}-nbgrader-export.csv"), forks=steps)
     csv_path = reports / f"{assignment}-grades.csv"
     rows = report.grade_rows(course, assignment, ordered)
     report.write_csv(csv_path, rows)

@@ -19,6 +19,7 @@ of submissions until :meth:`Runner.close`; :meth:`Runner.cancel` kills what is s
 
 from __future__ import annotations
 
+import os
 import queue
 from collections.abc import Generator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -121,7 +122,11 @@ class LocalPool:
         self._pending: set[Future[Outcome]] = set()
 
     def start(self) -> None:
-        pass  # a slot's fork server starts with its first submission
+        # Each slot's fork server starts now, on the pool's threads (it dies with the thread that started it),
+        # ahead of the first submission: a session that waits for submissions has it warm for the first one.
+        # At most `workers` tasks run at once and these come first, so no submission's start races them.
+        for slot in range(self.plan.workers):
+            self._pool.submit(self.servers.for_slot, slot)
 
     def free(self) -> int:
         return max(0, self.plan.workers - len(self._pending))
@@ -135,11 +140,14 @@ class LocalPool:
     def _task(self, sub: StudentSubmission, prior: PriorSubmission | None) -> Outcome:
         plan = self.plan
         slot = self._slots.get()
+        # The suites go ahead of execution only with a core to spare beyond one per busy slot (this one included):
+        # a submission graded alone finishes sooner, and a full pool does not pay the second zygote's start.
+        spare = plan.workers - self._slots.qsize() < len(os.sched_getaffinity(0))
         try:
             return grade_isolated(sub, course=plan.course, template=plan.template, work_root=plan.work_root,
                                   log_path=plan.log_for(sub.student), slot=slot, sandbox=plan.sandbox,
                                   timeout=plan.timeout, assignment=plan.assignment, running=self.running,
-                                  prior=prior, forks=self.servers.for_slot(slot))
+                                  prior=prior, forks=self.servers.for_slot(slot), suites_ahead=spare)
         finally:
             self._slots.put(slot)
 

@@ -1,14 +1,22 @@
-"""Reading the execution-budget report an isolated nbgrader run leaves (``batch/isolated.py``)."""
+"""An isolated nbgrader run (``batch/isolated.py``): its execution-budget report, the suites ahead or in place."""
 
 from __future__ import annotations
 
 import json
 
+import nbformat
 import pytest
-from ch11_autograder.batch.isolated import read_execution_report
+from ch11_autograder.batch.course import make_template
+from ch11_autograder.batch.intake import StudentSubmission
+from ch11_autograder.batch.isolated import RunningGraders, grade_isolated, read_execution_report
 from ch11_autograder.batch.records import ExecutionUse
 from ch11_autograder.trusted.budget import ExecutionBudget
+from ch11_autograder.trusted.preprocessors import LOG_AHEAD
+from ch11_autograder.trusted.submission_cells import autograded_test_cells
+from ch11_autograder.trusted.verdicts import VERDICT_METADATA_KEY
 from ch11_autograder.untrusted.launch import EXECUTION_REPORT_ENV
+from support import batch_support
+from support.paths import ASSIGNMENT
 
 
 def test_the_report_the_budget_writes_is_read_back(tmp_path, monkeypatch):
@@ -37,3 +45,34 @@ def test_a_budget_that_was_not_spent_is_not_exhausted():
     use = ExecutionUse(600.0, 12.0)
     assert not use.exhausted
     assert json.loads(json.dumps(use.__dict__))["used_seconds"] == 12.0
+
+
+@pytest.mark.slow
+def test_suites_graded_ahead_or_in_place_leave_the_same_graded_notebooks(tmp_path_factory):
+    """Real nbgrader under bwrap, ada's five notebooks: SuitesAhead on, then off; the same verdicts, byte for byte."""
+    base = tmp_path_factory.getbasetemp()
+    inputs = batch_support.inputs(base)
+    root = tmp_path_factory.mktemp("ahead")
+    course = batch_support.assigned_course(base, root / "course")
+    make_template(course, root / "template.db", ASSIGNMENT)
+    files = {nb.name: nb for nb in sorted((inputs / "class" / "ada" / ASSIGNMENT).glob("*.ipynb"))}
+    sub = StudentSubmission("ada", "ada", files, None, None)
+    graded = {}
+    for ahead in (True, False):
+        work = root / f"work-{ahead}"
+        work.mkdir()
+        outcome = grade_isolated(sub, course=course, template=root / "template.db", work_root=work,
+                                 log_path=root / f"ada-{ahead}.log", slot=0, sandbox="bwrap", timeout=600,
+                                 assignment=ASSIGNMENT, running=RunningGraders(), suites_ahead=ahead)
+        assert not isinstance(outcome.result, str), outcome.result
+        log = (root / f"ada-{ahead}.log").read_text()
+        assert (log.count(LOG_AHEAD) == len(files)) if ahead else (LOG_AHEAD not in log), log[-3000:]
+        notebooks = {}
+        for path in sorted((outcome.work / "autograded" / "ada" / ASSIGNMENT).glob("*.ipynb")):
+            nb = nbformat.read(path, as_version=4)
+            notebooks[path.name] = [(cell.outputs, cell.metadata.get(VERDICT_METADATA_KEY)) for _, cell
+                                    in autograded_test_cells(nb)]
+        graded[ahead] = (outcome.result, notebooks)
+    assert graded[True][1] == graded[False][1]
+    assert len(graded[True][1]) == len(files) and all(graded[True][1].values())
+    assert graded[True][0] == graded[False][0]

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from ch11_autograder.batch.course import course_step
 from ch11_autograder.batch.isolated import _start
 from ch11_autograder.batch.nbgrader_fork import ForkedNbgrader, ForkServerGone, NbgraderForkServer, SlotServers
 from ch11_autograder.nbgrader_cli import nbgrader_env
@@ -181,6 +182,53 @@ def test_a_config_that_fails_to_load_refuses_with_its_error(tmp_path):
     (course / "nbgrader_config.py").write_text("raise RuntimeError('config says no')\n")
     with pytest.raises(ForkServerGone, match="config says no"):
         NbgraderForkServer(course / "nbgrader_config.py")
+
+
+def test_a_server_started_without_waiting_serves_its_first_run_once_ready(tmp_path):
+    course = _course(tmp_path, "server")
+    go = tmp_path / "go"
+    # The server's own load of the config (no $PROBE_OUT) cannot finish before `go` exists.
+    gate = f"import os, time\nwhile not os.environ.get('PROBE_OUT') and not os.path.exists({str(go)!r}):\n" \
+           "    time.sleep(0.05)\n"
+    (course / "nbgrader_config.py").write_text(gate + (course / "nbgrader_config.py").read_text())
+    server = NbgraderForkServer(course / "nbgrader_config.py", wait=False)  # returns while it is held
+    try:
+        go.touch()
+        code, probe, log = _run(server, _course(tmp_path, "one"))  # waits for the server's ready first
+        assert code == 0, log
+        assert probe["argv"] == list(ARGS) and probe["pgid"] == probe["pid"]
+    finally:
+        server.close()
+
+
+def test_a_server_started_without_waiting_that_refuses_says_so_at_its_first_run(tmp_path):
+    course = tmp_path / "broken"
+    course.mkdir()
+    (course / "nbgrader_config.py").write_text("raise RuntimeError('config says no')\n")
+    server = NbgraderForkServer(course / "nbgrader_config.py", wait=False)
+    try:
+        with pytest.raises(ForkServerGone, match="config says no"):
+            _run(server, _course(tmp_path, "one"))
+    finally:
+        server.close()
+
+
+def test_a_course_step_forked_from_a_server_is_the_step_run_afresh(tmp_path):
+    forked, fresh = _course(tmp_path, "forked"), _course(tmp_path, "fresh")
+    server = NbgraderForkServer(forked / "nbgrader_config.py", wait=False)
+    try:
+        assert course_step(forked, forked / "step.log", *ARGS, forks=server) == []
+    finally:
+        server.close()
+    assert course_step(fresh, fresh / "step.log", *ARGS) == []
+    # Both ran nbgrader's `db student list` on their own course; the fork wrote the same log as the process.
+    assert (forked / "step.log").read_text().replace(str(forked), "C") == \
+        (fresh / "step.log").read_text().replace(str(fresh), "C")
+    assert "fork server is gone" not in (forked / "step.log").read_text()
+    gone = NbgraderForkServer(fresh / "nbgrader_config.py")
+    gone.close()
+    assert course_step(fresh, fresh / "again.log", *ARGS, forks=gone) == []
+    assert "fork server is gone" in (fresh / "again.log").read_text()
 
 
 def test_without_a_serving_server_nbgrader_starts_as_a_process(tmp_path):
