@@ -19,11 +19,17 @@ The clock runs from starting the first command to the last of the student's feed
 pipeline's command goes on with ``export`` and its reports after that, which is not counted.
 Medians over repetitions; ratio pipeline / plain per core count. A benchmark: nothing is
 asserted.
+
+With ``--timings``, every nbgrader process of a pipeline run (the isolated autograde, the
+course's ``generate_feedback``) records its spans (``bench/pipeline_timing.py``), and each
+run's ``timeline`` says, in seconds from the command's start, when each process started,
+loaded the course config and ended, with its largest spans: where one student's wait goes.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -33,7 +39,17 @@ from pathlib import Path
 from typing import Any
 
 from ch11_autograder.paths import ASSIGNMENT, BUILD_DIR, DEMO_CLASS_DIR, REPO_ROOT
-from common import Measure, account_own_cpu, machine, make_course_template, median, ratio, release_own_cpu, write_json
+from common import (
+    TIMINGS_ENV,
+    Measure,
+    account_own_cpu,
+    machine,
+    make_course_template,
+    median,
+    ratio,
+    release_own_cpu,
+    write_json,
+)
 
 WORK = BUILD_DIR / "bench" / "one-submission"
 BIN = Path(sys.executable).parent
@@ -59,7 +75,8 @@ def _taskset(cores: int) -> list[str]:
     return ["taskset", "-c", ",".join(str(c) for c in range(cores))]
 
 
-def pipeline_once(template: Path, student: str, cores: int, label: str) -> float:
+def pipeline_once(template: Path, student: str, cores: int, label: str,
+                  timings: Path | None = None) -> tuple[float, list[dict[str, Any]]]:
     course = WORK / label
     shutil.rmtree(course, ignore_errors=True)
     shutil.copytree(template, course, symlinks=True)
@@ -67,6 +84,11 @@ def pipeline_once(template: Path, student: str, cores: int, label: str) -> float
     shutil.rmtree(source, ignore_errors=True)
     shutil.copytree(DEMO_CLASS_DIR / student, source / student)
     env = {k: v for k, v in os.environ.items() if k != "CH11_VERDICT_CACHE"}
+    if timings is not None:
+        shutil.rmtree(timings, ignore_errors=True)
+        timings.mkdir(parents=True)
+        env[TIMINGS_ENV] = str(timings)
+    epoch = time.time()
     started = time.perf_counter()
     proc = subprocess.Popen([*_taskset(cores), str(BIN / "ch11-grade"), "batch", str(source), "--course",
                              str(course), "--workers", "1", "--sandbox", "bwrap"],
@@ -74,10 +96,31 @@ def pipeline_once(template: Path, student: str, cores: int, label: str) -> float
     seconds = _wait_for(_pages(course, student), [proc], started)
     if proc.wait() != 0:
         raise SystemExit(f"ch11-grade batch failed for {student} ({label})")
-    return seconds
+    return seconds, (_timeline(timings, epoch) if timings is not None else [])
 
 
-def plain_once(template: Path, student: str, cores: int, label: str) -> float:
+def _timeline(directory: Path, epoch: float) -> list[dict[str, Any]]:
+    """Each recorded nbgrader process: start, config loaded, end (s from ``epoch``), its three longest span kinds."""
+    out = []
+    for path in sorted(directory.glob("*.json")):
+        record = json.loads(path.read_text())
+        kinds: dict[str, float] = {}
+        for span in record.get("spans", []):
+            kind = span["name"].split(":", 1)[0] if span["name"].startswith("suite:") else span["name"]
+            kinds[kind] = kinds.get(kind, 0.0) + span["seconds"]
+        argv = record.get("argv") or []
+        out.append({
+            "process": " ".join(str(a) for a in argv[1:3]),
+            "created": round((record.get("created") or epoch) - epoch, 2),
+            "config_loaded": round((record.get("config_loaded") or epoch) - epoch, 2),
+            "exit": round(record["exit"] - epoch, 2),
+            "spans": {k: round(v, 2) for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])[:8]},
+        })
+    return sorted(out, key=lambda p: p["created"])
+
+
+def plain_once(template: Path, student: str, cores: int, label: str,
+               timings: Path | None = None) -> tuple[float, list[dict[str, Any]]]:
     course = WORK / label
     shutil.rmtree(course, ignore_errors=True)
     shutil.copytree(template, course, symlinks=True)
@@ -89,7 +132,7 @@ def plain_once(template: Path, student: str, cores: int, label: str) -> float:
                               capture_output=True, text=True, stdin=subprocess.DEVNULL)
         if done.returncode != 0:
             raise SystemExit(f"nbgrader {step} failed ({label}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
-    return _wait_for(_pages(course, student), [], started)
+    return _wait_for(_pages(course, student), [], started), []
 
 
 def main() -> int:
@@ -97,6 +140,8 @@ def main() -> int:
     parser.add_argument("--student", default="ada")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cores", default="1,2", help="core counts, comma-separated")
+    parser.add_argument("--timings", action="store_true",
+                        help="record each pipeline run's nbgrader processes and spans (its timeline)")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "bench" / "results" / "one_submission.json")
     args = parser.parse_args()
     cores = [int(c) for c in args.cores.split(",")]
@@ -120,10 +165,11 @@ def _bench(args: argparse.Namespace, cores: list[int], cpu_method: str) -> int:
         for kind, n in variants[shift:] + variants[:shift]:
             label = f"{kind}-{n}core"
             once = pipeline_once if kind == "pipeline" else plain_once
+            timings = WORK / f"{label}-timings" if args.timings else None
             with Measure() as m:
-                seconds = once(templates[kind], args.student, n, label)
+                seconds, timeline = once(templates[kind], args.student, n, label, timings)
             runs.append({"variant": kind, "cores": n, "rep": rep + 1, "seconds": round(seconds, 3),
-                         "conditions": m.conditions})
+                         "conditions": m.conditions, **({"timeline": timeline} if timeline else {})})
             print(f"rep {rep + 1}/{args.repeats} {label:16s} {seconds:6.1f} s  load {m.conditions.load_before[0]}"
                   f"->{m.conditions.load_after[0]}  other processes {m.conditions.foreign_cores} cores", flush=True)
     summary: dict[str, Any] = {}
