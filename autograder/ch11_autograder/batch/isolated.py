@@ -235,7 +235,7 @@ def grade_isolated(
             env["TMPDIR"] = str(work / "tmp")
         # Pin the isolated course on the command line (it wins over the config file): a course config that
         # names an absolute root or database must not send this run into the instructor's course.
-        args = ("autograde", assignment, f"--student={sub.student}", f"--CourseDirectory.root={work}",
+        args: tuple[str, ...] = ("autograde", assignment, f"--student={sub.student}", f"--CourseDirectory.root={work}",
                 f"--CourseDirectory.db_url=sqlite:///{work / 'gradebook.db'}")
         if suites_ahead is not None:
             args += (f"--SuitesAhead.enabled={suites_ahead}",)
