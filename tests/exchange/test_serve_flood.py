@@ -9,8 +9,9 @@ the flood runs. The flooder submits twice with ``nbgrader submit``, then 38 more
 ``<student>+ch11+<time>+<random>`` with the notebook, ``timestamp.txt`` and a fresh
 ``submission_secret.txt``, made 0777 last, and the copy in their nbgrader cache), as
 bench/serve_rush.py does: 40 nbgrader start-ups would take the two cores the grading needs.
-Their notebook is the same every time, so a second grading of it is served by the verdict
-cache.
+Each of their notebooks differs from the others by a comment in its first answer cell, so none is
+served by the verdict cache: a cached regrade takes less than the 1.1 s between submissions, and a
+newer submission can only replace an older one that waits while another of the flooder's grades.
 
 Asserted from the service's observable state (``queue.db``, the pages, ``fetch_feedback``):
 
@@ -61,17 +62,24 @@ CLASSMATES = [f"m{i}" for i in range(10)]
 
 #: Run as the flooder: ``count`` submissions as nbgrader 0.9.6's submit leaves them, ``gap`` seconds apart.
 PLACE = r"""
-import os, secrets, shutil, sys, time
+import json, os, secrets, sys, time
 from datetime import datetime, timezone
 inbound, cache, notebook, count, gap = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
 user, assignment = os.environ["USER"], sys.argv[6]
+with open(notebook, encoding="utf-8") as handle:
+    nb = json.load(handle)
+answer = next(c for c in nb["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("solution"))
+source = "".join(answer["source"]) if isinstance(answer["source"], list) else answer["source"]
 for n in range(count):
+    answer["source"] = source + f"\n# attempt {n}"  # a notebook of its own: no verdict cache hit
+    text = json.dumps(nb, indent=1)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f %Z")
     secret = secrets.token_hex(64)
     for folder in (os.path.join(cache, f"{user}+{assignment}+{stamp}"),
                    os.path.join(inbound, f"{user}+{assignment}+{stamp}+{secrets.token_hex(4)}")):
         os.mkdir(folder)
-        shutil.copyfile(notebook, os.path.join(folder, os.path.basename(notebook)))
+        with open(os.path.join(folder, os.path.basename(notebook)), "w", encoding="utf-8") as handle:
+            handle.write(text)
         for name, text in (("timestamp.txt", stamp), ("submission_secret.txt", secret)):
             with open(os.path.join(folder, name), "w") as handle:
                 handle.write(text)
