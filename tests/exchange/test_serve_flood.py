@@ -5,13 +5,15 @@ tests/exchange/test_serve_loop.py. Every student is a unix user of their own and
 Exercise 4 alone (the cheapest notebook). The classmates use nbgrader 0.9.6's ``submit`` and
 ``fetch_feedback`` (and ``fetch_assignment``, see :func:`_prepare`), each submitting once while
 the flood runs. The flooder submits twice with ``nbgrader submit``, then 38 more times,
-1.1 s apart, by writing what ``submit`` writes, as themselves (the inbound folder
+0.3 s apart, by writing what ``submit`` writes, as themselves (the inbound folder
 ``<student>+ch11+<time>+<random>`` with the notebook, ``timestamp.txt`` and a fresh
 ``submission_secret.txt``, made 0777 last, and the copy in their nbgrader cache), as
 bench/serve_rush.py does: 40 nbgrader start-ups would take the two cores the grading needs.
 Each of their notebooks differs from the others by a comment in its first answer cell, so none is
-served by the verdict cache: a cached regrade takes less than the 1.1 s between submissions, and a
-newer submission can only replace an older one that waits while another of the flooder's grades.
+served by the verdict cache (a cached regrade can end before the next submission arrives). A
+newer submission can only replace an older one that waits while another of the flooder's grades,
+so the replacement needs two arrivals within one grading: 0.3 s apart, against a cold grading's
+seconds.
 
 Asserted from the service's observable state (``queue.db``, the pages, ``fetch_feedback``):
 
@@ -57,7 +59,7 @@ c.ServePolicy.window_minutes = 60
 c.ServePolicy.workers = 2
 c.ServePolicy.rescan_seconds = {RESCAN_SECONDS}
 """
-FLOOD, REAL_FLOOD, GAP = 40, 2, 1.1
+FLOOD, REAL_FLOOD, GAP = 40, 2, 0.3
 CLASSMATES = [f"m{i}" for i in range(10)]
 
 #: Run as the flooder: ``count`` submissions as nbgrader 0.9.6's submit leaves them, ``gap`` seconds apart.
@@ -72,14 +74,14 @@ answer = next(c for c in nb["cells"] if c.get("metadata", {}).get("nbgrader", {}
 source = "".join(answer["source"]) if isinstance(answer["source"], list) else answer["source"]
 for n in range(count):
     answer["source"] = source + f"\n# attempt {n}"  # a notebook of its own: no verdict cache hit
-    text = json.dumps(nb, indent=1)
+    body = json.dumps(nb, indent=1)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f %Z")
     secret = secrets.token_hex(64)
     for folder in (os.path.join(cache, f"{user}+{assignment}+{stamp}"),
                    os.path.join(inbound, f"{user}+{assignment}+{stamp}+{secrets.token_hex(4)}")):
         os.mkdir(folder)
         with open(os.path.join(folder, os.path.basename(notebook)), "w", encoding="utf-8") as handle:
-            handle.write(text)
+            handle.write(body)
         for name, text in (("timestamp.txt", stamp), ("submission_secret.txt", secret)):
             with open(os.path.join(folder, name), "w") as handle:
                 handle.write(text)
