@@ -22,7 +22,7 @@ from nbgrader.api import MissingEntry
 from ..nbgrader_cli import nbgrader_env, run_nbgrader
 from ..paths import ASSIGNMENT, COURSE_CONFIG, REPO_ROOT
 from .gradebook import open_gradebook
-from .nbgrader_fork import ForkServerGone, NbgraderForkServer
+from .nbgrader_fork import NbgraderForkServer, start_nbgrader
 from .nbgrader_log import nbgrader_error_line
 from .records import BatchError
 
@@ -120,17 +120,7 @@ def course_step(course: Path, log_path: Path, *args: str, forks: NbgraderForkSer
     A failed step is reported, not raised: the batch's grades are merged already.
     """
     with log_path.open("wb") as log:
-        returncode = None
-        if forks is not None:
-            try:
-                returncode = forks.spawn(args, cwd=course, env=nbgrader_env(), log_fd=log.fileno()).wait()
-            except ForkServerGone as exc:
-                log.write(f"[ch11] the course's nbgrader fork server is gone ({exc}); starting nbgrader afresh\n"
-                          .encode())
-                log.flush()
-        if returncode is None:
-            returncode = run_nbgrader(course, *args, stdout=log, stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL).returncode
+        returncode = start_nbgrader(args, course, nbgrader_env(), log, forks, whose="the course's").wait()
     if returncode == 0:
         return []
     line = nbgrader_error_line(log_path.read_text(errors="replace"))

@@ -35,11 +35,11 @@ from pathlib import Path
 from nbgrader.api import MissingEntry
 
 from ..grading_digest import VERDICT_CACHE_ENV
-from ..nbgrader_cli import nbgrader_argv, nbgrader_env
+from ..nbgrader_cli import nbgrader_env
 from ..untrusted.launch import EXECUTION_REPORT_ENV, SANDBOX_ENV, SLOT_ENV
 from .intake import StudentSubmission
 from .merge import PriorSubmission, SubmissionResult, read_result, seed_prior
-from .nbgrader_fork import ForkedNbgrader, ForkServerGone, NbgraderForkServer, die_with_parent
+from .nbgrader_fork import ForkedNbgrader, NbgraderForkServer, start_nbgrader
 from .nbgrader_log import nbgrader_error_line
 from .records import ExecutionUse
 
@@ -157,19 +157,6 @@ def kill_processes_in(directory: Path, rounds: int = 20) -> int:
     return found
 
 
-def _start(args: tuple[str, ...], work: Path, env: dict[str, str], log, forks: NbgraderForkServer | None
-           ) -> GraderProcess:
-    """``nbgrader *args`` in ``work``: a fork of ``forks`` when it serves, else a process of its own."""
-    if forks is not None:
-        try:
-            return forks.spawn(args, cwd=work, env=env, log_fd=log.fileno())
-        except ForkServerGone as exc:
-            log.write(f"[ch11] the slot's nbgrader fork server is gone ({exc}); starting nbgrader afresh\n".encode())
-            log.flush()
-    return subprocess.Popen(nbgrader_argv(*args), cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=die_with_parent)
-
-
 def grade_isolated(
     sub: StudentSubmission,
     *,
@@ -241,7 +228,7 @@ def grade_isolated(
             args += (f"--SuitesAhead.enabled={suites_ahead}",)
         timed_out = False
         with log_path.open("wb") as log:
-            proc = _start(args, work, env, log, forks)
+            proc = start_nbgrader(args, work, env, log, forks)
             running.add(proc)
             try:
                 proc.wait(timeout=timeout)

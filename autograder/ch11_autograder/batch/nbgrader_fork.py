@@ -48,11 +48,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from ..nbgrader_cli import nbgrader_env
+from ..nbgrader_cli import nbgrader_argv, nbgrader_env
 from ..untrusted.forkclient import ForkClient
 from ..untrusted.runtime import children, frames, fresh
 
-__all__ = ["ForkServerGone", "ForkedNbgrader", "NbgraderForkServer", "SlotServers", "die_with_parent"]
+__all__ = ["ForkServerGone", "ForkedNbgrader", "NbgraderForkServer", "SlotServers", "die_with_parent",
+           "start_nbgrader"]
 
 log = logging.getLogger(__name__)
 
@@ -229,6 +230,23 @@ class SlotServers:
             self._servers.clear()
         for server in servers:
             server.close()
+
+
+def start_nbgrader(args: Sequence[str], cwd: Path, env: Mapping[str, str], log: IO[bytes],
+                   forks: NbgraderForkServer | None, *, whose: str = "the slot's") -> subprocess.Popen | ForkedNbgrader:
+    """``nbgrader *args`` in ``cwd``: a fork of ``forks`` when it serves, else a process of its own.
+
+    Both are their own process group and end with this thread; a server that is gone is noted
+    in ``log`` (``whose`` names it there) before nbgrader starts afresh.
+    """
+    if forks is not None:
+        try:
+            return forks.spawn(args, cwd=cwd, env=env, log_fd=log.fileno())
+        except ForkServerGone as exc:
+            log.write(f"[ch11] {whose} nbgrader fork server is gone ({exc}); starting nbgrader afresh\n".encode())
+            log.flush()
+    return subprocess.Popen(nbgrader_argv(*args), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=die_with_parent)
 
 
 def die_with_parent() -> None:

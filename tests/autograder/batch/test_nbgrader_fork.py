@@ -18,8 +18,13 @@ from pathlib import Path
 
 import pytest
 from ch11_autograder.batch.course import course_step
-from ch11_autograder.batch.isolated import _start
-from ch11_autograder.batch.nbgrader_fork import ForkedNbgrader, ForkServerGone, NbgraderForkServer, SlotServers
+from ch11_autograder.batch.nbgrader_fork import (
+    ForkedNbgrader,
+    ForkServerGone,
+    NbgraderForkServer,
+    SlotServers,
+    start_nbgrader,
+)
 from ch11_autograder.nbgrader_cli import nbgrader_env
 from support.process_state import PROBE, differences, fresh_python_state
 
@@ -106,7 +111,7 @@ def test_a_forked_run_has_its_own_directory_environment_argv_tmp_and_group(serve
 def test_a_forked_run_starts_with_the_process_state_of_a_fresh_nbgrader(server, tmp_path):
     """Signal by signal, and mask, umask, timers, descriptors, limits: as ``nbgrader`` started afresh.
 
-    The fresh one is the process the batch starts when no server serves (``isolated._start``).
+    The fresh one is the process the batch starts when no server serves (``start_nbgrader``).
     SIGPIPE above all: a fresh interpreter ignores it, so nbgrader writing to the pipe of a
     runner a submission killed gets BrokenPipeError instead of dying (exit -13).
     """
@@ -116,7 +121,7 @@ def test_a_forked_run_starts_with_the_process_state_of_a_fresh_nbgrader(server, 
     fresh = _course(tmp_path, "fresh")
     env = nbgrader_env({"PROBE_OUT": str(fresh / "probe.json"), "STATE_OUT": str(fresh / "state.json")})
     with (fresh / "log.txt").open("wb") as handle:
-        proc = _start(ARGS, fresh, env, handle, None)
+        proc = start_nbgrader(ARGS, fresh, env, handle, None)
     assert proc.wait(timeout=60) == 0, (fresh / "log.txt").read_text()
     state = json.loads((forked / "state.json").read_text())
     assert state["pipe_write"] == "BrokenPipeError"
@@ -237,7 +242,7 @@ def test_without_a_serving_server_nbgrader_starts_as_a_process(tmp_path):
     course = _course(tmp_path, "fallback")
     env = nbgrader_env({"PROBE_OUT": str(course / "probe.json")})
     with (course / "log.txt").open("wb") as handle:
-        proc = _start(ARGS, course, env, handle, server)
+        proc = start_nbgrader(ARGS, course, env, handle, server)
     assert isinstance(proc, subprocess.Popen)
     assert proc.wait(timeout=60) == 0
     assert "fork server is gone" in (course / "log.txt").read_text()
