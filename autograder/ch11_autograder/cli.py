@@ -38,6 +38,7 @@ import os
 import sys
 from pathlib import Path
 
+from .nbgrader_main import skip_costly_imports
 from .paths import ASSIGNMENT
 from .textsafe import escape
 
@@ -266,6 +267,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Before any subcommand imports nbgrader: the grader's own start pays no IRI grammar either.
+    skip_costly_imports()
     args = _parser().parse_args(argv)
     if getattr(args, "workers", 1) < 1:
         print("ch11-grade: --workers must be at least 1", file=sys.stderr)

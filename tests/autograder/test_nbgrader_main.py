@@ -32,3 +32,13 @@ def test_it_is_nbgrader_and_ignores_modules_planted_in_the_working_directory(tmp
                             capture_output=True, text=True)
     assert ours.returncode == theirs.returncode == 0, (ours.stderr, theirs.stderr)
     assert ours.stdout == theirs.stdout and "nbgrader version 0.9.6" in ours.stdout
+
+
+def test_the_grader_s_own_command_does_not_import_it_either(tmp_path: Path):
+    # `ch11-grade batch` imports nbgrader (and so nbformat and jsonschema) in its own process
+    # before grading; a missing source is refused after those imports.
+    probe = ("import sys; from ch11_autograder.cli import main; "
+             f"code = main(['batch', {str(tmp_path / 'absent')!r}, '--course', {str(tmp_path / 'course')!r}]); "
+             "print(code, 'nbformat' in sys.modules, sys.modules.get('rfc3987_syntax', 'absent'))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["2", "True", "None"], out.stdout + out.stderr
