@@ -47,6 +47,7 @@ nbgrader flags (the tests check this against ``assignments/ch11``).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -206,7 +207,24 @@ def _schema_problem(meta: Mapping[str, Any], released: ReleasedCell) -> str | No
 
     The metadata is first repaired as ``OverwriteCells`` repairs it (cell type, locked,
     points, checksum), so that only what nbgrader keeps from the submission is judged.
+    The answer depends only on ``meta``'s JSON text and ``released``, and most cells of a
+    class carry their released metadata: each answer is kept (:func:`_judged`) for the next
+    submission, as nbgrader's validator builds and checks its schema anew on every call.
     """
+    try:
+        text = json.dumps(meta, sort_keys=True)
+    except (TypeError, ValueError):  # not JSON (parsed notebooks always are): judged, not kept
+        return _judge(meta, released)
+    return _judged(text, released)
+
+
+@functools.lru_cache(maxsize=4096)
+def _judged(meta_json: str, released: ReleasedCell) -> str | None:
+    """:func:`_judge` of the metadata ``meta_json`` encodes (JSON tells ``true`` from ``1``, as the schema does)."""
+    return _judge(json.loads(meta_json), released)
+
+
+def _judge(meta: Mapping[str, Any], released: ReleasedCell) -> str | None:
     repaired = dict(meta)
     if _is_locked(repaired) != released.locked:
         repaired["locked"] = released.locked

@@ -139,6 +139,20 @@ def test_values_from_the_submission_are_shown_briefly(released, tmp_path):
     assert len(error) < 2_000 < len(repr(huge))
 
 
+def test_a_judgement_kept_from_another_submission_is_the_one_of_its_own_json(released):
+    # The schema's answer is kept per metadata JSON text: `1` and `true` are told apart, in either order.
+    for order in ((True, 1), (1, True)):
+        found = []
+        for value in order:
+            nb = _released_nb()
+            nb.cells[_index(nb, TEST)].metadata.nbgrader["locked"] = value
+            found.append(_problems(nb, released))
+        # (keyed by type: True == 1 in Python, which is why the key is the JSON text)
+        by_type = {type(value).__name__: problems for value, problems in zip(order, found, strict=True)}
+        assert by_type["bool"] == [], order
+        assert len(by_type["int"]) == 1 and "1 is not of type 'boolean'" in by_type["int"][0], order
+
+
 def _mutate(*edits: Callable[[Any], None]) -> Callable[[Any], None]:
     def apply(nb: Any) -> None:
         for edit in edits:
