@@ -1,13 +1,14 @@
 """One student's wait: one submission from the grader's start to its feedback written, with 1 and 2 cores.
 
-    .venv/bin/python bench/one_submission.py [--student ada] [--repeats 3] [--cores 1,2]
+    .venv/bin/python bench/one_submission.py [--student ada] [--repeats 3] [--cores 1,2] [--workers 1]
                                              [--out bench/results/one_submission.json]
 
 Grading on submit makes one submission's wait the number that matters. For one demo student
 (``demo/class/<student>``) and each core count, in rotated order per repetition:
 
 * ``pipeline``: ``ch11-grade batch <folder holding only that student> --course <fresh copy of a
-  course whose assignment was generated once> --workers 1`` (bwrap), the command started under
+  course whose assignment was generated once> --workers W`` (bwrap; ``--workers``, default 1;
+  ``ch11-grade``'s own default is 2), the command started under
   ``taskset`` with the first ``cores`` CPUs (every process it starts inherits the set);
 * ``plain``: plain nbgrader on a fresh copy of a plain course (nbgrader's defaults, only the
   layout set; the submission copied into ``submitted/``): ``nbgrader autograde ch11 --student
@@ -76,7 +77,7 @@ def _taskset(cores: int) -> list[str]:
 
 
 def pipeline_once(template: Path, student: str, cores: int, label: str,
-                  timings: Path | None = None) -> tuple[float, list[dict[str, Any]]]:
+                  timings: Path | None = None, workers: int = 1) -> tuple[float, list[dict[str, Any]]]:
     course = WORK / label
     shutil.rmtree(course, ignore_errors=True)
     shutil.copytree(template, course, symlinks=True)
@@ -91,7 +92,7 @@ def pipeline_once(template: Path, student: str, cores: int, label: str,
     epoch = time.time()
     started = time.perf_counter()
     proc = subprocess.Popen([*_taskset(cores), str(BIN / "ch11-grade"), "batch", str(source), "--course",
-                             str(course), "--workers", "1", "--sandbox", "bwrap"],
+                             str(course), "--workers", str(workers), "--sandbox", "bwrap"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     seconds = _wait_for(_pages(course, student), [proc], started)
     if proc.wait() != 0:
@@ -120,7 +121,7 @@ def _timeline(directory: Path, epoch: float) -> list[dict[str, Any]]:
 
 
 def plain_once(template: Path, student: str, cores: int, label: str,
-               timings: Path | None = None) -> tuple[float, list[dict[str, Any]]]:
+               timings: Path | None = None, workers: int = 1) -> tuple[float, list[dict[str, Any]]]:
     course = WORK / label
     shutil.rmtree(course, ignore_errors=True)
     shutil.copytree(template, course, symlinks=True)
@@ -140,6 +141,7 @@ def main() -> int:
     parser.add_argument("--student", default="ada")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cores", default="1,2", help="core counts, comma-separated")
+    parser.add_argument("--workers", type=int, default=1, help="the pipeline command's --workers")
     parser.add_argument("--timings", action="store_true",
                         help="record each pipeline run's nbgrader processes and spans (its timeline)")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "bench" / "results" / "one_submission.json")
@@ -167,7 +169,7 @@ def _bench(args: argparse.Namespace, cores: list[int], cpu_method: str) -> int:
             once = pipeline_once if kind == "pipeline" else plain_once
             timings = WORK / f"{label}-timings" if args.timings else None
             with Measure() as m:
-                seconds, timeline = once(templates[kind], args.student, n, label, timings)
+                seconds, timeline = once(templates[kind], args.student, n, label, timings, args.workers)
             runs.append({"variant": kind, "cores": n, "rep": rep + 1, "seconds": round(seconds, 3),
                          "conditions": m.conditions, **({"timeline": timeline} if timeline else {})})
             print(f"rep {rep + 1}/{args.repeats} {label:16s} {seconds:6.1f} s  load {m.conditions.load_before[0]}"
@@ -177,7 +179,8 @@ def _bench(args: argparse.Namespace, cores: list[int], cpu_method: str) -> int:
         pipe = median(r["seconds"] for r in runs if r["variant"] == "pipeline" and r["cores"] == n)
         plain = median(r["seconds"] for r in runs if r["variant"] == "plain" and r["cores"] == n)
         summary[f"{n}_cores"] = {"pipeline": pipe, "plain": plain, "ratio": ratio(pipe, plain)}
-    result = {"machine": machine(), "student": args.student, "repeats": args.repeats, "cpu_method": cpu_method,
+    result = {"machine": machine(), "student": args.student, "repeats": args.repeats, "workers": args.workers,
+              "cpu_method": cpu_method,
               "runs": runs,
               "summary": summary, "seconds": round(time.perf_counter() - started, 1)}
     write_json(args.out, result)

@@ -168,8 +168,9 @@ class DaskRunner:
         except (OSError, TimeoutError) as exc:
             raise BatchError(f"cannot reach the Dask scheduler {self.address}: {exc}") from exc
 
-    def start(self) -> None:
-        """Connect (or start the cluster) and check every connected worker.
+    def start(self, expected: int | None = None) -> None:
+        """Connect (or start the cluster) and check every connected worker (``expected`` is not used: the
+        workers keep their own fork servers).
 
         Raises:
             BatchError: the scheduler cannot be reached, or a worker cannot grade (named).

@@ -43,8 +43,11 @@ class Runner(Protocol):
     submission in flight (the log is named for the student).
     """
 
-    def start(self) -> None:
+    def start(self, expected: int | None = None) -> None:
         """Get ready to grade (a cluster is connected and its workers checked here).
+
+        ``expected``: how many submissions are about to be handed over (``None``: not known, as in a
+        session waiting for them); a runner may get ready for only that many at first.
 
         Raises:
             BatchError: the runner cannot grade (nothing was graded).
@@ -87,7 +90,7 @@ def stream(runner: Runner, jobs: list[StudentSubmission],
     waiting = list(jobs)
     finished: list[Outcome] = []
     try:
-        runner.start()
+        runner.start(len(jobs))
         while True:
             while waiting and runner.free() > 0:
                 sub = waiting.pop(0)
@@ -121,11 +124,14 @@ class LocalPool:
         self._pool = ThreadPoolExecutor(max_workers=plan.workers, thread_name_prefix="ch11-grade")
         self._pending: set[Future[Outcome]] = set()
 
-    def start(self) -> None:
+    def start(self, expected: int | None = None) -> None:
         # Each slot's fork server starts now, on the pool's threads (it dies with the thread that started it),
         # ahead of the first submission: a session that waits for submissions has it warm for the first one.
         # At most `workers` tasks run at once and these come first, so no submission's start races them.
-        for slot in range(self.plan.workers):
+        # Only the slots the expected submissions will use: a server nobody uses would only take CPU from the
+        # start of the ones that are (a single submission takes slot 0; a later slot starts on first use).
+        warm = self.plan.workers if expected is None else min(self.plan.workers, expected)
+        for slot in range(warm):
             self._pool.submit(self.servers.for_slot, slot)
 
     def free(self) -> int:
