@@ -185,8 +185,8 @@ class SlotServers:
     :meth:`for_slot` starts a slot's server on first use and again after it ended (a crash
     costs one start, not the batch). A server that cannot start is logged once and the slot
     gets ``None`` from then on: its submissions start nbgrader as a process of their own, as
-    with ``enabled=False``. Thread-safe; a slot is used by one thread at a time, so two
-    threads never start servers for the same slot.
+    with ``enabled=False``. Thread-safe: two threads asking for one slot at once get one
+    server (a lock per slot), and different slots start in parallel.
 
     Args:
         config: the course's ``nbgrader_config.py`` the servers preload.
@@ -198,30 +198,55 @@ class SlotServers:
         self.enabled = enabled
         self._lock = threading.Lock()
         self._servers: dict[int, NbgraderForkServer | None] = {}
+        self._slot_locks: dict[int, threading.Lock] = {}
         #: How many servers have been started so far (one per slot, plus one per restart after a server ended).
         self.started = 0
 
     def for_slot(self, slot: int) -> NbgraderForkServer | None:
-        """The slot's serving fork server, or ``None`` when nbgrader must start as a process."""
+        """The slot's serving fork server, or ``None`` when nbgrader must start as a process.
+
+        Two threads asking for the same slot at once (the pool warming it while its first
+        submission starts) get the same server: the second waits for the first's start.
+        """
         if not self.enabled:
             return None
         with self._lock:
-            if slot in self._servers and self._servers[slot] is None:
-                return None
-            server = self._servers.get(slot)
-        if server is not None and server.alive:
+            slot_lock = self._slot_locks.setdefault(slot, threading.Lock())
+        with slot_lock:
+            with self._lock:
+                if slot in self._servers and self._servers[slot] is None:
+                    return None
+                server = self._servers.get(slot)
+            if server is not None and server.alive:
+                return server
+            if server is not None:
+                server.close()
+            try:
+                server = NbgraderForkServer(self.config)
+            except ForkServerGone as exc:
+                log.warning("grading slot %d starts nbgrader afresh for each submission: %s", slot, exc)
+                server = None
+            with self._lock:
+                self._servers[slot] = server
+                self.started += server is not None
             return server
-        if server is not None:
+
+    def adopt(self, slot: int, server: NbgraderForkServer) -> None:
+        """Use ``server`` (started earlier for this course's config, e.g. while the batch command was
+        still importing) as ``slot``'s; it is closed with the others. A slot that has one already keeps
+        it, and ``server`` is closed."""
+        if not self.enabled:
             server.close()
-        try:
-            server = NbgraderForkServer(self.config)
-        except ForkServerGone as exc:
-            log.warning("grading slot %d starts nbgrader afresh for each submission: %s", slot, exc)
-            server = None
+            return
         with self._lock:
-            self._servers[slot] = server
-            self.started += server is not None
-        return server
+            if slot in self._servers:
+                kept = True
+            else:
+                kept = False
+                self._servers[slot] = server
+                self.started += 1
+        if kept:
+            server.close()
 
     def close(self) -> None:
         """End every server (runs in flight die with them); later calls start new ones."""

@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -274,3 +275,43 @@ def test_slot_servers_hand_out_none_when_disabled_or_when_the_server_cannot_star
     assert servers.for_slot(0) is None
     (broken / "nbgrader_config.py").write_text(PROBE_CONFIG)
     assert servers.for_slot(0) is None  # one failed start is enough: no retry per submission
+
+
+def test_two_threads_asking_for_one_slot_at_once_get_one_server(tmp_path):
+    """The pool warming slot 0 while its first submission starts on another thread: one server, not two."""
+    servers = SlotServers(_course(tmp_path, "race") / "nbgrader_config.py")
+    barrier = threading.Barrier(2)
+    got: list[object] = []
+
+    def ask() -> None:
+        barrier.wait()
+        got.append(servers.for_slot(0))
+
+    threads = [threading.Thread(target=ask) for _ in range(2)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert len(got) == 2 and got[0] is not None and got[0] is got[1]
+        assert servers.started == 1
+    finally:
+        servers.close()
+
+
+def test_an_adopted_server_serves_its_slot_and_a_slot_that_has_one_keeps_it(tmp_path):
+    course = _course(tmp_path, "adopt")
+    servers = SlotServers(course / "nbgrader_config.py")
+    early = NbgraderForkServer(course / "nbgrader_config.py", wait=False)
+    late = NbgraderForkServer(course / "nbgrader_config.py", wait=False)
+    try:
+        servers.adopt(0, early)
+        assert servers.for_slot(0) is early and servers.started == 1
+        servers.adopt(0, late)  # slot 0 has one: the newcomer is closed, the first kept
+        assert servers.for_slot(0) is early and not late.alive
+        code, _, log = _run(early, _course(tmp_path, "adopted-run"))
+        assert code == 0, log
+    finally:
+        servers.close()
+        late.close()
+    assert not early.alive
