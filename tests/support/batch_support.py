@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import threading
 from pathlib import Path
+from typing import ClassVar
 
 from support import tier_gate
 from support.paths import ASSIGNMENT, COURSE_CONFIG, DEMO_CLASS_DIR, SOURCE_DIR
@@ -212,3 +213,18 @@ def grading_image() -> str:
 
             _cache["image"] = build_image(base, IMAGE_TAG)
         return _cache["image"]
+
+
+def counted_server_class():
+    """A subclass of the real ``NbgraderForkServer`` whose starts are counted (``pids``, reset by the caller),
+    to put in its place with ``monkeypatch`` so a test sees how many servers a batch or session started."""
+    from ch11_autograder.batch import nbgrader_fork
+
+    class CountedServer(nbgrader_fork.NbgraderForkServer):
+        pids: ClassVar[list[int]] = []
+
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            CountedServer.pids.append(self.proc.pid)
+
+    return CountedServer

@@ -17,11 +17,39 @@ settings), :mod:`.runners` (where submissions are graded: the local pool),
 (the batch kept open, grading submissions one at a time: ``ch11-grade serve``).
 """
 
-from .course import STATE_DIR, init_course
-from .intake import Intake, IntakeError, IntakeLimits, StudentSubmission, read_source, sanitize_student_id
-from .merge import gradebook_snapshot
-from .orchestrate import grade_class
-from .records import BatchError, BatchReport, ProgressEvent, SubmissionRecord
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .course import STATE_DIR, init_course
+    from .intake import Intake, IntakeError, IntakeLimits, StudentSubmission, read_source, sanitize_student_id
+    from .merge import gradebook_snapshot
+    from .orchestrate import grade_class
+    from .records import BatchError, BatchReport, ProgressEvent, SubmissionRecord
+
+# The names below are imported on first use: importing one light module of this package
+# (``.nbgrader_fork``, to start a fork server before the command's own imports) must not pay for
+# nbgrader and SQLAlchemy, which ``.course`` and ``.orchestrate`` import.
+_HOMES = {
+    "STATE_DIR": "course", "init_course": "course",
+    "Intake": "intake", "IntakeError": "intake", "IntakeLimits": "intake", "StudentSubmission": "intake",
+    "read_source": "intake", "sanitize_student_id": "intake",
+    "gradebook_snapshot": "merge",
+    "grade_class": "orchestrate",
+    "BatchError": "records", "BatchReport": "records", "ProgressEvent": "records", "SubmissionRecord": "records",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "STATE_DIR",

@@ -169,7 +169,11 @@ class NbgraderForkServer:
         return run
 
     def close(self) -> None:
-        """End the server (its runs in flight die with it) and wait for it."""
+        """End the server (its runs in flight die with it) and wait for it; a second call does nothing
+        (the process group is not signalled again: its id may have been reused)."""
+        if getattr(self, "_closed", False):
+            return
+        self._closed = True
         self.client.close()
         if hasattr(self, "proc"):
             with contextlib.suppress(OSError):

@@ -95,6 +95,7 @@ def grade_class(
     feedback: bool = True,
     cluster: str | None = None,
     fork_nbgrader: bool = True,
+    first_server: NbgraderForkServer | None = None,
 ) -> BatchReport:
     """Grade every submission in ``source`` into the nbgrader course ``course``.
 
@@ -120,6 +121,11 @@ def grade_class(
             address (``tcp://HOST:8786``, ``tls://...``) or ``"local"`` (a ``LocalCluster`` of
             ``workers`` processes on 127.0.0.1) grades on that cluster's workers instead
             (:mod:`.cluster`; needs the ``dask`` extra). Everything else is the same.
+        fork_nbgrader: each slot forks its ``nbgrader`` runs from one pre-imported process
+            (:mod:`.nbgrader_fork`); ``False`` starts each run afresh.
+        first_server: a fork server already started (by this thread, or one that outlives the
+            batch) for ``<course>/nbgrader_config.py``, e.g. by ``ch11-grade batch`` before its own
+            imports: the local pool uses it as slot 0's. Closed when the batch ends, used or not.
 
     Raises:
         BatchError: the course, the sandbox or the lock is unusable, or a cluster is asked for without
@@ -127,14 +133,18 @@ def grade_class(
             (:mod:`.cluster`); nothing was graded.
         IntakeError: the source is refused as a whole.
     """
-    plan = open_plan(source, course, workers=workers, sandbox=sandbox, progress=progress, timeout=timeout,
-                     limits=limits, regrade=regrade, assignment=assignment, keep_work=keep_work, feedback=feedback,
-                     cluster=cluster, fork_nbgrader=fork_nbgrader)
-    lock = BatchLock(plan.state / "lock")
     try:
-        return _run(plan)
+        plan = open_plan(source, course, workers=workers, sandbox=sandbox, progress=progress, timeout=timeout,
+                         limits=limits, regrade=regrade, assignment=assignment, keep_work=keep_work,
+                         feedback=feedback, cluster=cluster, fork_nbgrader=fork_nbgrader)
+        lock = BatchLock(plan.state / "lock")
+        try:
+            return _run(plan, first_server)
+        finally:
+            lock.release()
     finally:
-        lock.release()
+        if first_server is not None:
+            first_server.close()
 
 
 def open_plan(
@@ -227,11 +237,11 @@ def prepare(plan: BatchPlan) -> Released:
     return Released(notebooks, cells, _max_score(course, assignment))
 
 
-def _run(plan: BatchPlan) -> BatchReport:
+def _run(plan: BatchPlan, first_server: NbgraderForkServer | None = None) -> BatchReport:
     released = prepare(plan)
     steps = course_server(plan)
     try:
-        return _grade_and_report(plan, released, steps)
+        return _grade_and_report(plan, released, steps, first_server)
     finally:
         if steps is not None:
             steps.close()
@@ -252,7 +262,8 @@ def course_server(plan: BatchPlan) -> NbgraderForkServer | None:
         return None
 
 
-def _grade_and_report(plan: BatchPlan, released: Released, steps: NbgraderForkServer | None) -> BatchReport:
+def _grade_and_report(plan: BatchPlan, released: Released, steps: NbgraderForkServer | None,
+                      first_server: NbgraderForkServer | None = None) -> BatchReport:
     course, assignment, logs = plan.course, plan.assignment, plan.logs
 
     def emit(done: int, total: int, record: SubmissionRecord | None, message: str = "",
@@ -292,8 +303,10 @@ def _grade_and_report(plan: BatchPlan, released: Released, steps: NbgraderForkSe
         make_template(course, plan.template, assignment)
         grading_started = time.monotonic()
         finished_jobs = 0
-        with contextlib.closing(stream(runner(plan, lambda message: emit(done, total, None, message)),
-                                       jobs, priors)) as outcomes:
+        pool = runner(plan, lambda message: emit(done, total, None, message))
+        if first_server is not None and isinstance(pool, LocalPool):
+            pool.servers.adopt(0, first_server)  # the first submission takes slot 0
+        with contextlib.closing(stream(pool, jobs, priors)) as outcomes:
             for outcome in outcomes:
                 student = outcome.sub.student
                 record = finish(outcome, plan, max_score, ledger,

@@ -12,7 +12,9 @@ of submissions until :meth:`Runner.close`; :meth:`Runner.cancel` kills what is s
   driving one isolated ``nbgrader autograde`` (:func:`.isolated.grade_isolated`)
   with a slot of its own; each slot forks its nbgrader runs from one pre-imported
   process (:mod:`.nbgrader_fork`) unless the plan says not to. The fork servers live
-  as long as the pool: started on a slot's first submission, closed with the pool.
+  as long as the pool: the slots the expected submissions use are warmed when it starts
+  (slot 0's may be handed over, started before the command's own imports), any other on its
+  first submission; all are closed with the pool.
 * :class:`.cluster.DaskRunner`: the same isolated run on the workers of a Dask
   cluster (imported only when asked for: Dask is an optional extra).
 """

@@ -1,28 +1,23 @@
-"""The local pool's start: which slots' nbgrader fork servers it warms before any submission arrives.
+"""The nbgrader fork servers a batch starts: the slots the local pool warms before any submission
+arrives, and the server ``ch11-grade batch`` hands the batch for slot 0.
 
-Real fork servers (each imports the course's ``nbgrader_config.py``), counted by their pids.
+Real fork servers (each imports the course's ``nbgrader_config.py``) and real grading, the servers
+counted by their pids.
 """
 
 from __future__ import annotations
 
+import shutil
 import time
-from typing import ClassVar
 
 import pytest
-from ch11_autograder.batch import nbgrader_fork
+from ch11_autograder.batch import IntakeError, grade_class, nbgrader_fork
 from ch11_autograder.batch.plan import BatchPlan
 from ch11_autograder.batch.runners import LocalPool
 from support import batch_support
+from support.paths import ASSIGNMENT
 
-
-class _CountedServer(nbgrader_fork.NbgraderForkServer):
-    """The real fork server, its starts counted, so a test can see how many the pool started."""
-
-    pids: ClassVar[list[int]] = []
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        _CountedServer.pids.append(self.proc.pid)
+_CountedServer = batch_support.counted_server_class()
 
 
 def _plan(course, workers: int) -> BatchPlan:
@@ -41,3 +36,32 @@ def test_the_pool_warms_only_the_slots_its_expected_submissions_use(tmp_path_fac
     pool.start(expected)
     pool.close()  # waits for the warming tasks: every server they start is counted by now
     assert len(_CountedServer.pids) == warmed == pool.servers.started
+
+
+def test_a_batch_of_one_submission_grades_on_the_server_it_was_handed_and_starts_no_other(tmp_path_factory,
+                                                                                          monkeypatch):
+    """``ch11-grade batch`` hands ``grade_class`` slot 0's server, started before its own imports."""
+    base = tmp_path_factory.getbasetemp()
+    root = tmp_path_factory.mktemp("first-server")
+    course = batch_support.assigned_course(base, root / "course")
+    notebook = "ex4_audit.ipynb"
+    dest = root / "class" / "ada" / ASSIGNMENT
+    dest.mkdir(parents=True)
+    shutil.copy2(batch_support.inputs(base) / "class" / "ada" / ASSIGNMENT / notebook, dest / notebook)
+    first = nbgrader_fork.NbgraderForkServer(course / "nbgrader_config.py", wait=False)
+    monkeypatch.setattr(nbgrader_fork, "NbgraderForkServer", _CountedServer)
+    _CountedServer.pids = []
+    report = grade_class(root / "class", course, workers=2, sandbox="bwrap", feedback=False, first_server=first)
+    assert [r.status for r in report.records] == ["graded"]
+    assert _CountedServer.pids == []  # the pool adopted the server it was handed for slot 0
+    assert not first.alive  # and the batch closed it
+
+
+def test_a_refused_batch_closes_the_server_it_was_handed(tmp_path):
+    config = tmp_path / "course" / "nbgrader_config.py"
+    config.parent.mkdir()
+    config.write_text("c = get_config()  # noqa: F821\n")
+    first = nbgrader_fork.NbgraderForkServer(config, wait=False)
+    with pytest.raises(IntakeError):
+        grade_class(tmp_path / "no-such-folder", tmp_path / "course", sandbox="bwrap", first_server=first)
+    assert not first.alive

@@ -11,7 +11,6 @@ import json
 import shutil
 import time
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 from ch11_autograder.batch import grade_class, gradebook_snapshot, nbgrader_fork
@@ -37,14 +36,7 @@ def _folder(root: Path, student: str, inputs: Path) -> Path:
     return root
 
 
-class _CountedServer(nbgrader_fork.NbgraderForkServer):
-    """The real fork server, its starts counted (their pids), so a test can see how many the session started."""
-
-    pids: ClassVar[list[int]] = []
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        _CountedServer.pids.append(self.proc.pid)
+_CountedServer = batch_support.counted_server_class()
 
 
 @pytest.fixture(scope="module")
