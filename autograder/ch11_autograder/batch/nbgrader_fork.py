@@ -238,18 +238,13 @@ class SlotServers:
     def adopt(self, slot: int, server: NbgraderForkServer) -> None:
         """Use ``server`` (started earlier for this course's config, e.g. while the batch command was
         still importing) as ``slot``'s; it is closed with the others. A slot that has one already keeps
-        it, and ``server`` is closed."""
-        if not self.enabled:
-            server.close()
-            return
+        it, and ``server`` is closed (as with ``enabled=False``)."""
         with self._lock:
-            if slot in self._servers:
-                kept = True
-            else:
-                kept = False
+            unused = not self.enabled or slot in self._servers
+            if not unused:
                 self._servers[slot] = server
                 self.started += 1
-        if kept:
+        if unused:
             server.close()
 
     def close(self) -> None:

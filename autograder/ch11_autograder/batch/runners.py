@@ -129,9 +129,10 @@ class LocalPool:
     def start(self, expected: int | None = None) -> None:
         # Each slot's fork server starts now, on the pool's threads (it dies with the thread that started it),
         # ahead of the first submission: a session that waits for submissions has it warm for the first one.
-        # At most `workers` tasks run at once and these come first, so no submission's start races them.
         # Only the slots the expected submissions will use: a server nobody uses would only take CPU from the
         # start of the ones that are (a single submission takes slot 0; a later slot starts on first use).
+        # A submission may then start on a free thread while its slot is still warming: SlotServers.for_slot
+        # makes it wait for that start instead of starting a second server.
         warm = self.plan.workers if expected is None else min(self.plan.workers, expected)
         for slot in range(warm):
             self._pool.submit(self.servers.for_slot, slot)
