@@ -25,6 +25,7 @@ from ch11_autograder.exchange_collect import OwnerCheckedCollect
 from ch11_autograder.exercises import SUITE_MODULES, WORKER_SKIP_CELLS
 from ch11_autograder.trusted.offline_math import TEMPLATE_BASEDIR
 from ch11_autograder.trusted.preprocessors import (
+    ExecutionAhead,
     RenderMath,
     SandboxedExecute,
     SanitizeFeedback,
@@ -91,6 +92,7 @@ c.OverwriteCells.add_missing_cells = True
 
 c.Autograde.autograde_preprocessors = [
     VerdictCacheLookup,  # a verdict cache hit makes the steps up to VerdictCacheStore do nothing
+    ExecutionAhead,  # at the first notebook, the later ones start executing, in sandboxes of their own
     SuitesAhead,  # the hidden suites start on a thread and run while the notebook executes
     SandboxedExecute,  # instead of nbgrader's Execute
     IgnorePattern,

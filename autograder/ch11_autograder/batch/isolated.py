@@ -180,8 +180,10 @@ def grade_isolated(
     as in the real course; ``None`` when the course has no row for the student.
     ``forks``: the slot's fork server; nbgrader then starts as a fork of it (about a second
     less per submission), and as a process of its own when there is none or it has ended.
-    ``suites_ahead``: whether the suites run while the notebooks execute (``SuitesAhead``, worth
-    it when a core is spare: it costs a second zygote start); ``None``: the course config's choice.
+    ``suites_ahead``: whether work runs ahead of its turn, worth it when a core is spare: the suites
+    while the notebooks execute (``SuitesAhead``; it costs a second zygote start) and the later
+    notebooks while the earlier ones are graded (``ExecutionAhead``, one thread); ``None``: the
+    course config's choice.
     Never raises for the submission's sake: every failure is the outcome's error text.
     """
     started = time.monotonic()
@@ -225,7 +227,7 @@ def grade_isolated(
         args: tuple[str, ...] = ("autograde", assignment, f"--student={sub.student}", f"--CourseDirectory.root={work}",
                 f"--CourseDirectory.db_url=sqlite:///{work / 'gradebook.db'}")
         if suites_ahead is not None:
-            args += (f"--SuitesAhead.enabled={suites_ahead}",)
+            args += (f"--SuitesAhead.enabled={suites_ahead}", f"--ExecutionAhead.workers={int(suites_ahead)}")
         timed_out = False
         with log_path.open("wb") as log:
             proc = start_nbgrader(args, work, env, log, forks)

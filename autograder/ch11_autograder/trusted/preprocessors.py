@@ -52,12 +52,13 @@ from traitlets import Bool, Float, Integer, List, Unicode
 
 from ..grading_digest import release_digest
 from ..protocol import CellOutcome
-from ..untrusted.capped_run import read_untrusted_file, run_limited
+from ..untrusted.capped_run import Deadline, read_untrusted_file, run_limited
 from ..untrusted.choose import choose_launcher, forking_launcher, resolve_backend
 from ..untrusted.forkserver import ForkServerLauncher
 from ..untrusted.launch import Launcher, Limits
-from . import ahead
+from . import ahead, execution_ahead
 from .budget import budget_for
+from .execution_input import ExecutionInput, ExecutionRun
 from .feedback import OutputBudget, sanitize_notebook, sanitize_outputs
 from .grading import first_report
 from .offline_math import render_math
@@ -91,6 +92,7 @@ from .verdicts import VERDICT_METADATA_KEY, CellVerdict, verdict_outputs
 from .worker_client import WorkerSession
 
 __all__ = [
+    "ExecutionAhead",
     "RenderMath",
     "SandboxedExecute",
     "SanitizeFeedback",
@@ -111,6 +113,9 @@ _LOAD_DEPENDENT_KINDS = frozenset({"timeout", "crash", "protocol", "budget", "in
 
 #: What SuitesAhead logs when it starts a notebook's suites (the batch's tests look for it).
 LOG_AHEAD = "hidden suites started while the notebook executes"
+
+#: What SandboxedExecute logs when it uses a notebook's run made ahead of its turn (tests look for it).
+LOG_EXECUTED_AHEAD = "executed ahead of its turn; that run is used"
 
 #: Name of the error output SandboxedExecute adds when execution went wrong.
 SANDBOX_ERROR_NAME = "SandboxExecutionError"
@@ -261,16 +266,42 @@ class SandboxedExecute(NbGraderPreprocessor):
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
         if is_hit(resources):  # VerdictCacheStore writes the outputs this run left last time
             return nb, resources
-        launcher = _launcher(self.sandbox, resources, fork=self.fork_from_zygote)
         who = resources.get("nbgrader", {})
-        budget = budget_for(str(who.get("assignment", "")), str(who.get("student", "")), self.submission_wall_seconds)
+        submission = (str(who.get("assignment", "")), str(who.get("student", "")))
+        budget = budget_for(*submission, self.submission_wall_seconds)
         notebook_name = str(who.get("notebook") or resources.get("unique_key") or "notebook")
         wall = budget.limit_for(self.wall_seconds)
         if wall < 1.0:
             budget.skip(notebook_name)
+            execution_ahead.close_plan(submission)  # nothing later can run either
             problem = self._budget_words() + " before this notebook's turn, so it was not run"
             self._report_problem(nb, resources, problem)
             return nb, resources
+        inputs = self.prepare(nb, resources)
+        claimed = execution_ahead.claim(submission, notebook_name, inputs.key, wall)
+        if claimed.run is not None:
+            self.log.info("%s: %s (waited %.1f s)", notebook_name, LOG_EXECUTED_AHEAD, claimed.waited_seconds)
+            run = claimed.run
+        else:
+            if claimed.why != "none":
+                self.log.info("%s: the run ahead is not used (%s); executing in turn", notebook_name, claimed.why)
+            run = self.run(inputs, _launcher(self.sandbox, resources, fork=self.fork_from_zygote), wall)
+        result = run.result
+        cut = result.timed_out and wall < self.wall_seconds
+        budget.charge(notebook_name, result.elapsed_seconds, cut=cut)
+        problem = self._budget_words() if cut else self._describe(result)
+        if run.unreadable:
+            self.log.warning("executed notebook unreadable: %s", run.unreadable)
+            problem = problem or "its executed notebook could not be read back"
+        copied = self._copy_outputs(nb, run.executed, list(inputs.expected)) if run.executed is not None else 0
+        if problem:
+            self._report_problem(nb, resources, problem)
+        self.log.info("sandboxed execution: outputs of %d cells copied back", copied)
+        return nb, resources
+
+    def prepare(self, nb: NotebookNode, resources: ResourcesDict) -> ExecutionInput:
+        """What the sandbox gets for ``nb``: the notebook with outputs cleared and hidden tests removed,
+        the support files of its directory, the runner's job and the launch settings."""
         sandbox_nb = copy.deepcopy(nb)
         for cell in sandbox_nb.cells:
             if cell.cell_type == "code":
@@ -278,47 +309,51 @@ class SandboxedExecute(NbGraderPreprocessor):
                 cell.execution_count = None
                 if is_autograded_test(cell):
                     cell.source, _ = strip_hidden_tests(cell.source)
-        expected = [(cell.cell_type, cell.get("id"), _source_hash(cell)) for cell in sandbox_nb.cells]
+        text = nbformat.writes(sandbox_nb)
+        if not text.endswith("\n"):
+            text += "\n"  # as nbformat.write leaves the file
         directory = resources.get("metadata", {}).get("path") or "."
-        support = collect_support_files(directory, max_total_bytes=self.max_support_bytes, logger=self.log)
+        job = {
+            "version": 1,
+            "input": "submission.ipynb",
+            "output": "executed.ipynb",
+            "kernel_name": self.kernel_name,
+            "timeout": self.timeout,
+            "startup_timeout": self.startup_timeout,
+            "interrupt_grace": self.interrupt_grace,
+        }
+        return ExecutionInput(
+            notebook_text=text,
+            expected=tuple((cell.cell_type, cell.get("id"), _source_hash(cell)) for cell in sandbox_nb.cells),
+            support=collect_support_files(directory, max_total_bytes=self.max_support_bytes, logger=self.log),
+            job=job,
+            settings={"sandbox": resolve_backend(self.sandbox), "fork": self.fork_from_zygote,
+                      "cpu_seconds": self.cpu_seconds, "memory_bytes": self.memory_bytes,
+                      "max_notebook_bytes": self.max_notebook_bytes},
+        )
 
+    def run(self, inputs: ExecutionInput, launcher: Launcher, wall: float,
+            deadline: Deadline | None = None) -> ExecutionRun:
+        """Execute ``inputs`` under ``launcher`` within ``wall`` seconds (and ``deadline``, when given),
+        in a fresh scratch directory removed afterwards; the executed notebook is read back as
+        untrusted data. Call it from a thread that outlives the run (see ``run_limited``)."""
         scratch = Path(tempfile.mkdtemp(prefix="ch11-execute-"))
         try:
-            for name, data in support.items():
+            for name, data in inputs.support.items():
                 support_file = scratch / name
                 support_file.parent.mkdir(parents=True, exist_ok=True)
                 support_file.write_bytes(data)
-            nbformat.write(sandbox_nb, str(scratch / "submission.ipynb"))
-            job = {
-                "version": 1,
-                "input": "submission.ipynb",
-                "output": "executed.ipynb",
-                "kernel_name": self.kernel_name,
-                "timeout": self.timeout,
-                "startup_timeout": self.startup_timeout,
-                "interrupt_grace": self.interrupt_grace,
-            }
-            (scratch / "job.json").write_text(json.dumps(job), encoding="utf-8")
+            (scratch / "submission.ipynb").write_text(inputs.notebook_text, encoding="utf-8")
+            (scratch / "job.json").write_text(json.dumps(dict(inputs.job)), encoding="utf-8")
             result = run_limited(launcher, "execute_notebook.py", ["job.json"], scratch, self._limits(wall),
-                                 writeback=["executed.ipynb"])
-            cut = result.timed_out and wall < self.wall_seconds
-            budget.charge(notebook_name, result.elapsed_seconds, cut=cut)
-            problem = self._budget_words() if cut else self._describe(result)
-            executed = None
+                                 writeback=["executed.ipynb"], deadline=deadline)
             try:
                 raw = read_untrusted_file(scratch, "executed.ipynb", self.max_notebook_bytes)
-                executed = nbformat.reads(raw.decode("utf-8"), as_version=4)
+                return ExecutionRun(result, nbformat.reads(raw.decode("utf-8"), as_version=4))
             except Exception as exc:  # missing, oversized, planted link, not JSON, not a notebook
-                self.log.warning("executed notebook unreadable: %s: %s", type(exc).__name__, exc)
-                problem = problem or "its executed notebook could not be read back"
+                return ExecutionRun(result, None, f"{type(exc).__name__}: {exc}")
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-
-        copied = self._copy_outputs(nb, executed, expected) if executed is not None else 0
-        if problem:
-            self._report_problem(nb, resources, problem)
-        self.log.info("sandboxed execution: outputs of %d cells copied back", copied)
-        return nb, resources
 
     def _budget_words(self) -> str:
         return (
@@ -557,6 +592,136 @@ class SuitesAhead(NbGraderPreprocessor):
         ahead.start(resources, inputs, lambda: verdicts.grade(inputs, launcher))
         self.log.info("%s: %s", resources.get("unique_key", "notebook"), LOG_AHEAD)
         return nb, resources
+
+
+def _resources_of(resources: ResourcesDict, notebook: str) -> ResourcesDict:
+    """``resources`` (of a notebook at its turn) as another notebook of the same submission will have them."""
+    other = ResourcesDict()
+    other.update(resources)
+    other.update({"unique_key": notebook, "output_files_dir": f"{notebook}_files",
+                  "nbgrader": {**resources.get("nbgrader", {}), "notebook": notebook}})
+    return other
+
+
+class ExecutionAhead(NbGraderPreprocessor):
+    """Execute the submission's later notebooks now, for their turns to collect (``execution_ahead.py``).
+
+    Place before ``SandboxedExecute`` (and before ``SuitesAhead``). At the first notebook's turn
+    it reads the submission's later notebooks (``submitted/<student>/<assignment>/``, in the
+    order nbgrader takes them), passes each through nbgrader's sanitize steps
+    (``Autograde.sanitize_preprocessors``) as nbgrader will at its turn, and starts their
+    sandboxed executions on ``workers`` threads, each in a sandbox of its own. At a later
+    notebook's turn ``SandboxedExecute`` uses that run only if it executed exactly the input the
+    turn would execute, within the limit the turn gives it; otherwise it executes in turn.
+
+    Does nothing with ``workers`` 0, for a submission of one notebook, under the docker
+    backend (see :attr:`SuitesAhead.BACKENDS`: one uid per slot may signal its other runs), or
+    once the execution budget is spent. A later notebook the verdict cache will answer is not
+    run ahead.
+    """
+
+    workers = Integer(
+        -1,
+        help="Later notebooks executing at once ahead of their turns; 0: none (each executes in its turn); "
+        "-1: one per core this process may use beyond the first, at most 1.",
+    ).tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
+        who = resources.get("nbgrader", {})
+        submission = (str(who.get("assignment", "")), str(who.get("student", "")))
+        if not submission[1]:
+            return nb, resources
+        execution_ahead.start_plan(submission, lambda: self._plan(submission, str(who.get("notebook", "")),
+                                                                  resources))
+        return nb, resources
+
+    def worker_count(self) -> int:
+        """How many threads execute ahead (``workers``, with -1 resolved against this process's cores)."""
+        if self.workers >= 0:
+            return self.workers
+        return min(1, max(0, len(os.sched_getaffinity(0)) - 1))
+
+    def _plan(self, submission: tuple[str, str], current: str,
+              resources: ResourcesDict) -> execution_ahead.Plan | None:
+        workers = self.worker_count()
+        execute = SandboxedExecute(config=self.config, parent=self)
+        backend = resolve_backend(execute.sandbox)
+        if workers <= 0 or backend not in SuitesAhead.BACKENDS:
+            return None
+        budget = budget_for(*submission, execute.submission_wall_seconds)
+        limit = budget.limit_for(execute.wall_seconds)
+        if limit < 1.0:
+            return None
+        # Not this notebook: it executes now, in its turn, beside the first of the later ones (measured:
+        # planning it too saves one zygote's start but runs one execution fewer at a time, and was slower).
+        runs: list[tuple[str, ExecutionInput]] = []
+        for name, later in self._later_notebooks(submission, current, resources):
+            runs.append((name, execute.prepare(later, _resources_of(resources, name))))
+        if not runs:
+            return None
+        base = _launcher(execute.sandbox, resources, fork=False)
+
+        def runner_for() -> tuple[execution_ahead.Runner, Any]:
+            # One launcher per worker thread: its zygote (when runs fork) is a sandbox of its own.
+            launcher: Launcher = base
+            if execute.fork_from_zygote:
+                launcher = forking_launcher(base, backend).for_submission(submission)
+
+            def close() -> None:
+                if isinstance(launcher, ForkServerLauncher):
+                    launcher.close()
+
+            return (lambda inputs, wall, deadline: execute.run(inputs, launcher, wall, deadline)), close
+
+        self.log.info("%s: executing %d later notebooks ahead of their turns on %d thread(s): %s",
+                      current or "notebook", len(runs), workers, ", ".join(name for name, _ in runs))
+        return execution_ahead.Plan(runs, limit=limit, workers=workers, runner_for=runner_for)
+
+    def _later_notebooks(self, submission: tuple[str, str], current: str,
+                         resources: ResourcesDict) -> list[tuple[str, NotebookNode]]:
+        """The submission's notebooks after ``current``, each as nbgrader's sanitize steps will leave it.
+
+        A notebook that cannot be read or sanitized is left out (its turn says what is wrong).
+        """
+        from nbformat import validator
+        from nbgrader.converters import Autograde
+        from nbgrader.coursedir import CourseDirectory
+        from traitlets.utils.importstring import import_item
+
+        assignment, student = submission
+        coursedir = CourseDirectory(config=self.config)
+        directory = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
+        steps = self.config.Autograde.get("sanitize_preprocessors") or Autograde.class_traits()[
+            "sanitize_preprocessors"].default()
+        quiet = logging.getLogger(f"{__name__}.ahead-sanitize")
+        quiet.propagate, quiet.disabled = False, True  # nbgrader logs each step at its turn; not twice
+        lookup = VerdictCacheLookup(config=self.config, log=quiet)
+        later = []
+        for path in sorted(directory.glob(coursedir.notebook_id + ".ipynb")):
+            name = path.stem
+            if path.name <= f"{current}.ipynb" and current:
+                continue
+            res = _resources_of(resources, name)
+            try:
+                nb = nbformat.read(str(path), as_version=4)
+                if hasattr(validator, "normalize"):
+                    _, nb = validator.normalize(nb)
+                sanitize_res: dict[str, Any] = {**res, "metadata": {"name": name, "path": str(directory)}}
+                for step in steps:
+                    cls = import_item(step) if isinstance(step, str) else step
+                    nb, sanitize_res = cls(config=self.config, log=quiet)(nb, sanitize_res)
+                # As nbgrader writes the sanitized notebook and reads it back at its turn.
+                nb = nbformat.reads(nbformat.writes(nb), as_version=4)
+                if hasattr(validator, "normalize"):
+                    _, nb = validator.normalize(nb)
+                nb, res = lookup.preprocess(nb, res)
+            except Exception as exc:  # its own turn meets the same problem and reports it
+                self.log.info("%s is not executed ahead: %s: %s", name, type(exc).__name__, exc)
+                continue
+            if is_hit(res):  # the cache answers it at its turn: nothing to execute
+                continue
+            later.append((name, nb))
+        return later
 
 
 #: The steps whose configuration shapes what autograde leaves in a notebook (VerdictCacheLookup's key).

@@ -4,6 +4,8 @@
   input, drains stdout and stderr with a cap, enforces the wall-time limit and
   kills the whole process tree when it runs out; it reports what happened in
   a :class:`RunResult`.
+* :class:`Deadline` lets another thread bring a run's wall-time limit forward
+  while it runs (a run started ahead of its turn gets its turn's limit).
 * :func:`read_untrusted_file` reads a file a sandboxed run left in its
   scratch directory without following links planted there.
 """
@@ -17,6 +19,7 @@ import selectors
 import signal
 import stat
 import subprocess
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,7 +27,7 @@ from pathlib import Path
 
 from .launch import Launcher, Limits
 
-__all__ = ["RunResult", "read_untrusted_file", "run_limited"]
+__all__ = ["Deadline", "RunResult", "read_untrusted_file", "run_limited"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,52 @@ class RunResult:
     limit_events: Mapping[str, int] = field(default_factory=dict)
 
 
+class Deadline:
+    """A run's wall-time limit that another thread may lower while the run goes on.
+
+    :func:`run_limited` starts it (:meth:`start`: the run's spawn time and its own
+    ``limits.wall_seconds``) and looks at it at least every :data:`POLL_SECONDS`;
+    :meth:`limit_to` lowers the limit, counted from that start, never raises it. A
+    limit lowered below the time already run kills the run at the next look.
+    All times are ``time.monotonic()`` seconds.
+    """
+
+    #: Longest time between two looks of a run at its deadline, seconds.
+    POLL_SECONDS = 0.2
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._started: float | None = None
+        self._limit = float("inf")
+        #: The limit (seconds from the start) in force when the run was killed for time, else ``None``.
+        self.fired_limit: float | None = None
+
+    def start(self, at: float, wall_seconds: float) -> None:
+        with self._lock:
+            self._started = at
+            self._limit = min(self._limit, wall_seconds)
+
+    def limit_to(self, seconds: float) -> None:
+        """Allow the run at most ``seconds`` from its start (a lower limit than now only)."""
+        with self._lock:
+            self._limit = min(self._limit, max(0.0, seconds))
+
+    @property
+    def started(self) -> float | None:
+        """When the run was spawned, or ``None`` before that."""
+        return self._started
+
+    @property
+    def limit(self) -> float:
+        """The limit in force, seconds from the start."""
+        return self._limit
+
+    def at(self) -> float:
+        """The absolute deadline (``inf`` before :meth:`start`)."""
+        with self._lock:
+            return float("inf") if self._started is None else self._started + self._limit
+
+
 def _kill_tree(proc: subprocess.Popen[bytes]) -> None:
     kill_tree = getattr(proc, "kill_tree", None)
     if callable(kill_tree):
@@ -93,6 +142,7 @@ def run_limited(
     env: Mapping[str, str] | None = None,
     kill_grace_seconds: float = 5.0,
     writeback: Sequence[str] = (),
+    deadline: Deadline | None = None,
 ) -> RunResult:
     """Run ``script`` under ``launcher`` to completion or to ``limits.wall_seconds``.
 
@@ -106,6 +156,10 @@ def run_limited(
     ``writeback`` names the files of ``scratch`` the caller reads afterwards (see
     ``Launcher.spawn``): under a sandbox with its own scratch filesystem, the only
     writes that reach ``scratch``.
+
+    ``deadline``: started here with the spawn time and ``limits.wall_seconds``; another
+    thread may lower it while the run goes on (:meth:`Deadline.limit_to`), and a run it
+    stops is timed out like one that ran out of ``limits.wall_seconds``.
 
     Call it from a thread that outlives the run: bwrap's ``--die-with-parent``
     fires when the *thread* that spawned it exits.
@@ -130,7 +184,13 @@ def run_limited(
     truncated = dict.fromkeys(chunks, False)
     pending = memoryview(input_bytes or b"")
     timed_out = False
-    deadline = start + limits.wall_seconds
+    if deadline is None:
+        deadline = Deadline()
+        poll = 1.0
+    else:
+        poll = Deadline.POLL_SECONDS
+    deadline.start(start, limits.wall_seconds)
+    grace_end = float("inf")
 
     with selectors.DefaultSelector() as sel:
         for fd in chunks:
@@ -143,15 +203,16 @@ def run_limited(
             else:
                 proc.stdin.close()
         while sel.get_map():
-            remaining = deadline - time.monotonic()
+            remaining = (grace_end if timed_out else deadline.at()) - time.monotonic()
             if remaining <= 0:
                 if timed_out:
                     break  # the grace period after the kill is over too
                 timed_out = True
+                deadline.fired_limit = deadline.limit
                 _kill_tree(proc)
-                deadline = time.monotonic() + kill_grace_seconds
+                grace_end = time.monotonic() + kill_grace_seconds
                 continue
-            for key, _ in sel.select(timeout=min(remaining, 1.0)):
+            for key, _ in sel.select(timeout=min(remaining, poll)):
                 fd = key.fd
                 if fd in chunks:
                     try:
@@ -183,10 +244,23 @@ def run_limited(
                         proc.stdin.close()
     # Output is closed (or we stopped listening): the process may still run.
     try:
-        proc.wait(timeout=max(deadline - time.monotonic(), 0.0) if not timed_out else kill_grace_seconds)
+        if timed_out:
+            proc.wait(timeout=kill_grace_seconds)
+        else:
+            # Output closed: wait for the exit in steps, so a deadline lowered meanwhile still applies.
+            while True:
+                left = deadline.at() - time.monotonic()
+                if left <= 0:
+                    raise subprocess.TimeoutExpired(script, limits.wall_seconds)
+                try:
+                    proc.wait(timeout=min(left, poll))
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
     except subprocess.TimeoutExpired:
         if not timed_out:
             timed_out = True
+            deadline.fired_limit = deadline.limit
         _kill_tree(proc)
         proc.wait()
     for stream in (proc.stdin, proc.stdout, proc.stderr):

@@ -11,7 +11,7 @@ from ch11_autograder.batch.intake import StudentSubmission
 from ch11_autograder.batch.isolated import RunningGraders, grade_isolated, read_execution_report
 from ch11_autograder.batch.records import ExecutionUse
 from ch11_autograder.trusted.budget import ExecutionBudget
-from ch11_autograder.trusted.preprocessors import LOG_AHEAD
+from ch11_autograder.trusted.preprocessors import LOG_AHEAD, LOG_EXECUTED_AHEAD
 from ch11_autograder.trusted.submission_cells import autograded_test_cells
 from ch11_autograder.trusted.verdicts import VERDICT_METADATA_KEY
 from ch11_autograder.untrusted.launch import EXECUTION_REPORT_ENV
@@ -48,8 +48,12 @@ def test_a_budget_that_was_not_spent_is_not_exhausted():
 
 
 @pytest.mark.slow
-def test_suites_graded_ahead_or_in_place_leave_the_same_graded_notebooks(tmp_path_factory):
-    """Real nbgrader under bwrap, ada's five notebooks: SuitesAhead on, then off; the same verdicts, byte for byte."""
+def test_work_done_ahead_or_in_place_leaves_the_same_graded_notebooks(tmp_path_factory):
+    """Real nbgrader under bwrap, ada's five notebooks: SuitesAhead and ExecutionAhead on, then off.
+
+    On, the suites of every notebook start early and notebooks 2..5 execute ahead of their turns,
+    each run used at its turn; either way the graded notebooks are the same, byte for byte.
+    """
     base = tmp_path_factory.getbasetemp()
     inputs = batch_support.inputs(base)
     root = tmp_path_factory.mktemp("ahead")
@@ -67,12 +71,16 @@ def test_suites_graded_ahead_or_in_place_leave_the_same_graded_notebooks(tmp_pat
         assert not isinstance(outcome.result, str), outcome.result
         log = (root / f"ada-{ahead}.log").read_text()
         assert (log.count(LOG_AHEAD) == len(files)) if ahead else (LOG_AHEAD not in log), log[-3000:]
-        notebooks = {}
+        executed_ahead = log.count(LOG_EXECUTED_AHEAD)
+        assert executed_ahead == (len(files) - 1 if ahead else 0), log[-3000:]
+        notebooks, verdicts = {}, {}
         for path in sorted((outcome.work / "autograded" / "ada" / ASSIGNMENT).glob("*.ipynb")):
+            notebooks[path.name] = path.read_bytes()
             nb = nbformat.read(path, as_version=4)
-            notebooks[path.name] = [(cell.outputs, cell.metadata.get(VERDICT_METADATA_KEY)) for _, cell
-                                    in autograded_test_cells(nb)]
-        graded[ahead] = (outcome.result, notebooks)
+            verdicts[path.name] = [cell.metadata.get(VERDICT_METADATA_KEY) for _, cell in autograded_test_cells(nb)]
+        graded[ahead] = (outcome.result, notebooks, verdicts, outcome.execution)
     assert graded[True][1] == graded[False][1]
-    assert len(graded[True][1]) == len(files) and all(graded[True][1].values())
+    assert len(graded[True][2]) == len(files) and all(graded[True][2].values())
     assert graded[True][0] == graded[False][0]
+    # The budget was charged each notebook's run, wherever it ran.
+    assert graded[True][3] is not None and graded[True][3].used_seconds > 0

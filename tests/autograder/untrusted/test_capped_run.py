@@ -30,3 +30,33 @@ def test_reading_results_does_not_follow_planted_links(tmp_path):
         read_untrusted_file(scratch, "../gradebook.db", 100)
     with pytest.raises(ValueError):
         read_untrusted_file(scratch, "real/out.txt", 3)
+
+
+def test_a_deadline_lowered_while_the_run_goes_on_stops_it_as_its_own_limit_would(tmp_path):
+    import json
+    import threading
+    import time
+
+    import nbformat
+    from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
+    from ch11_autograder.untrusted.capped_run import Deadline, run_limited
+    from ch11_autograder.untrusted.launch import Limits
+
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import time\ntime.sleep(120)")]),
+                   str(tmp_path / "submission.ipynb"))
+    (tmp_path / "job.json").write_text(json.dumps({
+        "version": 1, "input": "submission.ipynb", "output": "executed.ipynb", "kernel_name": "python3",
+        "timeout": 120, "startup_timeout": 60, "interrupt_grace": 5.0}))
+    deadline = Deadline()
+    timer = threading.Timer(1.0, deadline.limit_to, args=(4.0,))
+    timer.start()
+    began = time.monotonic()
+    result = run_limited(UnsandboxedLauncher(), "execute_notebook.py", ["job.json"], tmp_path,
+                         Limits(cpu_seconds=120, wall_seconds=100.0, memory_bytes=2 * 1024**3), deadline=deadline)
+    took = time.monotonic() - began
+    timer.cancel()
+    assert result.timed_out and result.killed_reason == "wall_time", result
+    assert deadline.fired_limit == 4.0
+    assert 4.0 <= took < 4.0 + 2 * Deadline.POLL_SECONDS + 5.0, took  # the kill's grace at most
+    deadline.limit_to(30.0)  # a deadline is only ever lowered
+    assert deadline.limit == 4.0
