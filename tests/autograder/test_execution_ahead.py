@@ -77,6 +77,40 @@ def test_a_run_not_started_at_its_turn_is_dropped_and_never_started():
     assert ran == ["b"]
 
 
+def test_inputs_prepared_on_the_plans_thread_are_run_unless_their_turn_came_first():
+    ready = threading.Event()
+    ran = []
+
+    def runs():
+        ready.wait(5)  # reading and sanitizing the later notebooks takes a while
+        return [("b", _input("b")), ("c", _input("c"))]
+
+    def runner(inputs, limit, deadline):
+        ran.append(inputs.notebook_text)
+        return _run(0.1)
+
+    plan = _plan(runs, runner)
+    assert plan.claim("b", _input("b").key, 10.0).why == "not ready"  # b's turn came first: b executes in turn
+    ready.set()
+    for _ in range(500):
+        if ran:
+            break
+        time.sleep(0.01)
+    assert plan.claim("c", _input("c").key, 10.0).why == "taken"
+    assert ran == ["c"]
+
+
+def test_a_plan_whose_inputs_cannot_be_prepared_runs_nothing(caplog):
+    def runs():
+        raise OSError("submitted/ is gone")
+
+    plan = _plan(runs, lambda inputs, limit, deadline: pytest.fail("nothing should run"))
+    with caplog.at_level(logging.WARNING):
+        plan._threads[0].join(5)
+    assert plan.claim("b", _input("b").key, 10.0).why == "none"
+    assert "submitted/ is gone" in caplog.text
+
+
 def test_a_run_past_the_turns_limit_is_not_used():
     plan = _plan([("b", _input("b")), ("c", _input("c"))], lambda inputs, limit, deadline: _run(8.0))
     assert plan.claim("b", _input("b").key, 5.0).why == "past the limit"  # ended at 8 s, the turn gives 5

@@ -70,7 +70,7 @@ class Claim:
 
     Attributes:
         run: the run to use, or ``None``: execute in turn.
-        why: ``"taken"``, or why the run is not used (``"not started"``, ``"inputs changed"``,
+        why: ``"taken"``, or why the run is not used (``"not ready"``, ``"not started"``, ``"inputs changed"``,
             ``"past the limit"``, ``"failed"``, ``"none"``: no run ahead for this notebook).
         waited_seconds: how long the turn waited for the run to end.
     """
@@ -84,7 +84,10 @@ class Plan:
     """One submission's notebooks executing ahead of their turns.
 
     Args:
-        runs: ``(notebook name, input)`` in the order their turns come.
+        runs: ``(notebook name, input)`` in the order their turns come, or a callable that
+            returns them: it is then called on the first worker's thread, so that preparing the
+            inputs (reading and sanitizing the later notebooks) does not hold up the turn that
+            makes the plan. A turn that comes before its input is ready executes in turn.
         limit: wall seconds each run may take at most (what the budget has left when the plan
             is made: no turn can give more).
         workers: how many run at once; each worker is one thread with its own launcher.
@@ -92,30 +95,54 @@ class Plan:
             to the thread that started it); called once per worker.
     """
 
-    def __init__(self, runs: Iterable[tuple[str, ExecutionInput]], *, limit: float, workers: int,
-                 runner_for: Callable[[], tuple[Runner, Callable[[], None]]]) -> None:
+    def __init__(self, runs: Iterable[tuple[str, ExecutionInput]] | Callable[[], Iterable[tuple[str, ExecutionInput]]],
+                 *, limit: float, workers: int, runner_for: Callable[[], tuple[Runner, Callable[[], None]]]) -> None:
         self.limit = limit
         self._lock = threading.Lock()
         self._entries: dict[str, _Entry] = {}
         self._queue: queue.Queue[_Entry] = queue.Queue()
-        for notebook, inputs in runs:
-            entry = _Entry(notebook, inputs)
-            self._entries[notebook] = entry
-            self._queue.put(entry)
+        self._passed: set[str] = set()  # turns that came before their input was ready
+        self._closed = False
+        self._filled = threading.Event()
+        self._fill_lock = threading.Lock()
+        if callable(runs):
+            self._source: Callable[[], Iterable[tuple[str, ExecutionInput]]] | None = runs
+            count = workers
+        else:
+            self._source = None
+            self._add(runs)
+            count = min(workers, len(self._entries))
         self._threads = [
             # Daemons: a conversion that fails before a turn must not keep nbgrader from exiting.
             threading.Thread(target=self._work, args=(runner_for,), name=f"ch11-execution-ahead-{n}", daemon=True)
-            for n in range(max(0, min(workers, len(self._entries))))
+            for n in range(max(0, count))
         ]
         for thread in self._threads:
             thread.start()
 
-    @property
-    def notebooks(self) -> tuple[str, ...]:
-        """The notebooks planned, in turn order (claimed ones included)."""
-        return tuple(self._entries)
+    def _add(self, runs: Iterable[tuple[str, ExecutionInput]]) -> None:
+        with self._lock:
+            for notebook, inputs in runs:
+                if notebook in self._passed or self._closed:
+                    continue
+                entry = _Entry(notebook, inputs)
+                self._entries[notebook] = entry
+                self._queue.put(entry)
+            self._filled.set()
+
+    def _fill(self) -> None:
+        with self._fill_lock:
+            if self._filled.is_set() or self._source is None:
+                return
+            try:
+                runs = list(self._source())
+            except Exception as exc:  # nothing runs ahead; every turn executes in place
+                log.warning("no notebook executes ahead: preparing them failed: %s: %s", type(exc).__name__, exc)
+                runs = []
+            self._add(runs)
 
     def _work(self, runner_for: Callable[[], tuple[Runner, Callable[[], None]]]) -> None:
+        self._fill()
         runner, close = runner_for()
         try:
             while True:
@@ -148,6 +175,9 @@ class Plan:
         with self._lock:
             entry = self._entries.pop(notebook, None)
             if entry is None:
+                if not self._filled.is_set():
+                    self._passed.add(notebook)  # its input, when ready, is not run
+                    return Claim(None, "not ready")
                 return Claim(None, "none")
             if not entry.started:
                 entry.cancelled = True
@@ -180,6 +210,7 @@ class Plan:
     def close(self) -> None:
         """Stop every run not claimed (they are killed at their next look at the deadline)."""
         with self._lock:
+            self._closed = True
             entries = list(self._entries.values())
             self._entries.clear()
             for entry in entries:

@@ -654,11 +654,18 @@ class ExecutionAhead(NbGraderPreprocessor):
             return None
         # Not this notebook: it executes now, in its turn, beside the first of the later ones (measured:
         # planning it too saves one zygote's start but runs one execution fewer at a time, and was slower).
-        runs: list[tuple[str, ExecutionInput]] = []
-        for name, later in self._later_notebooks(submission, current, resources):
-            runs.append((name, execute.prepare(later, _resources_of(resources, name))))
-        if not runs:
-            return None
+        # The later ones are read and sanitized on the plan's thread, not in this turn: a copy of the
+        # resources as they are now, since this turn's steps go on changing them.
+        here = _resources_of(resources, current)
+        here["metadata"] = dict(resources.get("metadata", {}))
+
+        def runs() -> list[tuple[str, ExecutionInput]]:
+            found = [(name, execute.prepare(later, _resources_of(here, name)))
+                     for name, later in self._later_notebooks(submission, current, here)]
+            self.log.info("%s: executing %d later notebooks ahead of their turns on %d thread(s): %s",
+                          current or "notebook", len(found), workers, ", ".join(name for name, _ in found))
+            return found
+
         base = _launcher(execute.sandbox, resources, fork=False)
 
         def runner_for() -> tuple[execution_ahead.Runner, Any]:
@@ -673,8 +680,6 @@ class ExecutionAhead(NbGraderPreprocessor):
 
             return (lambda inputs, wall, deadline: execute.run(inputs, launcher, wall, deadline)), close
 
-        self.log.info("%s: executing %d later notebooks ahead of their turns on %d thread(s): %s",
-                      current or "notebook", len(runs), workers, ", ".join(name for name, _ in runs))
         return execution_ahead.Plan(runs, limit=limit, workers=workers, runner_for=runner_for)
 
     def _later_notebooks(self, submission: tuple[str, str], current: str,
