@@ -203,6 +203,7 @@ class SlotServers:
         self._lock = threading.Lock()
         self._servers: dict[int, NbgraderForkServer | None] = {}
         self._slot_locks: dict[int, threading.Lock] = {}
+        self._borrowed: set[int] = set()  # id()s of adopted servers their caller closes
         #: How many servers have been started so far (one per slot, plus one per restart after a server ended).
         self.started = 0
 
@@ -235,23 +236,27 @@ class SlotServers:
                 self.started += server is not None
             return server
 
-    def adopt(self, slot: int, server: NbgraderForkServer) -> None:
+    def adopt(self, slot: int, server: NbgraderForkServer, *, owned: bool = True) -> None:
         """Use ``server`` (started earlier for this course's config, e.g. while the batch command was
-        still importing) as ``slot``'s; it is closed with the others. A slot that has one already keeps
-        it, and ``server`` is closed (as with ``enabled=False``)."""
+        still importing) as ``slot``'s. ``owned``: it is closed with the others; otherwise its caller
+        closes it (and may go on forking from it after :meth:`close`). A slot that has one already
+        keeps it, and an owned ``server`` is closed (as with ``enabled=False``)."""
         with self._lock:
             unused = not self.enabled or slot in self._servers
             if not unused:
                 self._servers[slot] = server
                 self.started += 1
-        if unused:
+                if not owned:
+                    self._borrowed.add(id(server))
+        if unused and owned:
             server.close()
 
     def close(self) -> None:
-        """End every server (runs in flight die with them); later calls start new ones."""
+        """End every server this object owns (runs in flight die with them); later calls start new ones."""
         with self._lock:
-            servers = [s for s in self._servers.values() if s is not None]
+            servers = [s for s in self._servers.values() if s is not None and id(s) not in self._borrowed]
             self._servers.clear()
+            self._borrowed.clear()
         for server in servers:
             server.close()
 

@@ -239,9 +239,12 @@ def prepare(plan: BatchPlan) -> Released:
 
 def _run(plan: BatchPlan, first_server: NbgraderForkServer | None = None) -> BatchReport:
     released = prepare(plan)
-    steps = course_server(plan)
+    # The local pool grades slot 0 on the server started first, which outlives the pool: the course-wide
+    # steps fork from it at the end, and no second server imports nbgrader beside the first submissions.
+    shared = first_server is not None and plan.cluster is None and plan.fork_nbgrader
+    steps = first_server if shared else course_server(plan)
     try:
-        return _grade_and_report(plan, released, steps, first_server)
+        return _grade_and_report(plan, released, steps, first_server, share_first=shared)
     finally:
         if steps is not None:
             steps.close()
@@ -263,7 +266,7 @@ def course_server(plan: BatchPlan) -> NbgraderForkServer | None:
 
 
 def _grade_and_report(plan: BatchPlan, released: Released, steps: NbgraderForkServer | None,
-                      first_server: NbgraderForkServer | None = None) -> BatchReport:
+                      first_server: NbgraderForkServer | None = None, *, share_first: bool = False) -> BatchReport:
     course, assignment, logs = plan.course, plan.assignment, plan.logs
 
     def emit(done: int, total: int, record: SubmissionRecord | None, message: str = "",
@@ -305,7 +308,8 @@ def _grade_and_report(plan: BatchPlan, released: Released, steps: NbgraderForkSe
         finished_jobs = 0
         pool = runner(plan, lambda message: emit(done, total, None, message))
         if first_server is not None and isinstance(pool, LocalPool):
-            pool.servers.adopt(0, first_server)  # the first submission takes slot 0
+            # The first submission takes slot 0. Shared: the course-wide steps fork from it after the pool closes.
+            pool.servers.adopt(0, first_server, owned=not share_first)
         with contextlib.closing(stream(pool, jobs, priors)) as outcomes:
             for outcome in outcomes:
                 student = outcome.sub.student

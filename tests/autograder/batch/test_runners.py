@@ -11,7 +11,7 @@ import shutil
 import time
 
 import pytest
-from ch11_autograder.batch import IntakeError, grade_class, nbgrader_fork
+from ch11_autograder.batch import IntakeError, grade_class, nbgrader_fork, orchestrate
 from ch11_autograder.batch.plan import BatchPlan
 from ch11_autograder.batch.runners import LocalPool
 from support import batch_support
@@ -38,9 +38,14 @@ def test_the_pool_warms_only_the_slots_its_expected_submissions_use(tmp_path_fac
     assert len(_CountedServer.pids) == warmed == pool.servers.started
 
 
+@pytest.mark.parametrize("feedback", [False, True])
 def test_a_batch_of_one_submission_grades_on_the_server_it_was_handed_and_starts_no_other(tmp_path_factory,
-                                                                                          monkeypatch):
-    """``ch11-grade batch`` hands ``grade_class`` slot 0's server, started before its own imports."""
+                                                                                          monkeypatch, feedback):
+    """``ch11-grade batch`` hands ``grade_class`` slot 0's server, started before its own imports.
+
+    With feedback, ``generate_feedback`` and ``export`` fork from it too, after the pool has closed:
+    no course-wide server imports nbgrader beside the submission's grading.
+    """
     base = tmp_path_factory.getbasetemp()
     root = tmp_path_factory.mktemp("first-server")
     course = batch_support.assigned_course(base, root / "course")
@@ -50,10 +55,15 @@ def test_a_batch_of_one_submission_grades_on_the_server_it_was_handed_and_starts
     shutil.copy2(batch_support.inputs(base) / "class" / "ada" / ASSIGNMENT / notebook, dest / notebook)
     first = nbgrader_fork.NbgraderForkServer(course / "nbgrader_config.py", wait=False)
     monkeypatch.setattr(nbgrader_fork, "NbgraderForkServer", _CountedServer)
+    monkeypatch.setattr(orchestrate, "NbgraderForkServer", _CountedServer)
     _CountedServer.pids = []
-    report = grade_class(root / "class", course, workers=2, sandbox="bwrap", feedback=False, first_server=first)
+    report = grade_class(root / "class", course, workers=2, sandbox="bwrap", feedback=feedback, first_server=first)
     assert [r.status for r in report.records] == ["graded"]
     assert _CountedServer.pids == []  # the pool adopted the server it was handed for slot 0
+    if feedback:
+        assert (course / "feedback" / "ada" / ASSIGNMENT / "ex4_audit.html").is_file()
+        assert report.problems == []
+        assert "is gone" not in (course / ".ch11-batch" / "logs" / "generate_feedback.log").read_text()
     assert not first.alive  # and the batch closed it
 
 
