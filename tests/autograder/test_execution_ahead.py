@@ -42,8 +42,8 @@ def test_a_run_of_the_same_input_within_the_limit_is_taken():
     assert plan.claim("b", _input("b").key, 10.0).why == "none"  # claimed once
 
 
-def test_a_run_of_other_inputs_is_stopped_and_not_used():
-    stopped = threading.Event()
+def _started_until_stopped(stopped: threading.Event) -> Plan:
+    """A plan of one run, "b", started: it goes on until its deadline says stop, then sets ``stopped``."""
 
     def runner(inputs, limit, deadline: Deadline):
         deadline.start(time.monotonic(), limit)
@@ -55,6 +55,12 @@ def test_a_run_of_other_inputs_is_stopped_and_not_used():
     plan = _plan([("b", _input("b"))], runner)
     while not plan._entries["b"].started:
         time.sleep(0.01)
+    return plan
+
+
+def test_a_run_of_other_inputs_is_stopped_and_not_used():
+    stopped = threading.Event()
+    plan = _started_until_stopped(stopped)
     claim = plan.claim("b", _input("b changed").key, 10.0)
     assert claim.why == "inputs changed" and claim.run is None
     assert stopped.is_set()
@@ -142,17 +148,7 @@ def test_a_runner_that_raises_leaves_the_turn_to_execute(caplog):
 
 def test_closing_a_plan_stops_its_runs():
     ended = threading.Event()
-
-    def runner(inputs, limit, deadline: Deadline):
-        deadline.start(time.monotonic(), limit)
-        while time.monotonic() < deadline.at():
-            time.sleep(0.01)
-        ended.set()
-        return _run(0.1, timed_out=True)
-
-    plan = _plan([("b", _input("b"))], runner)
-    while not plan._entries["b"].started:
-        time.sleep(0.01)
+    plan = _started_until_stopped(ended)
     plan.close()
     assert ended.wait(5)
 
