@@ -171,7 +171,7 @@ def grade_isolated(
     running: RunningGraders,
     prior: PriorSubmission | None = None,
     forks: NbgraderForkServer | None = None,
-    suites_ahead: bool | None = None,
+    spare_core: bool | None = None,
 ) -> Outcome:
     """Run ``nbgrader autograde`` for ``sub`` in a fresh isolated course under ``work_root``.
 
@@ -180,7 +180,7 @@ def grade_isolated(
     as in the real course; ``None`` when the course has no row for the student.
     ``forks``: the slot's fork server; nbgrader then starts as a fork of it (about a second
     less per submission), and as a process of its own when there is none or it has ended.
-    ``suites_ahead``: whether work runs ahead of its turn, worth it when a core is spare: the suites
+    ``spare_core``: whether a core is spare for this submission, so that work runs ahead of its turn: the suites
     while the notebooks execute (``SuitesAhead``; it costs a second zygote start) and the later
     notebooks while the earlier ones are graded (``ExecutionAhead``, one thread); ``None``: the
     course config's choice.
@@ -226,8 +226,8 @@ def grade_isolated(
         # names an absolute root or database must not send this run into the instructor's course.
         args: tuple[str, ...] = ("autograde", assignment, f"--student={sub.student}", f"--CourseDirectory.root={work}",
                 f"--CourseDirectory.db_url=sqlite:///{work / 'gradebook.db'}")
-        if suites_ahead is not None:
-            args += (f"--SuitesAhead.enabled={suites_ahead}", f"--ExecutionAhead.workers={int(suites_ahead)}")
+        if spare_core is not None:
+            args += (f"--SuitesAhead.enabled={spare_core}", f"--ExecutionAhead.workers={int(spare_core)}")
         timed_out = False
         with log_path.open("wb") as log:
             proc = start_nbgrader(args, work, env, log, forks)

@@ -236,7 +236,7 @@ def grade_job(job: GradingJob) -> JobResult:
                                      timeout=job.timeout, assignment=job.assignment, running=RunningGraders(),
                                      prior=job.prior, forks=_fork_servers(course).for_slot(slot),
                                      # A cluster grades for throughput: its cores are its workers'.
-                                     suites_ahead=False)
+                                     spare_core=False)
         log_text = log.read_text(errors="replace") if log.is_file() else ""
         if isinstance(outcome.result, str):
             return failed(outcome.result, log_text, str(log))

@@ -244,7 +244,7 @@ def _run(plan: BatchPlan, first_server: NbgraderForkServer | None = None) -> Bat
     shared = first_server is not None and plan.cluster is None and plan.fork_nbgrader
     steps = first_server if shared else course_server(plan)
     try:
-        return _grade_and_report(plan, released, steps, first_server, share_first=shared)
+        return _grade_and_report(plan, released, steps, first_server)
     finally:
         if steps is not None:
             steps.close()
@@ -266,7 +266,7 @@ def course_server(plan: BatchPlan) -> NbgraderForkServer | None:
 
 
 def _grade_and_report(plan: BatchPlan, released: Released, steps: NbgraderForkServer | None,
-                      first_server: NbgraderForkServer | None = None, *, share_first: bool = False) -> BatchReport:
+                      first_server: NbgraderForkServer | None = None) -> BatchReport:
     course, assignment, logs = plan.course, plan.assignment, plan.logs
 
     def emit(done: int, total: int, record: SubmissionRecord | None, message: str = "",
@@ -308,8 +308,9 @@ def _grade_and_report(plan: BatchPlan, released: Released, steps: NbgraderForkSe
         finished_jobs = 0
         pool = runner(plan, lambda message: emit(done, total, None, message))
         if first_server is not None and isinstance(pool, LocalPool):
-            # The first submission takes slot 0. Shared: the course-wide steps fork from it after the pool closes.
-            pool.servers.adopt(0, first_server, owned=not share_first)
+            # The first submission takes slot 0. When it is also the course-wide steps' server, they fork from
+            # it after the pool closes: the pool only borrows it.
+            pool.servers.adopt(0, first_server, owned=steps is not first_server)
         with contextlib.closing(stream(pool, jobs, priors)) as outcomes:
             for outcome in outcomes:
                 student = outcome.sub.student

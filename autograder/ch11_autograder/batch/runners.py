@@ -156,7 +156,7 @@ class LocalPool:
             return grade_isolated(sub, course=plan.course, template=plan.template, work_root=plan.work_root,
                                   log_path=plan.log_for(sub.student), slot=slot, sandbox=plan.sandbox,
                                   timeout=plan.timeout, assignment=plan.assignment, running=self.running,
-                                  prior=prior, forks=self.servers.for_slot(slot), suites_ahead=spare)
+                                  prior=prior, forks=self.servers.for_slot(slot), spare_core=spare)
         finally:
             self._slots.put(slot)
 

@@ -96,11 +96,6 @@ class Deadline:
             self._limit = min(self._limit, max(0.0, seconds))
 
     @property
-    def started(self) -> float | None:
-        """When the run was spawned, or ``None`` before that."""
-        return self._started
-
-    @property
     def limit(self) -> float:
         """The limit in force, seconds from the start."""
         return self._limit

@@ -67,7 +67,7 @@ def test_work_done_ahead_or_in_place_leaves_the_same_graded_notebooks(tmp_path_f
         work.mkdir()
         outcome = grade_isolated(sub, course=course, template=root / "template.db", work_root=work,
                                  log_path=root / f"ada-{ahead}.log", slot=0, sandbox="bwrap", timeout=600,
-                                 assignment=ASSIGNMENT, running=RunningGraders(), suites_ahead=ahead)
+                                 assignment=ASSIGNMENT, running=RunningGraders(), spare_core=ahead)
         assert not isinstance(outcome.result, str), outcome.result
         log = (root / f"ada-{ahead}.log").read_text()
         assert (log.count(LOG_AHEAD) == len(files)) if ahead else (LOG_AHEAD not in log), log[-3000:]
