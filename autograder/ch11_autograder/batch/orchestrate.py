@@ -28,9 +28,9 @@
 5. **Merge**, by this process alone, one submission at a time, as results
    arrive (:mod:`.merge`): scores set in the instructor's gradebook, autograded
    and submitted notebooks renamed into place, then a ledger entry.
-6. **Reports**: ``nbgrader generate_feedback`` and ``nbgrader export`` on the
-   instructor's course, then the CSV, the summary and ``records.json``
-   (:mod:`.report`).
+6. **Reports**: ``nbgrader generate_feedback`` (in lanes of students over the cores,
+   :mod:`.feedback`) and ``nbgrader export`` on the instructor's course, then the CSV,
+   the summary and ``records.json`` (:mod:`.report`).
 
 The set-up (:func:`open_plan`, :func:`prepare`, the template, :func:`runner`) and the steps of
 one submission (:func:`triage` before grading, :func:`finish` after) are also those of
@@ -60,6 +60,7 @@ from ..untrusted.choose import resolve_backend
 from . import report
 from .cellcheck import check_submission, load_released
 from .course import course_step, ensure_assignment, init_course, make_template
+from .feedback import generate_feedback
 from .gradebook import open_gradebook
 from .guards import BatchLock, check_private, check_sandbox
 from .intake import IntakeError, IntakeLimits, StudentSubmission, read_source
@@ -330,8 +331,7 @@ def _grade_and_report(plan: BatchPlan, released: Released, steps: NbgraderForkSe
     reports.mkdir(exist_ok=True)
     if plan.feedback and any(r.status != "error" for r in ordered):
         emit(done, total, None, "nbgrader generate_feedback")
-        problems += course_step(course, logs / "generate_feedback.log", "generate_feedback", assignment, "--force",
-                                forks=steps)
+        problems += generate_feedback(course, logs / "generate_feedback.log", assignment, forks=steps)
     if plan.feedback:
         emit(done, total, None, "nbgrader export")
         problems += course_step(course, logs / "export.log", "export", "--to",
