@@ -50,6 +50,7 @@ from .guards import BatchLock
 from .intake import IntakeLimits, read_source
 from .ledger import Ledger
 from .merge import read_prior
+from .nbgrader_fork import NbgraderForkServer
 from .orchestrate import DEFAULT_TIMEOUT, due_date, earlier_grades, finish, open_plan, prepare, runner, triage
 from .plan import BatchPlan
 from .records import EarlierGrades, SubmissionRecord
@@ -130,6 +131,12 @@ class GradingSession:
     def fork_servers_started(self) -> int:
         """How many nbgrader fork servers the local pool has started (0 on a Dask cluster)."""
         return self.runner.servers.started if isinstance(self.runner, LocalPool) else 0
+
+    def course_server(self) -> NbgraderForkServer | None:
+        """A fork server of this session's course for a course-wide nbgrader step (a student's feedback pages):
+        slot 0's, which the pool keeps for the session's life (started now if it is not); ``None`` on a Dask cluster
+        or without fork servers, where the step starts nbgrader afresh. Its forks run beside the slot's gradings."""
+        return self.runner.servers.for_slot(0) if isinstance(self.runner, LocalPool) else None
 
     # ------------------------------------------------------------------ grading
 

@@ -16,7 +16,7 @@
   copies it into a job folder and hands it to the session; each one is merged and published as
   soon as it finishes, while the others go on. Nothing here decides a score. For
   ``feedback_level = "full"`` it runs ``nbgrader generate_feedback`` for that student in the
-  practice course.
+  practice course, forked from the session's nbgrader server (:meth:`..batch.session.GradingSession.course_server`).
 * Each graded submission's pages replace its status pages (:mod:`.publish`), then it is marked
   ``done``, under one lock with every other publication, so a stale status never overwrites
   feedback.
@@ -300,9 +300,12 @@ class Service:
         if record is not None and record.status != "error" and self.policy.feedback_level == "full":
             logs = self.state / "logs"
             logs.mkdir(exist_ok=True)
+            # A fork of the session's server: no interpreter start and no imports in the student's wait.
+            forks = self.session.course_server() if self.session is not None else None
             with self._may_abandon():
                 problems = course_step(self.practice, logs / f"generate_feedback-{sub.student}.log",
-                                       "generate_feedback", self.assignment, "--student", sub.student, "--force")
+                                       "generate_feedback", self.assignment, "--student", sub.student, "--force",
+                                       forks=forks)
             if problems:
                 record.status, record.error = "error", "; ".join(problems)
         self._finish(sub, record, None if record is not None else self._failure)
