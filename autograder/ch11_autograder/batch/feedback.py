@@ -24,19 +24,15 @@ from __future__ import annotations
 
 import glob
 import os
-import subprocess
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..nbgrader_cli import nbgrader_env
-from .nbgrader_fork import ForkedNbgrader, NbgraderForkServer, start_nbgrader
+from .course import course_step
+from .nbgrader_fork import NbgraderForkServer, start_nbgrader
 from .nbgrader_log import nbgrader_error_line
 
 __all__ = ["feedback_lanes", "generate_feedback", "lane_patterns"]
-
-#: Seconds between looks at the lanes in flight.
-_POLL_SECONDS = 0.05
 
 
 def feedback_lanes() -> int:
@@ -107,42 +103,32 @@ def generate_feedback(course: Path, log_path: Path, assignment: str, *, student:
     """
     args = ["generate_feedback", assignment, "--force"]
     if student != "*" or forks is None:
-        return _run_all(course, log_path, [([*args, "--student", student] if student != "*" else args,
-                                            log_path, "generate_feedback")], forks)
+        return course_step(course, log_path, *args, *(["--student", student] if student != "*" else []),
+                           forks=forks)
     patterns = lane_patterns(graded_students(course, assignment), feedback_lanes() if lanes is None else lanes)
     if patterns == ["*"]:
-        return _run_all(course, log_path, [(args, log_path, "generate_feedback")], forks)
+        return course_step(course, log_path, *args, forks=forks)
     parts = [log_path.with_name(f"{log_path.stem}.{n}{log_path.suffix}") for n in range(len(patterns))]
-    runs = [([*args, "--student", pattern], part, f"generate_feedback --student {pattern}")
-            for pattern, part in zip(patterns, parts, strict=True)]
+    names = [f"generate_feedback --student {pattern}" for pattern in patterns]
     try:
-        return _run_all(course, log_path, runs, forks, lanes=len(runs))
+        return _run_lanes(course, log_path, [[*args, "--student", p] for p in patterns], parts, names, forks)
     finally:
-        _join(log_path, [what for _, _, what in runs], parts)
+        _join(log_path, names, parts)
 
 
-def _run_all(course: Path, log_path: Path, runs: Sequence[tuple[list[str], Path, str]],
-             forks: NbgraderForkServer | None, *, lanes: int = 1) -> list[str]:
-    """Run ``runs`` (argv, its log, what a failure calls it) at most ``lanes`` at a time; failures name ``log_path``."""
-    waiting = list(runs)
-    going: list[tuple[str, Path, subprocess.Popen[bytes] | ForkedNbgrader]] = []
-    problems: list[str] = []
-    while waiting or going:
-        while waiting and len(going) < lanes:
-            argv, log, what = waiting.pop(0)
-            with log.open("wb") as out:  # the run has its own descriptor for it
-                going.append((what, log, start_nbgrader(argv, course, nbgrader_env(), out, forks,
-                                                        whose="the course's")))
-        ended = [run for run in going if run[2].poll() is not None]
-        for run in ended:
-            going.remove(run)
-            what, log, proc = run
-            returncode = proc.wait()
-            if returncode != 0:
-                line = nbgrader_error_line(log.read_text(errors="replace"))
-                problems.append(f"nbgrader {what} failed (exit {returncode}): {line} (log: {log_path})")
-        if going and not ended:
-            time.sleep(_POLL_SECONDS)
+def _run_lanes(course: Path, log_path: Path, argvs: Sequence[list[str]], parts: Sequence[Path],
+               names: Sequence[str], forks: NbgraderForkServer) -> list[str]:
+    """Start every lane (``argvs[i]``, its log ``parts[i]``) at once, then wait for each; failures name ``log_path``."""
+    started = []
+    for argv, part in zip(argvs, parts, strict=True):
+        with part.open("wb") as out:  # the run has its own descriptor for it
+            started.append(start_nbgrader(argv, course, nbgrader_env(), out, forks, whose="the course's"))
+    problems = []
+    for name, part, proc in zip(names, parts, started, strict=True):
+        returncode = proc.wait()
+        if returncode != 0:
+            line = nbgrader_error_line(part.read_text(errors="replace"))
+            problems.append(f"nbgrader {name} failed (exit {returncode}): {line} (log: {log_path})")
     return problems
 
 
