@@ -23,10 +23,15 @@ verdict rewrites the fixture in the same commit and says why.
 from __future__ import annotations
 
 import argparse
+import atexit
+import functools
 import hashlib
 import json
+import multiprocessing
+import os
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -85,14 +90,44 @@ def test_cell_outputs(nb: nbformat.NotebookNode, config: Config) -> dict[str, li
     }
 
 
-def grade_catalogue(labels: set[str] | None = None) -> dict[str, dict[str, list[dict]]]:
-    """label -> grade_id -> verdict outputs, for every submission of :func:`submissions`."""
-    config = course_config()
-    return {
-        label: test_cell_outputs(nb, config)
-        for label, _stem, nb in submissions()
-        if labels is None or label in labels
-    }
+@functools.cache
+def _config_once() -> Config:
+    return course_config()
+
+
+@functools.cache
+def _notebooks() -> dict[str, nbformat.NotebookNode]:
+    return {label: nb for label, _stem, nb in submissions()}
+
+
+def _grade_one(label: str) -> tuple[str, dict[str, list[dict]]]:
+    """(label, grade_id -> verdict outputs) of one submission, in this process."""
+    return label, test_cell_outputs(_notebooks()[label], _config_once())
+
+
+@functools.cache
+def _pool(processes: int) -> ProcessPoolExecutor:
+    # spawn, not fork: fresh interpreters, as `capture.py catalogue` starts one. Kept for the
+    # process's life, so that the tests of several exercises pay the processes' start once.
+    pool = ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn"))
+    atexit.register(pool.shutdown, cancel_futures=True)
+    return pool
+
+
+def grade_catalogue(labels: set[str] | None = None, *,
+                    processes: int | None = None) -> dict[str, dict[str, list[dict]]]:
+    """label -> grade_id -> verdict outputs, for every submission of :func:`submissions`.
+
+    Each submission is graded on its own (its own worker, hypothesis seeded per property), so
+    the submissions are shared out over ``processes`` other interpreters (default: one per core
+    this process may use) and graded side by side; with one, this process grades them in turn.
+    """
+    wanted = [label for label in _notebooks() if labels is None or label in labels]
+    if processes is None:
+        processes = len(os.sched_getaffinity(0))
+    if processes < 2 or len(wanted) < 2:
+        return dict(map(_grade_one, wanted))
+    return dict(_pool(processes).map(_grade_one, wanted))
 
 
 def catalogue_fixture(exercise: str) -> Path:
