@@ -44,8 +44,9 @@ CATALOGUE_DIR = HERE / "catalogue"
 DEMO_FIXTURE = HERE / "demo.json"
 
 
+@functools.cache
 def course_config() -> Config:
-    """The course's own ``nbgrader_config.py``, loaded as nbgrader loads it."""
+    """The course's own ``nbgrader_config.py``, loaded as nbgrader loads it (once per process)."""
     return PyFileConfigLoader(COURSE_CONFIG.name, path=str(COURSE_CONFIG.parent)).load_config()
 
 
@@ -91,18 +92,13 @@ def test_cell_outputs(nb: nbformat.NotebookNode, config: Config) -> dict[str, li
 
 
 @functools.cache
-def _config_once() -> Config:
-    return course_config()
-
-
-@functools.cache
 def _notebooks() -> dict[str, nbformat.NotebookNode]:
     return {label: nb for label, _stem, nb in submissions()}
 
 
 def _grade_one(label: str) -> tuple[str, dict[str, list[dict]]]:
     """(label, grade_id -> verdict outputs) of one submission, in this process."""
-    return label, test_cell_outputs(_notebooks()[label], _config_once())
+    return label, test_cell_outputs(_notebooks()[label], course_config())
 
 
 @functools.cache
@@ -174,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.what == "catalogue":
         wanted = set(args.exercises or [exercise for exercise, _stem in _exercises()])
-        graded = grade_catalogue({label for label, _stem, _nb in submissions() if label.split("/")[0] in wanted})
+        graded = grade_catalogue({label for label in _notebooks() if label.split("/")[0] in wanted})
         for exercise in sorted(wanted):
             prefix = exercise + "/"
             entries = {label.removeprefix(prefix): v for label, v in graded.items() if label.startswith(prefix)}
