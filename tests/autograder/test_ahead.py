@@ -132,3 +132,136 @@ def test_take_waits_for_the_early_grading_and_forgets_it(tmp_path):
     threading.Timer(0.2, release.set).start()
     assert ahead.take(resources, inputs) is results
     assert ahead.take(resources, inputs) is None
+
+
+# ------------------------------------------------------- Lane: a submission's suites ahead of their turns
+
+
+def _inputs(source: str) -> ahead.SuiteInputs:
+    return ahead.SuiteInputs(tests=(), cells=worker_cells(notebook(source)), support={})
+
+
+class _Recorder:
+    """Work for a lane: each grading records when it ran and returns results naming its notebook."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.running = 0
+        self.most = 0
+        self.order: list[str] = []
+
+    def work(self, notebook: str, release: threading.Event | None = None):
+        def run():
+            with self.lock:
+                self.running += 1
+                self.most = max(self.most, self.running)
+                self.order.append(notebook)
+            if release is not None:
+                release.wait(10)
+            threading.Event().wait(0.02)
+            with self.lock:
+                self.running -= 1
+            return ahead.SuiteResults({}, [notebook])
+        return run
+
+
+def test_a_lane_grades_one_notebook_at_a_time_in_nbgraders_order(tmp_path):
+    rec = _Recorder()
+    release = threading.Event()
+    later = [(name, _inputs(name), rec.work(name)) for name in ("ex3", "ex10", "ex2")]
+    lane = ahead.Lane("test-lane", lambda: later)
+    first = _resources(tmp_path)
+    assert not lane.attach(first, "ex1", _inputs("ex1"), rec.work("ex1", release))
+    threading.Timer(0.2, release.set).start()
+    assert ahead.take(first, _inputs("ex1")).incidents == ["ex1"]
+    for name in ("ex10", "ex2", "ex3"):  # file names in order: ex10.ipynb < ex2.ipynb
+        resources = _resources(tmp_path)
+        assert lane.attach(resources, name, _inputs(name), rec.work("turn"))
+        assert ahead.take(resources, _inputs(name)).incidents == [name]
+    assert rec.order == ["ex1", "ex10", "ex2", "ex3"]
+    assert rec.most == 1  # one worker at a time in the lane's sandbox
+
+
+def test_a_later_notebook_whose_inputs_changed_is_graded_from_the_turns_inputs(tmp_path):
+    rec = _Recorder()
+    release = threading.Event()
+    lane = ahead.Lane("test-lane", lambda: [("ex2", _inputs("old"), rec.work("ex2-old"))])
+    first = _resources(tmp_path)
+    lane.attach(first, "ex1", _inputs("ex1"), rec.work("ex1", release))  # holds the lane: ex2-old stays queued
+    deadline = threading.Event()
+    while "ex2" not in lane._entries and not deadline.wait(0.01):
+        pass
+    turn = _resources(tmp_path)
+    assert not lane.attach(turn, "ex2", _inputs("new"), rec.work("ex2-new"))
+    release.set()
+    assert ahead.take(first, _inputs("ex1")).incidents == ["ex1"]
+    assert ahead.take(turn, _inputs("new")).incidents == ["ex2-new"]
+    assert rec.order == ["ex1", "ex2-new"]  # the guess made ahead was never run
+
+
+def test_later_notebooks_that_cannot_be_prepared_are_graded_at_their_turns(tmp_path, caplog):
+    def broken():
+        raise OSError("submission folder vanished")
+
+    rec = _Recorder()
+    lane = ahead.Lane("test-lane", broken)
+    first = _resources(tmp_path)
+    with caplog.at_level(logging.WARNING):
+        lane.attach(first, "ex1", _inputs("ex1"), rec.work("ex1"))
+        assert ahead.take(first, _inputs("ex1")).incidents == ["ex1"]
+        turn = _resources(tmp_path)
+        assert not lane.attach(turn, "ex2", _inputs("ex2"), rec.work("ex2"))
+        assert ahead.take(turn, _inputs("ex2")).incidents == ["ex2"]
+    assert "preparing them failed: OSError: submission folder vanished" in caplog.text
+
+
+def test_a_closed_lane_grades_nothing_queued_and_its_turns_grade_in_place(tmp_path):
+    rec = _Recorder()
+    release = threading.Event()
+    lane = ahead.Lane("test-lane")
+    first, second = _resources(tmp_path), _resources(tmp_path)
+    lane.attach(first, "ex1", _inputs("ex1"), rec.work("ex1", release))
+    lane.attach(second, "ex2", _inputs("ex2"), rec.work("ex2"))
+    while rec.order != ["ex1"]:  # ex1 is going, ex2 queued behind it
+        threading.Event().wait(0.01)
+    lane.close()
+    release.set()
+    assert ahead.take(first, _inputs("ex1")).incidents == ["ex1"]  # the one going ends on its own
+    assert ahead.take(second, _inputs("ex2")) is None  # TrustedVerdicts grades it in place
+    late = _resources(tmp_path)
+    lane.attach(late, "ex3", _inputs("ex3"), rec.work("ex3"))
+    assert ahead.take(late, _inputs("ex3")) is None
+    assert rec.order == ["ex1"]
+
+
+def test_one_lane_per_submission_and_a_new_submission_closes_the_last(tmp_path):
+    a = ahead.lane_for(("ch11", "ada"))
+    assert ahead.lane_for(("ch11", "ada")) is a
+    b = ahead.lane_for(("ch11", "hal"))
+    assert b is not a and a._closed and not b._closed
+    ahead.close_lane(("ch11", "hal"))
+    assert b._closed
+
+
+def test_a_notebook_whose_turn_came_before_the_lane_had_it_is_not_graded_again(tmp_path):
+    rec = _Recorder()
+    ready = threading.Event()
+    filled = threading.Event()
+
+    def later():
+        ready.wait(10)  # preparing the later notebooks is slower than the turns
+        return [("ex2", _inputs("ex2"), rec.work("ex2-ahead")), ("ex3", _inputs("ex3"), rec.work("ex3-ahead"))]
+
+    lane = ahead.Lane("test-lane", later)
+    first, second = _resources(tmp_path), _resources(tmp_path)
+    lane.attach(first, "ex1", _inputs("ex1"), rec.work("ex1"))
+    ahead.take(first, _inputs("ex1"))
+    assert not lane.attach(second, "ex2", _inputs("ex2"), rec.work("ex2-turn"))
+    assert ahead.take(second, _inputs("ex2")).incidents == ["ex2-turn"]
+    ready.set()
+    third = _resources(tmp_path)
+    while "ex3" not in lane._entries and not filled.wait(0.01):
+        pass
+    assert lane.attach(third, "ex3", _inputs("ex3"), rec.work("ex3-turn"))
+    assert ahead.take(third, _inputs("ex3")).incidents == ["ex3-ahead"]
+    assert rec.order == ["ex1", "ex2-turn", "ex3-ahead"]

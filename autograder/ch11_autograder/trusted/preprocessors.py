@@ -6,7 +6,8 @@ Autograde (``Autograde.autograde_preprocessors``, see ``nbgrader_config.py``)::
                        same release and suites, when a cache is configured
                        (``verdict_cache.py``); the steps up to the store then do nothing
     SuitesAhead        start the hidden suites on a thread, to run while the notebook
-                       executes (``ahead.py``); TrustedVerdicts collects their verdicts
+                       executes, and with a spare core the later notebooks' on the same
+                       lane (``ahead.py``); TrustedVerdicts collects their verdicts
     SandboxedExecute   instead of nbgrader's Execute: run the notebook in the
                        sandbox for its outputs only, copy them back as
                        sanitized data
@@ -33,6 +34,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import copy
+import functools
 import hashlib
 import json
 import logging
@@ -40,6 +42,9 @@ import os
 import shutil
 import stat
 import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +53,7 @@ from nbconvert.exporters.exporter import ResourcesDict
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import IgnorePattern, LimitOutput, NbGraderPreprocessor
-from traitlets import Bool, Float, Integer, List, Unicode
+from traitlets import Bool, CaselessStrEnum, Float, Integer, List, Unicode
 
 from ..grading_digest import release_digest
 from ..protocol import CellOutcome
@@ -113,6 +118,9 @@ _LOAD_DEPENDENT_KINDS = frozenset({"timeout", "crash", "protocol", "budget", "in
 
 #: What SuitesAhead logs when it starts a notebook's suites (the batch's tests look for it).
 LOG_AHEAD = "hidden suites started while the notebook executes"
+
+#: What SuitesAhead logs when a notebook's turn finds its suites already graded or going (tests look for it).
+LOG_GRADED_AHEAD = "hidden suites graded ahead of the notebook's turn"
 
 #: What SandboxedExecute logs when it uses a notebook's run made ahead of its turn (tests look for it).
 LOG_EXECUTED_AHEAD = "executed ahead of its turn; that run is used"
@@ -563,14 +571,26 @@ class SuitesAhead(NbGraderPreprocessor):
     uses the early verdicts only if the notebook reaching it has the same suite inputs, and
     grades in place otherwise; without this step in the list it always grades in place.
     The early worker runs in a sandbox of its own (a second zygote of the submission), so
-    the notebook executing beside it can neither signal it nor touch its files. Does nothing
-    on a verdict cache hit, for a notebook without autograded test cells, with ``enabled``
-    off, or under the docker backend (see :attr:`BACKENDS`).
+    the notebook executing beside it can neither signal it nor touch its files.
+
+    With ``later`` on, the submission's later notebooks are graded ahead too: their suites
+    follow the first notebook's on the same thread (one worker at a time in that sandbox),
+    each from the notebook as nbgrader's sanitize steps will leave it (read once, with
+    ``ExecutionAhead``), so a notebook's turn finds its verdicts graded or going. A later
+    notebook's turn still computes its inputs and uses the early verdicts only when they agree.
+
+    Does nothing on a verdict cache hit, for a notebook without autograded test cells, with
+    ``enabled`` off, or under the docker backend (see :attr:`BACKENDS`).
     """
 
     enabled = Bool(True, help="Start the suites before execution (off: TrustedVerdicts grades in place).").tag(
         config=True
     )
+    later = CaselessStrEnum(
+        ["auto", "on", "off"], "auto",
+        help="Grade the later notebooks' suites ahead of their turns too; auto: when this process may use "
+        "more than one core (with one, grading ahead only moves the same work and reading them costs more).",
+    ).tag(config=True)
 
     #: Backends whose runs of one submission are kept apart when their zygotes are: each bwrap sandbox has its
     #: own processes and files. Inside the grading container (docker) every run of a slot is one uid, which
@@ -589,9 +609,45 @@ class SuitesAhead(NbGraderPreprocessor):
             return nb, resources
         # Made here, on nbgrader's thread; a sandbox of its own, so the notebook's run cannot reach the worker.
         launcher = _launcher(verdicts.sandbox, resources, fork=verdicts.fork_from_zygote, own_sandbox=True)
-        ahead.start(resources, inputs, lambda: verdicts.grade(inputs, launcher))
-        self.log.info("%s: %s", resources.get("unique_key", "notebook"), LOG_AHEAD)
+        who = resources.get("nbgrader", {})
+        submission = (str(who.get("assignment", "")), str(who.get("student", "")))
+        name = str(resources.get("unique_key", "notebook"))
+        if not submission[1]:
+            ahead.start(resources, inputs, lambda: verdicts.grade(inputs, launcher))
+            self.log.info("%s: %s", name, LOG_AHEAD)
+            return nb, resources
+        current = str(who.get("notebook") or name)
+        later = self._later(submission, current, resources, verdicts, launcher) if self.grades_later() else None
+        lane = ahead.lane_for(submission, later)
+        if lane.attach(resources, current, inputs, lambda: verdicts.grade(inputs, launcher)):
+            self.log.info("%s: %s", name, LOG_GRADED_AHEAD)
+        else:
+            self.log.info("%s: %s", name, LOG_AHEAD)
         return nb, resources
+
+    def grades_later(self) -> bool:
+        """Whether later notebooks are graded ahead (``later``, with auto resolved against this process's cores)."""
+        if self.later != "auto":
+            return self.later == "on"
+        return len(os.sched_getaffinity(0)) > 1
+
+    def _later(self, submission: tuple[str, str], current: str, resources: ResourcesDict,
+               verdicts: TrustedVerdicts, launcher: Launcher) -> ahead.Later:
+        # A copy of the resources as they are now: this turn's steps go on changing them.
+        here = _resources_of(resources, current)
+        here["metadata"] = dict(resources.get("metadata", {}))
+
+        def later() -> list[tuple[str, ahead.SuiteInputs, Callable[[], ahead.SuiteResults]]]:
+            found: list[tuple[str, ahead.SuiteInputs, Callable[[], ahead.SuiteResults]]] = []
+            for name, nb in later_notebooks(self.config, submission, current, here, self.log):
+                inputs = verdicts.suite_inputs(nb, _resources_of(here, name))
+                if inputs is not None:
+                    found.append((name, inputs, functools.partial(verdicts.grade, inputs, launcher)))
+            self.log.info("%s: grading the suites of %d later notebooks ahead of their turns: %s", current,
+                          len(found), ", ".join(name for name, _, _ in found))
+            return found
+
+        return later
 
 
 def _resources_of(resources: ResourcesDict, notebook: str) -> ResourcesDict:
@@ -661,7 +717,7 @@ class ExecutionAhead(NbGraderPreprocessor):
 
         def runs() -> list[tuple[str, ExecutionInput]]:
             found = [(name, execute.prepare(later, _resources_of(here, name)))
-                     for name, later in self._later_notebooks(submission, current, here)]
+                     for name, later in later_notebooks(self.config, submission, current, here, self.log)]
             self.log.info("%s: executing %d later notebooks ahead of their turns on %d thread(s): %s",
                           current or "notebook", len(found), workers, ", ".join(name for name, _ in found))
             return found
@@ -682,51 +738,90 @@ class ExecutionAhead(NbGraderPreprocessor):
 
         return execution_ahead.Plan(runs, limit=limit, workers=workers, runner_for=runner_for)
 
-    def _later_notebooks(self, submission: tuple[str, str], current: str,
-                         resources: ResourcesDict) -> list[tuple[str, NotebookNode]]:
-        """The submission's notebooks after ``current``, each as nbgrader's sanitize steps will leave it.
 
-        A notebook that cannot be read or sanitized is left out (its turn says what is wrong).
-        """
-        from nbformat import validator
-        from nbgrader.converters import Autograde
-        from nbgrader.coursedir import CourseDirectory
-        from traitlets.utils.importstring import import_item
+#: The later notebooks as read for the submission last asked about (``later_notebooks``).
+_LATER: dict[tuple[tuple[str, str], str], _Once] = {}
+_LATER_LOCK = threading.Lock()
 
-        assignment, student = submission
-        coursedir = CourseDirectory(config=self.config)
-        directory = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
-        steps = self.config.Autograde.get("sanitize_preprocessors") or Autograde.class_traits()[
-            "sanitize_preprocessors"].default()
-        quiet = logging.getLogger(f"{__name__}.ahead-sanitize")
-        quiet.propagate, quiet.disabled = False, True  # nbgrader logs each step at its turn; not twice
-        lookup = VerdictCacheLookup(config=self.config, log=quiet)
-        later = []
-        for path in sorted(directory.glob(coursedir.notebook_id + ".ipynb")):
-            name = path.stem
-            if path.name <= f"{current}.ipynb" and current:
-                continue
-            res = _resources_of(resources, name)
-            try:
-                nb = nbformat.read(str(path), as_version=4)
-                if hasattr(validator, "normalize"):
-                    _, nb = validator.normalize(nb)
-                sanitize_res: dict[str, Any] = {**res, "metadata": {"name": name, "path": str(directory)}}
-                for step in steps:
-                    cls = import_item(step) if isinstance(step, str) else step
-                    nb, sanitize_res = cls(config=self.config, log=quiet)(nb, sanitize_res)
-                # As nbgrader writes the sanitized notebook and reads it back at its turn.
-                nb = nbformat.reads(nbformat.writes(nb), as_version=4)
-                if hasattr(validator, "normalize"):
-                    _, nb = validator.normalize(nb)
-                nb, res = lookup.preprocess(nb, res)
-            except Exception as exc:  # its own turn meets the same problem and reports it
-                self.log.info("%s is not executed ahead: %s: %s", name, type(exc).__name__, exc)
-                continue
-            if is_hit(res):  # the cache answers it at its turn: nothing to execute
-                continue
-            later.append((name, nb))
-        return later
+
+@dataclass
+class _Once:
+    notebooks: list[tuple[str, NotebookNode]] = field(default_factory=list)
+    error: BaseException | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+def later_notebooks(config: Any, submission: tuple[str, str], current: str, resources: ResourcesDict,
+                    logger: Any) -> list[tuple[str, NotebookNode]]:
+    """The submission's notebooks after ``current``, each as nbgrader's sanitize steps will leave it.
+
+    Read once per submission (``ExecutionAhead`` and ``SuitesAhead`` both ask; a second caller
+    waits for the first's reading): the notebooks are shared, so callers must not change them.
+    ``resources`` are the turn's as :func:`_resources_of` copies them. A notebook that cannot be
+    read or sanitized is left out (its turn says what is wrong), and so is one the verdict
+    cache answers.
+    """
+    key = (submission, current)
+    with _LATER_LOCK:
+        once = _LATER.get(key)
+        mine = once is None
+        if once is None:
+            _LATER.clear()  # one submission at a time per process
+            once = _LATER[key] = _Once()
+    if mine:
+        try:
+            once.notebooks = _read_later_notebooks(config, submission, current, resources, logger)
+        except BaseException as exc:
+            once.error = exc
+        finally:
+            once.done.set()
+    once.done.wait()
+    if once.error is not None:
+        raise once.error
+    return once.notebooks
+
+
+def _read_later_notebooks(config: Any, submission: tuple[str, str], current: str, resources: ResourcesDict,
+                          logger: Any) -> list[tuple[str, NotebookNode]]:
+    from nbformat import validator
+    from nbgrader.converters import Autograde
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.utils.importstring import import_item
+
+    assignment, student = submission
+    coursedir = CourseDirectory(config=config)
+    directory = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
+    steps = config.Autograde.get("sanitize_preprocessors") or Autograde.class_traits()[
+        "sanitize_preprocessors"].default()
+    quiet = logging.getLogger(f"{__name__}.ahead-sanitize")
+    quiet.propagate, quiet.disabled = False, True  # nbgrader logs each step at its turn; not twice
+    lookup = VerdictCacheLookup(config=config, log=quiet)
+    later = []
+    for path in sorted(directory.glob(coursedir.notebook_id + ".ipynb")):
+        name = path.stem
+        if path.name <= f"{current}.ipynb" and current:
+            continue
+        res = _resources_of(resources, name)
+        try:
+            nb = nbformat.read(str(path), as_version=4)
+            if hasattr(validator, "normalize"):
+                _, nb = validator.normalize(nb)
+            sanitize_res: dict[str, Any] = {**res, "metadata": {"name": name, "path": str(directory)}}
+            for step in steps:
+                cls = import_item(step) if isinstance(step, str) else step
+                nb, sanitize_res = cls(config=config, log=quiet)(nb, sanitize_res)
+            # As nbgrader writes the sanitized notebook and reads it back at its turn.
+            nb = nbformat.reads(nbformat.writes(nb), as_version=4)
+            if hasattr(validator, "normalize"):
+                _, nb = validator.normalize(nb)
+            nb, res = lookup.preprocess(nb, res)
+        except Exception as exc:  # its own turn meets the same problem and reports it
+            logger.info("%s is not executed ahead: %s: %s", name, type(exc).__name__, exc)
+            continue
+        if is_hit(res):  # the cache answers it at its turn: nothing to execute
+            continue
+        later.append((name, nb))
+    return later
 
 
 #: The steps whose configuration shapes what autograde leaves in a notebook (VerdictCacheLookup's key).
