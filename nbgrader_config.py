@@ -23,6 +23,7 @@ from pathlib import Path
 import nbgrader
 from ch11_autograder.exchange_collect import OwnerCheckedCollect
 from ch11_autograder.exercises import SUITE_MODULES, WORKER_SKIP_CELLS
+from ch11_autograder.trusted.feedback_pages import FeedbackExporter
 from ch11_autograder.trusted.offline_math import TEMPLATE_BASEDIR
 from ch11_autograder.trusted.preprocessors import (
     ExecutionAhead,
@@ -133,6 +134,9 @@ c.TrustedVerdicts.suite_modules = [*SUITE_MODULES]
 # ------------------------------------------------------------------------------------------
 
 # --------------------------------------------------------------------------- feedback
+# nbconvert's HTMLExporter, with one student's last pages rendered by a forked helper while the first
+# ones render here (trusted/feedback_pages.py): the same pages, sooner. Off: c.FeedbackExporter.split = "off".
+c.GenerateFeedback.exporter_class = FeedbackExporter
 c.GenerateFeedback.preprocessors = [
     GetGrades,
     StripHiddenTests,
