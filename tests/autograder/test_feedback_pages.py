@@ -58,6 +58,17 @@ if how == "fails":
             raise RuntimeError("the helper broke")
         return render(self, *args, **kwargs)
     HTMLExporter.from_filename = from_filename
+elif how == "hangs":
+    import time
+    from ch11_autograder.trusted import feedback_pages
+    from nbconvert.exporters import HTMLExporter
+    feedback_pages.HELPER_WAIT_SECONDS = 2.0
+    render = HTMLExporter.from_filename
+    def from_filename(self, *args, **kwargs):
+        if os.getpid() != parent:
+            time.sleep(600)
+        return render(self, *args, **kwargs)
+    HTMLExporter.from_filename = from_filename
 elif how == "other-resources":
     from nbgrader.converters import GenerateFeedback
     resources = GenerateFeedback.init_single_notebook_resources
@@ -99,11 +110,14 @@ def test_the_helper_renders_the_pages_one_process_renders(course):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("how", ["fails", "other-resources"])
+@pytest.mark.parametrize("how", ["fails", "hangs", "other-resources"])
 def test_a_page_the_helper_could_not_render_as_asked_is_rendered_here(course, how):
     alone, _ = _feedback(course, "--FeedbackExporter.split=off")
     split, log = _feedback(course, "--FeedbackExporter.split=on", how=how)
     assert TAKEN not in log, log[-3000:]
     if how == "fails":
         assert "the helper stopped" in log and "RuntimeError: the helper broke" in log, log[-3000:]
+    if how == "hangs":
+        assert "the helper did not finish ex3_block_length.ipynb within 2 s" in log, log[-3000:]
+        assert not batch_support.processes_under(course), "the hanging helper was left running"
     assert split == alone

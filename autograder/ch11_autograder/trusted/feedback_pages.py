@@ -36,9 +36,12 @@ import hashlib
 import logging
 import os
 import pickle
+import select
 import shutil
 import signal
 import tempfile
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -46,8 +49,11 @@ from typing import Any
 from nbconvert.exporters import HTMLExporter
 from traitlets import CaselessStrEnum
 
-__all__ = ["PAGE_OVERHEAD_BYTES", "FeedbackExporter", "helper_share"]
+__all__ = ["HELPER_WAIT_SECONDS", "PAGE_OVERHEAD_BYTES", "FeedbackExporter", "helper_share"]
 
+
+#: Seconds this process waits, in all, for the helper's pages before it renders them itself.
+HELPER_WAIT_SECONDS = 120.0
 
 #: Bytes of notebook that cost a page about as much as its fixed part (the template's pass, the parse).
 PAGE_OVERHEAD_BYTES = 64 * 1024
@@ -122,20 +128,39 @@ class _Helper:
             finally:
                 os._exit(code)
         os.close(write_end)
-        self.pipe = os.fdopen(read_end, "rb")
+        self.pipe = read_end
+        self._unread = b""
 
     def take(self, filename: str, resources: Any) -> tuple[Any, Any] | None:
-        """The helper's page for ``filename`` if it rendered it from exactly ``resources``; ``None`` otherwise."""
+        """The helper's page for ``filename`` if it rendered it from exactly ``resources``; ``None`` otherwise.
+
+        Waits for the helper to say the page is done, at most :data:`HELPER_WAIT_SECONDS` in all
+        (then the helper is ended and this process renders the rest).
+        """
         index = self.notebooks.index(filename)
+        deadline = time.monotonic() + HELPER_WAIT_SECONDS
         while index not in self.done and not self.ended:
-            line = self.pipe.readline()
-            if not line:
-                self.ended = True
-                with contextlib.suppress(OSError):
-                    self.log.warning("feedback pages: the helper stopped; this process renders the rest (%s)",
-                                     (self.directory / "error.txt").read_text()[-2000:])
+            if b"\n" in self._unread:
+                line, self._unread = self._unread.split(b"\n", 1)
+                if line.strip().isdigit():
+                    self.done.add(int(line))
+                continue
+            ready, _, _ = select.select([self.pipe], [], [], max(0.0, deadline - time.monotonic()))
+            chunk = os.read(self.pipe, 4096) if ready else b""
+            if chunk:
+                self._unread += chunk
+                continue
+            self.ended = True
+            if not ready:
+                self.log.warning("feedback pages: the helper did not finish %s within %g s; this process "
+                                 "renders the rest", os.path.basename(filename), HELPER_WAIT_SECONDS)
+                self._kill()
                 break
-            self.done.add(int(line))
+            try:
+                why = (self.directory / "error.txt").read_text()[-2000:]
+            except OSError:
+                why = "no traceback"
+            self.log.warning("feedback pages: the helper stopped; this process renders the rest (%s)", why)
         if index not in self.done:
             return None
         try:
@@ -148,13 +173,17 @@ class _Helper:
             return None
         return output, rendered
 
-    def stop(self) -> None:
-        """End the helper (killed if still rendering) and remove its directory."""
+    def _kill(self) -> None:
         with contextlib.suppress(OSError):
             if os.waitpid(self.pid, os.WNOHANG) == (0, 0):
                 os.kill(self.pid, signal.SIGKILL)
                 os.waitpid(self.pid, 0)
-        self.pipe.close()
+
+    def stop(self) -> None:
+        """End the helper (killed if still rendering) and remove its directory."""
+        self._kill()
+        with contextlib.suppress(OSError):
+            os.close(self.pipe)
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
@@ -202,6 +231,8 @@ class FeedbackExporter(HTMLExporter):
 
     def _splits(self, converter: Any, notebooks: list[str]) -> bool:
         if len(notebooks) < 2 or not hasattr(converter, "init_single_notebook_resources"):
+            return False
+        if threading.active_count() != 1:  # a fork would copy locks other threads hold
             return False
         if self.split != "auto":
             return self.split == "on"

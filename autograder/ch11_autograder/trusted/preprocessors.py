@@ -816,7 +816,7 @@ def _read_later_notebooks(config: Any, submission: tuple[str, str], current: str
                 _, nb = validator.normalize(nb)
             nb, res = lookup.preprocess(nb, res)
         except Exception as exc:  # its own turn meets the same problem and reports it
-            logger.info("%s is not executed ahead: %s: %s", name, type(exc).__name__, exc)
+            logger.info("%s is not executed or graded ahead: %s: %s", name, type(exc).__name__, exc)
             continue
         if is_hit(res):  # the cache answers it at its turn: nothing to execute
             continue
