@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import logging
 import threading
+import time
 
 import pytest
 from ch11_autograder.trusted import ahead
@@ -141,6 +142,14 @@ def _inputs(source: str) -> ahead.SuiteInputs:
     return ahead.SuiteInputs(tests=(), cells=worker_cells(notebook(source)), support={})
 
 
+def _until(condition, seconds: float = 10.0) -> None:
+    """Wait until ``condition()`` holds; fail the test after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the lane did not get there in time"
+        time.sleep(0.01)
+
+
 class _Recorder:
     """Work for a lane: each grading records when it ran and returns results naming its notebook."""
 
@@ -158,7 +167,7 @@ class _Recorder:
                 self.order.append(notebook)
             if release is not None:
                 release.wait(10)
-            threading.Event().wait(0.02)
+            time.sleep(0.02)
             with self.lock:
                 self.running -= 1
             return ahead.SuiteResults({}, [notebook])
@@ -188,9 +197,7 @@ def test_a_later_notebook_whose_inputs_changed_is_graded_from_the_turns_inputs(t
     lane = ahead.Lane("test-lane", lambda: [("ex2", _inputs("old"), rec.work("ex2-old"))])
     first = _resources(tmp_path)
     lane.attach(first, "ex1", _inputs("ex1"), rec.work("ex1", release))  # holds the lane: ex2-old stays queued
-    deadline = threading.Event()
-    while "ex2" not in lane._entries and not deadline.wait(0.01):
-        pass
+    _until(lambda: "ex2" in lane._entries)
     turn = _resources(tmp_path)
     assert not lane.attach(turn, "ex2", _inputs("new"), rec.work("ex2-new"))
     release.set()
@@ -222,8 +229,7 @@ def test_a_closed_lane_grades_nothing_queued_and_its_turns_grade_in_place(tmp_pa
     first, second = _resources(tmp_path), _resources(tmp_path)
     lane.attach(first, "ex1", _inputs("ex1"), rec.work("ex1", release))
     lane.attach(second, "ex2", _inputs("ex2"), rec.work("ex2"))
-    while rec.order != ["ex1"]:  # ex1 is going, ex2 queued behind it
-        threading.Event().wait(0.01)
+    _until(lambda: rec.order == ["ex1"])  # ex1 is going, ex2 queued behind it
     lane.close()
     release.set()
     assert ahead.take(first, _inputs("ex1")).incidents == ["ex1"]  # the one going ends on its own
@@ -239,14 +245,14 @@ def test_one_lane_per_submission_and_a_new_submission_closes_the_last(tmp_path):
     assert ahead.lane_for(("ch11", "ada")) is a
     b = ahead.lane_for(("ch11", "hal"))
     assert b is not a and a._closed and not b._closed
-    ahead.close_lane(("ch11", "hal"))
-    assert b._closed
+    c = ahead.lane_for(("ch11", "cal"))
+    assert b._closed and not c._closed
+    c.close()
 
 
 def test_a_notebook_whose_turn_came_before_the_lane_had_it_is_not_graded_again(tmp_path):
     rec = _Recorder()
     ready = threading.Event()
-    filled = threading.Event()
 
     def later():
         ready.wait(10)  # preparing the later notebooks is slower than the turns
@@ -260,8 +266,7 @@ def test_a_notebook_whose_turn_came_before_the_lane_had_it_is_not_graded_again(t
     assert ahead.take(second, _inputs("ex2")).incidents == ["ex2-turn"]
     ready.set()
     third = _resources(tmp_path)
-    while "ex3" not in lane._entries and not filled.wait(0.01):
-        pass
+    _until(lambda: "ex3" in lane._entries)
     assert lane.attach(third, "ex3", _inputs("ex3"), rec.work("ex3-turn"))
     assert ahead.take(third, _inputs("ex3")).incidents == ["ex3-ahead"]
     assert rec.order == ["ex1", "ex2-turn", "ex3-ahead"]

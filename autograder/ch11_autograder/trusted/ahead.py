@@ -12,16 +12,16 @@ their own, and the two overlap on a machine with a core to spare.
 notebook as it arrives and hands them to the submission's :class:`Lane` (:func:`lane_for`;
 :func:`start` for a notebook graded outside a submission), which grades one notebook at a
 time on its thread and, with a spare core, the later notebooks' suites ahead of their turns
-too; ``TrustedVerdicts`` computes the
-inputs again from the notebook as it reaches it and :func:`take` s the early result only
+too; ``TrustedVerdicts`` computes the inputs again from the notebook as it reaches it and
+:func:`take` s the early result only
 when the two inputs' :attr:`SuiteInputs.key` agree. Otherwise (a step in between changed a
 cell's source or its grading metadata, or a support file) the early result is discarded and
 the suites run again in place: a verdict is always the one the notebook reaching
 ``TrustedVerdicts`` would get.
 
 The lane's thread owns each worker session from start to end (a sandbox may tie the
-worker's life to the thread that started it). An exception raised by the early grading is raised again by
-:func:`take`, where ``TrustedVerdicts`` would have raised it.
+worker's life to the thread that started it). An exception raised by the early grading is
+raised again by :func:`take`, where ``TrustedVerdicts`` would have raised it.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from typing import Any
 from .submission_cells import WorkerCells
 from .verdicts import CellVerdict
 
-__all__ = ["Lane", "SuiteInputs", "SuiteResults", "close_lane", "lane_for", "pending", "start", "take"]
+__all__ = ["Lane", "SuiteInputs", "SuiteResults", "lane_for", "pending", "start", "take"]
 
 _RESOURCE_KEY = "ch11_suites_ahead"
 
@@ -279,11 +279,3 @@ def lane_for(submission: tuple[str, str], later: Later | None = None) -> Lane:
                 _LANES.pop(other).close()
             lane = _LANES[submission] = Lane(f"ch11-suites-ahead-{submission[1]}", later)
         return lane
-
-
-def close_lane(submission: tuple[str, str]) -> None:
-    """Stop and forget the submission's lane (its queued gradings are cancelled)."""
-    with _LANES_LOCK:
-        lane = _LANES.pop(submission, None)
-    if lane is not None:
-        lane.close()

@@ -42,6 +42,7 @@ import signal
 import tempfile
 import threading
 import time
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -122,8 +123,6 @@ class _Helper:
                 code = 0
             except BaseException:
                 with contextlib.suppress(BaseException):
-                    import traceback
-
                     (self.directory / "error.txt").write_text(traceback.format_exc())
             finally:
                 os._exit(code)
@@ -210,7 +209,7 @@ class FeedbackExporter(HTMLExporter):
         converter = self.parent
         notebooks = list(getattr(converter, "notebooks", None) or [])
         if notebooks and filename == notebooks[0]:
-            self._stop_helper()
+            _stop_all()
             if self._splits(converter, notebooks):
                 share = helper_share([os.path.getsize(nb) for nb in notebooks])
                 with contextlib.suppress(Exception):  # a template that cannot load fails in the page's own pass
@@ -223,7 +222,7 @@ class FeedbackExporter(HTMLExporter):
         if helper is not None and filename in helper.notebooks:
             page = helper.take(filename, resources)
             if filename == helper.notebooks[-1]:
-                self._stop_helper()
+                _stop_all()
             if page is not None:
                 self.log.info("feedback pages: %s rendered by the helper process", os.path.basename(filename))
                 return page
@@ -237,7 +236,3 @@ class FeedbackExporter(HTMLExporter):
         if self.split != "auto":
             return self.split == "on"
         return len(getattr(converter, "assignments", {}) or {}) == 1 and len(os.sched_getaffinity(0)) > 1
-
-    @staticmethod
-    def _stop_helper() -> None:
-        _stop_all()

@@ -633,9 +633,7 @@ class SuitesAhead(NbGraderPreprocessor):
 
     def _later(self, submission: tuple[str, str], current: str, resources: ResourcesDict,
                verdicts: TrustedVerdicts, launcher: Launcher) -> ahead.Later:
-        # A copy of the resources as they are now: this turn's steps go on changing them.
-        here = _resources_of(resources, current)
-        here["metadata"] = dict(resources.get("metadata", {}))
+        here = _resources_now(resources, current)
 
         def later() -> list[tuple[str, ahead.SuiteInputs, Callable[[], ahead.SuiteResults]]]:
             found: list[tuple[str, ahead.SuiteInputs, Callable[[], ahead.SuiteResults]]] = []
@@ -657,6 +655,13 @@ def _resources_of(resources: ResourcesDict, notebook: str) -> ResourcesDict:
     other.update({"unique_key": notebook, "output_files_dir": f"{notebook}_files",
                   "nbgrader": {**resources.get("nbgrader", {}), "notebook": notebook}})
     return other
+
+
+def _resources_now(resources: ResourcesDict, current: str) -> ResourcesDict:
+    """A copy of the turn's ``resources`` as they are now (its steps go on changing them), for work done ahead."""
+    here = _resources_of(resources, current)
+    here["metadata"] = dict(resources.get("metadata", {}))
+    return here
 
 
 class ExecutionAhead(NbGraderPreprocessor):
@@ -712,8 +717,7 @@ class ExecutionAhead(NbGraderPreprocessor):
         # planning it too saves one zygote's start but runs one execution fewer at a time, and was slower).
         # The later ones are read and sanitized on the plan's thread, not in this turn: a copy of the
         # resources as they are now, since this turn's steps go on changing them.
-        here = _resources_of(resources, current)
-        here["metadata"] = dict(resources.get("metadata", {}))
+        here = _resources_now(resources, current)
 
         def runs() -> list[tuple[str, ExecutionInput]]:
             found = [(name, execute.prepare(later, _resources_of(here, name)))
