@@ -64,15 +64,21 @@ def check_private(sandbox: str, paths: list[Path]) -> None:
 
 
 def check_sandbox(name: str, workers: int) -> None:
-    """The backend ``name`` can run here with ``workers`` slots, or :class:`BatchError` saying why not."""
+    """The backend ``name`` can run here with ``workers`` slots, or :class:`BatchError` saying why not.
+
+    A usable backend then starts building what every grader of this process shares: its font
+    list (:mod:`.fonts`).
+    """
     from ..untrusted.choose import choose_launcher
     from ..untrusted.launch import SandboxUnavailable
+    from . import fonts
 
     if name == "container-user" and workers > 8:
         raise BatchError("the container-user backend has 8 slots: use --workers 8 or fewer")
     try:
-        choose_launcher(name)
+        launcher = choose_launcher(name)
     except SandboxUnavailable as exc:
         raise BatchError(f"sandbox {name!r} unavailable: {exc}") from exc
     except ValueError as exc:
         raise BatchError(str(exc)) from exc
+    fonts.start(name, launcher)

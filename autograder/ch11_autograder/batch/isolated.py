@@ -10,7 +10,8 @@ uid), in a session of its own, under a wall-time limit. Student code never sees
 the instructor's gradebook or any other submission. The run's environment is the
 batch's own (a fork of the slot's nbgrader server gets it whole), with
 ``$CH11_VERDICT_CACHE`` made absolute, so the verdict cache that a course config or
-the environment names is the one every isolated run shares.
+the environment names is the one every isolated run shares, and ``$CH11_FONT_LIST``
+naming the font list the batch built for its sandboxes (:mod:`.fonts`).
 
 Every failure (a timeout, an nbgrader error, a full disk, a grader bug) becomes
 the :class:`Outcome`'s error text; only the orchestrator's own cancellation
@@ -37,6 +38,7 @@ from nbgrader.api import MissingEntry
 from ..grading_digest import VERDICT_CACHE_ENV
 from ..nbgrader_cli import nbgrader_env
 from ..untrusted.launch import EXECUTION_REPORT_ENV, SANDBOX_ENV, SLOT_ENV
+from . import fonts
 from .intake import StudentSubmission
 from .merge import PriorSubmission, SubmissionResult, read_result, seed_prior
 from .nbgrader_fork import ForkedNbgrader, NbgraderForkServer, start_nbgrader
@@ -210,7 +212,7 @@ def grade_isolated(
         if running.cancelled.is_set():
             return done("batch cancelled before grading started")
         env = nbgrader_env({SLOT_ENV: str(slot), SANDBOX_ENV: sandbox,
-                            EXECUTION_REPORT_ENV: str(work / EXECUTION_REPORT)})
+                            EXECUTION_REPORT_ENV: str(work / EXECUTION_REPORT), **fonts.grader_env(sandbox)})
         if env.get(VERDICT_CACHE_ENV, "").strip():
             # nbgrader runs in the isolated course, where a relative cache path would name another
             # directory each time (the cache refuses one): resolve it where the batch was started.

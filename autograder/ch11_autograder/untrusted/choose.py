@@ -1,4 +1,4 @@
-"""Choosing the sandbox backend: the one place that reads ``$CH11_SANDBOX`` and ``$CH11_SLOT``.
+"""Choosing the sandbox backend: the one place that reads ``$CH11_SANDBOX``, ``$CH11_SLOT`` and ``$CH11_FONT_LIST``.
 
 * :func:`resolve_backend` turns a backend name, or ``$CH11_SANDBOX`` when none is
   given, into the canonical name, refusing unknown ones.
@@ -6,7 +6,8 @@
 * :func:`choose_launcher` turns a backend name into a ready
   :class:`~.launch.Launcher`. It never falls back to running unsandboxed: a
   backend that cannot run here raises :class:`~.launch.SandboxUnavailable`
-  saying what is missing.
+  saying what is missing. A bwrap launcher starts from the font list file
+  ``$CH11_FONT_LIST`` names, when set (:mod:`.font_list`).
 
 Running a script under the chosen launcher is :mod:`.capped_run`'s part.
 """
@@ -17,6 +18,7 @@ import os
 import sys
 
 from .backends.unsandboxed import UnsandboxedLauncher
+from .font_list import FONT_LIST_ENV
 from .forkserver import ForkServerLauncher
 from .launch import DEFAULT_SANDBOX, SANDBOX_ENV, SLOT_ENV, Launcher, SandboxUnavailable
 
@@ -106,7 +108,7 @@ def choose_launcher(name: str | None = None) -> Launcher:
         return user_launcher
     from .backends.bwrap import BwrapLauncher
 
-    launcher = BwrapLauncher()
+    launcher = BwrapLauncher(font_list_file=os.environ.get(FONT_LIST_ENV) or None)
     launcher.check()
     return launcher
 

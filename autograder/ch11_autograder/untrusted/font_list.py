@@ -13,14 +13,22 @@ the paths matplotlib sees (fonts outside ``mpl-data`` by absolute path), and a f
 or different inside would change the figures in feedback. Nothing a run does reaches
 another run's copy, so no state flows between submissions through it: the only shared
 thing is what this module built from a run of trusted code and checked.
+
+A process that starts many graders (the batch, the service) builds the list once and saves
+it (:func:`save_font_list`); each grader it starts finds the file named by
+:data:`FONT_LIST_ENV` and loads it (:func:`load_font_list`, the same checks; waiting for
+it while the build is under way) instead of running ``font_list.py`` again before its
+first sandbox can start.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -28,10 +36,13 @@ from typing import Any
 from .capped_run import run_limited
 from .launch import Launcher, Limits
 
-__all__ = ["FONT_LIST_MAX_BYTES", "FontList", "build_font_list", "check_font_list"]
+__all__ = ["FONT_LIST_ENV", "FONT_LIST_MAX_BYTES", "FontList", "build_font_list", "check_font_list",
+           "load_font_list", "save_font_list"]
 
 log = logging.getLogger(__name__)
 
+#: Names a font list file (:func:`save_font_list`) that a grader's launcher starts from instead of building one.
+FONT_LIST_ENV = "CH11_FONT_LIST"
 #: The largest font list accepted (this machine's: 36 KB for 71 fonts).
 FONT_LIST_MAX_BYTES = 4 * 1024**2
 #: Limits of the building run: one interpreter importing matplotlib.
@@ -107,10 +118,60 @@ def build_font_list(launcher: Launcher) -> FontList | None:
         if result.returncode != 0 or result.stdout_truncated:
             raise ValueError(f"exit status {result.returncode}, killed: {result.killed_reason}, stderr: "
                              f"{result.stderr[-2000:].decode(errors='replace')}")
-        reply = json.loads(result.stdout)
-        if not isinstance(reply, dict) or not all(isinstance(reply.get(key), str) for key in ("name", "content")):
-            raise ValueError("the reply is not {name, content}")
-        return check_font_list(reply["name"], reply["content"].encode("utf-8"))
+        return _parse(result.stdout, "the reply")
     except ValueError as exc:
         log.warning("no shared matplotlib font list (every run builds its own): %s", exc)
         return None
+
+
+def save_font_list(fonts: FontList | None, path: Path, *, error: str = "") -> None:
+    """Write ``fonts`` to ``path`` as one JSON file, or, when ``fonts`` is ``None``, why there is none.
+
+    The file holds ``{"name": ..., "content": ...}`` (the content as text: matplotlib writes
+    JSON), or ``{"error": ...}``; it appears whole (written under another name, then renamed),
+    so a reader waiting for it (:func:`load_font_list`) never reads half of it.
+    """
+    record = {"error": error or "no font list"} if fonts is None else \
+        {"name": fonts.name, "content": fonts.content.decode("utf-8")}
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(record), encoding="utf-8")
+    os.replace(partial, path)
+
+
+def load_font_list(path: str | os.PathLike[str], *, wait_seconds: float = 0.0) -> FontList:
+    """The font list :func:`save_font_list` wrote at ``path``, checked again (:func:`check_font_list`).
+
+    ``wait_seconds``: how long to wait for the file to appear (its writer may still be
+    building the list; polled every 10 ms).
+
+    Raises:
+        ValueError: the file did not appear in time or cannot be read, is larger than a font
+            list can be, says why its writer has none, is not ``{"name", "content"}``, or its
+            list does not pass :func:`check_font_list`.
+    """
+    where = f"font list file {os.fspath(path)!r}"
+    deadline = time.monotonic() + wait_seconds
+    while not os.path.lexists(path) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    try:
+        with open(path, "rb") as handle:
+            # The content is JSON text inside JSON: escaping can at most double it, plus the name.
+            raw = handle.read(2 * FONT_LIST_MAX_BYTES + 4096 + 1)
+    except OSError as exc:
+        raise ValueError(f"{where} cannot be read: {exc.strerror or exc}") from None
+    if len(raw) > 2 * FONT_LIST_MAX_BYTES + 4096:
+        raise ValueError(f"{where} is larger than a font list can be")
+    return _parse(raw, where)
+
+
+def _parse(raw: bytes, what: str) -> FontList:
+    """``{"name": ..., "content": ...}`` as JSON (``font_list.py``'s reply, a saved file), checked."""
+    try:
+        saved = json.loads(raw)
+    except ValueError as exc:
+        raise ValueError(f"{what} is not JSON: {exc}") from None
+    if isinstance(saved, dict) and isinstance(saved.get("error"), str):
+        raise ValueError(f"{what} holds no font list: {saved['error']}")
+    if not isinstance(saved, dict) or not all(isinstance(saved.get(key), str) for key in ("name", "content")):
+        raise ValueError(f"{what} is not {{name, content}}")
+    return check_font_list(saved["name"], saved["content"].encode("utf-8"))

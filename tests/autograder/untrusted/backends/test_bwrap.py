@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import signal
 import socket
@@ -26,6 +27,7 @@ from ch11_autograder.untrusted.backends.bwrap import BwrapLauncher
 from ch11_autograder.untrusted.backends.bwrap_plan import PROTOCOL_MOUNT, RUNTIME_MOUNT, SANDBOX_UID
 from ch11_autograder.untrusted.backends.cgroups import discover_cgroups
 from ch11_autograder.untrusted.capped_run import RunResult, read_untrusted_file, run_limited
+from ch11_autograder.untrusted.font_list import save_font_list
 from ch11_autograder.untrusted.launch import Limits, SandboxUnavailable
 from support.paths import REPO_ROOT
 
@@ -580,6 +582,26 @@ def test_runs_read_the_font_list_built_once_per_launcher_instead_of_scanning(run
     entries = json.loads(fonts.content)["ttflist"]
     assert entries and all(not e["fname"].startswith(sys.prefix) for e in entries)
     assert json.loads(alone["content"])["ttflist"] == entries
+
+
+def test_a_launcher_given_a_saved_list_starts_its_runs_from_it_without_building(launcher, runtime_dir, scratch,
+                                                                               tmp_path, caplog):
+    built = launcher.font_list()
+    assert built is not None
+    saved = tmp_path / "font-list.json"
+    save_font_list(built, saved)
+    given = BwrapLauncher(runtime_dir=runtime_dir, font_list_file=saved)
+    inside = json_out(run(given, runtime_dir, scratch, _FONT_LIST_USE))
+    assert given.font_list_builds == 0
+    assert inside["read"] and not inside["built"]
+    assert inside["names"] == [built.name] and inside["content"].encode() == built.content
+    # A file that does not load (here: its writer's build failed) costs only the build it saved.
+    save_font_list(None, saved, error="the sandboxed build failed")
+    fallback = BwrapLauncher(runtime_dir=runtime_dir, font_list_file=saved)
+    with caplog.at_level(logging.WARNING):
+        again = json_out(run(fallback, runtime_dir, scratch, _FONT_LIST_USE))
+    assert fallback.font_list_builds == 1 and "holds no font list: the sandboxed build failed" in caplog.text
+    assert again["read"] and again["content"].encode() == built.content
 
 
 def test_a_font_list_one_run_plants_is_read_by_no_later_run(launcher, runtime_dir, scratch):
