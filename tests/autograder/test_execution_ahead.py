@@ -106,6 +106,63 @@ def test_inputs_prepared_on_the_plans_thread_are_run_unless_their_turn_came_firs
     assert ran == ["c"]
 
 
+def test_the_first_run_goes_at_once_while_the_later_inputs_are_prepared_beside_it():
+    first_started, later_read = threading.Event(), threading.Event()
+    ran, preparing = [], []
+
+    def runs():
+        preparing.append(threading.current_thread().name)
+        # Prepared beside the first run, not before it: that run has started by now.
+        assert first_started.wait(5), "the later inputs were prepared before the first run started"
+        later_read.set()
+        return [("b", _input("b")), ("c", _input("c"))]
+
+    def runner(inputs, limit, deadline):
+        ran.append((inputs.notebook_text, threading.current_thread().name))
+        if inputs.notebook_text == "a":
+            first_started.set()
+            assert later_read.wait(5)
+        return _run(0.1)
+
+    plan = Plan(runs, limit=600.0, workers=1, runner_for=lambda: (runner, lambda: None), first=[("a", _input("a"))])
+    # The first notebook's turn finds its run though the later inputs may not be ready yet.
+    assert plan.claim("a", _input("a").key, 10.0).why == "taken"
+    assert plan.claim("b", _input("b").key, 10.0).why == "taken"
+    assert plan.claim("c", _input("c").key, 10.0).why == "taken"
+    assert [text for text, _ in ran] == ["a", "b", "c"]
+    assert len({thread for _, thread in ran}) == 1 and preparing[0] != ran[0][1]
+
+
+def test_a_later_turn_before_its_input_is_ready_executes_in_turn_while_the_first_run_is_taken():
+    ready = threading.Event()
+    ran = []
+
+    def runs():
+        ready.wait(5)
+        return [("b", _input("b"))]
+
+    def runner(inputs, limit, deadline):
+        ran.append(inputs.notebook_text)
+        return _run(0.1)
+
+    plan = Plan(runs, limit=600.0, workers=1, runner_for=lambda: (runner, lambda: None), first=[("a", _input("a"))])
+    assert plan.claim("a", _input("a").key, 10.0).why == "taken"
+    assert plan.claim("b", _input("b").key, 10.0).why == "not ready"
+    ready.set()
+    plan._threads[0].join(5)
+    assert ran == ["a"]
+
+
+def test_a_plan_without_a_runner_leaves_the_first_turn_to_execute_instead_of_waiting():
+    def runner_for():
+        raise OSError("no sandbox")
+
+    plan = Plan(lambda: [("b", _input("b"))], limit=600.0, workers=1, runner_for=runner_for,
+                first=[("a", _input("a"))])
+    plan._threads[0].join(5)
+    assert plan.claim("a", _input("a").key, 10.0).why == "failed"
+
+
 def test_a_plan_whose_inputs_cannot_be_prepared_runs_nothing(caplog):
     def runs():
         raise OSError("submitted/ is gone")

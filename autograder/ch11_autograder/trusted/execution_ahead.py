@@ -1,4 +1,4 @@
-"""Execute a submission's later notebooks while the earlier ones are graded.
+"""Execute a submission's notebooks one after another on a thread of their own, while they are graded.
 
 nbgrader autogrades a submission's notebooks one after another, and each
 notebook's sandboxed execution (``SandboxedExecute``) waits for the one before it
@@ -9,8 +9,9 @@ later notebooks can run ahead, and a notebook's turn then only collects its run.
 
 :class:`Plan` holds one submission's runs ahead: ``ExecutionAhead`` (placed before
 ``SandboxedExecute``) makes it at the first notebook's turn, with one
-:class:`~.execution_input.ExecutionInput` per later notebook, and its worker threads
-execute them in notebook order. At a notebook's turn, ``SandboxedExecute`` computes
+:class:`~.execution_input.ExecutionInput` for that notebook, queued at once, and one per
+later notebook, read and sanitized on a thread of their own while the first runs; its
+worker threads execute them in notebook order. At a notebook's turn, ``SandboxedExecute`` computes
 the input again from the notebook as it reaches it and :meth:`Plan.claim` s the
 early run only when the two inputs' keys agree: the run is then the one the turn
 would have made, byte for byte of input. Otherwise (a step in between changed the
@@ -85,9 +86,14 @@ class Plan:
 
     Args:
         runs: ``(notebook name, input)`` in the order their turns come, or a callable that
-            returns them: it is then called on the first worker's thread, so that preparing the
-            inputs (reading and sanitizing the later notebooks) does not hold up the turn that
-            makes the plan. A turn that comes before its input is ready executes in turn.
+            returns them: it is then called on a worker's thread (beside the ``first`` runs, on
+            a thread of its own, when there are any), so that preparing the inputs (reading and
+            sanitizing the later notebooks) holds up neither the turn that makes the plan nor
+            the first run. A turn that comes before its input is ready executes in turn.
+        first: runs known when the plan is made (the notebook whose turn makes it), queued at
+            once, before those of a callable ``runs``. They count as started: the plan's workers
+            take them first, so a turn that comes before a worker has taken its run waits for it
+            instead of executing in turn.
         limit: wall seconds each run may take at most (what the budget has left when the plan
             is made: no turn can give more).
         workers: how many run at once; each worker is one thread with its own launcher.
@@ -96,7 +102,8 @@ class Plan:
     """
 
     def __init__(self, runs: Iterable[tuple[str, ExecutionInput]] | Callable[[], Iterable[tuple[str, ExecutionInput]]],
-                 *, limit: float, workers: int, runner_for: Callable[[], tuple[Runner, Callable[[], None]]]) -> None:
+                 *, limit: float, workers: int, runner_for: Callable[[], tuple[Runner, Callable[[], None]]],
+                 first: Iterable[tuple[str, ExecutionInput]] = ()) -> None:
         self.limit = limit
         self._lock = threading.Lock()
         self._entries: dict[str, _Entry] = {}
@@ -107,9 +114,11 @@ class Plan:
         self._fill_lock = threading.Lock()
         if callable(runs):
             self._source: Callable[[], Iterable[tuple[str, ExecutionInput]]] | None = runs
+            self._add(first, filled=False, reserved=True)
             count = workers
         else:
             self._source = None
+            self._add(first, filled=False, reserved=True)
             self._add(runs)
             count = min(workers, len(self._entries))
         self._threads = [
@@ -120,15 +129,16 @@ class Plan:
         for thread in self._threads:
             thread.start()
 
-    def _add(self, runs: Iterable[tuple[str, ExecutionInput]]) -> None:
+    def _add(self, runs: Iterable[tuple[str, ExecutionInput]], *, filled: bool = True, reserved: bool = False) -> None:
         with self._lock:
             for notebook, inputs in runs:
                 if notebook in self._passed or self._closed:
                     continue
-                entry = _Entry(notebook, inputs)
+                entry = _Entry(notebook, inputs, started=reserved)
                 self._entries[notebook] = entry
                 self._queue.put(entry)
-            self._filled.set()
+            if filled:
+                self._filled.set()
 
     def _fill(self) -> None:
         with self._fill_lock:
@@ -142,13 +152,27 @@ class Plan:
             self._add(runs)
 
     def _work(self, runner_for: Callable[[], tuple[Runner, Callable[[], None]]]) -> None:
-        self._fill()
-        runner, close = runner_for()
+        filler: threading.Thread | None = None
+        if self._queue.empty():
+            self._fill()
+        elif not self._filled.is_set():  # the first runs go at once; the later inputs are prepared beside them
+            filler = threading.Thread(target=self._fill, name="ch11-execution-ahead-fill", daemon=True)
+            filler.start()
+        try:
+            runner, close = runner_for()
+        except Exception as exc:  # no runner: every run still queued fails, and its turn executes in place
+            log.warning("no notebook executes ahead on this thread: %s: %s", type(exc).__name__, exc)
+            self._fail_queued(exc)
+            return
         try:
             while True:
                 try:
                     entry = self._queue.get_nowait()
                 except queue.Empty:
+                    if filler is not None:
+                        filler.join()
+                        filler = None
+                        continue
                     return
                 with self._lock:
                     if entry.cancelled:
@@ -163,6 +187,15 @@ class Plan:
                     entry.done.set()
         finally:
             close()
+
+    def _fail_queued(self, exc: BaseException) -> None:
+        while True:
+            try:
+                entry = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            entry.error = exc
+            entry.done.set()
 
     def claim(self, notebook: str, key: str, limit: float) -> Claim:
         """The run of ``notebook`` if it executed the input with ``key`` within ``limit`` seconds.

@@ -665,25 +665,25 @@ def _resources_now(resources: ResourcesDict, current: str) -> ResourcesDict:
 
 
 class ExecutionAhead(NbGraderPreprocessor):
-    """Execute the submission's later notebooks now, for their turns to collect (``execution_ahead.py``).
+    """Execute the submission's notebooks on threads of their own, for their turns to collect (``execution_ahead.py``).
 
     Place before ``SandboxedExecute`` (and before ``SuitesAhead``). At the first notebook's turn
-    it reads the submission's later notebooks (``submitted/<student>/<assignment>/``, in the
-    order nbgrader takes them), passes each through nbgrader's sanitize steps
-    (``Autograde.sanitize_preprocessors``) as nbgrader will at its turn, and starts their
-    sandboxed executions on ``workers`` threads, each in a sandbox of its own. At a later
-    notebook's turn ``SandboxedExecute`` uses that run only if it executed exactly the input the
-    turn would execute, within the limit the turn gives it; otherwise it executes in turn.
+    it starts that notebook's sandboxed execution on ``workers`` threads, each in a sandbox of
+    its own, and meanwhile reads the submission's later notebooks
+    (``submitted/<student>/<assignment>/``, in the order nbgrader takes them), passes each
+    through nbgrader's sanitize steps (``Autograde.sanitize_preprocessors``) as nbgrader will at
+    its turn, and queues their executions behind it. At each notebook's turn
+    ``SandboxedExecute`` uses that run only if it executed exactly the input the turn would
+    execute, within the limit the turn gives it; otherwise it executes in turn.
 
-    Does nothing with ``workers`` 0, for a submission of one notebook, under the docker
-    backend (see :attr:`SuitesAhead.BACKENDS`: one uid per slot may signal its other runs), or
-    once the execution budget is spent. A later notebook the verdict cache will answer is not
-    run ahead.
+    Does nothing with ``workers`` 0, under the docker backend (see :attr:`SuitesAhead.BACKENDS`:
+    one uid per slot may signal its other runs), or once the execution budget is spent. A
+    notebook the verdict cache will answer is not run ahead.
     """
 
     workers = Integer(
         -1,
-        help="Later notebooks executing at once ahead of their turns; 0: none (each executes in its turn); "
+        help="Notebooks executing at once on threads of their own; 0: none (each executes in its turn); "
         "-1: one per core this process may use beyond the first, at most 1.",
     ).tag(config=True)
 
@@ -692,7 +692,7 @@ class ExecutionAhead(NbGraderPreprocessor):
         submission = (str(who.get("assignment", "")), str(who.get("student", "")))
         if not submission[1]:
             return nb, resources
-        execution_ahead.start_plan(submission, lambda: self._plan(submission, str(who.get("notebook", "")),
+        execution_ahead.start_plan(submission, lambda: self._plan(submission, str(who.get("notebook", "")), nb,
                                                                   resources))
         return nb, resources
 
@@ -702,7 +702,7 @@ class ExecutionAhead(NbGraderPreprocessor):
             return self.workers
         return min(1, max(0, len(os.sched_getaffinity(0)) - 1))
 
-    def _plan(self, submission: tuple[str, str], current: str,
+    def _plan(self, submission: tuple[str, str], current: str, nb: NotebookNode,
               resources: ResourcesDict) -> execution_ahead.Plan | None:
         workers = self.worker_count()
         execute = SandboxedExecute(config=self.config, parent=self)
@@ -713,10 +713,13 @@ class ExecutionAhead(NbGraderPreprocessor):
         limit = budget.limit_for(execute.wall_seconds)
         if limit < 1.0:
             return None
-        # Not this notebook: it executes now, in its turn, beside the first of the later ones (measured:
-        # planning it too saves one zygote's start but runs one execution fewer at a time, and was slower).
-        # The later ones are read and sanitized on the plan's thread, not in this turn: a copy of the
+        # This notebook too, first: the submission's notebooks then execute one after another in the plan's
+        # sandbox, beside the suites' lane, and the turns' own zygote never starts (bench/README.md, "One
+        # sandbox for a submission's executions"; before the suites had a lane, running this notebook in its
+        # turn beside the first later one was faster).
+        # The later ones are read and sanitized on the plan's threads, not in this turn: a copy of the
         # resources as they are now, since this turn's steps go on changing them.
+        first = [] if is_hit(resources) else [(current, execute.prepare(nb, resources))]
         here = _resources_now(resources, current)
 
         def runs() -> list[tuple[str, ExecutionInput]]:
@@ -740,7 +743,7 @@ class ExecutionAhead(NbGraderPreprocessor):
 
             return (lambda inputs, wall, deadline: execute.run(inputs, launcher, wall, deadline)), close
 
-        return execution_ahead.Plan(runs, limit=limit, workers=workers, runner_for=runner_for)
+        return execution_ahead.Plan(runs, limit=limit, workers=workers, runner_for=runner_for, first=first)
 
 
 #: The later notebooks as read for the submission last asked about (``later_notebooks``).
