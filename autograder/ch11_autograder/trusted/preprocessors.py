@@ -147,7 +147,9 @@ def _launcher(name: str, resources: ResourcesDict, *, fork: bool, own_sandbox: b
     if key not in _LAUNCHERS:
         base = _LAUNCHERS.get((backend, False, False)) or choose_launcher(backend)
         _LAUNCHERS[(backend, False, False)] = base
-        _LAUNCHERS[key] = forking_launcher(base, backend) if forking else base
+        # The second sandbox runs only SuitesAhead's verdict workers: its zygote imports what they need.
+        _LAUNCHERS[key] = forking_launcher(base, backend, runs="workers" if own_sandbox else "all") \
+            if forking else base
     launcher = _LAUNCHERS[key]
     if isinstance(launcher, ForkServerLauncher):
         launcher.for_submission(submission)

@@ -120,6 +120,9 @@ def choose_launcher(name: str | None = None) -> Launcher:
 PRIVATE_DIRS: dict[str, tuple[str, ...]] = {"bwrap": ("/tmp", "/dev/shm"), "container-user": (), "none": ()}
 
 
-def forking_launcher(launcher: Launcher, name: str) -> ForkServerLauncher:
-    """``launcher`` (backend ``name``) wrapped so that a submission's runs fork from one zygote."""
-    return ForkServerLauncher(launcher, wipe=PRIVATE_DIRS.get(resolve_backend(name), ()))
+def forking_launcher(launcher: Launcher, name: str, *, runs: str = "all") -> ForkServerLauncher:
+    """``launcher`` (backend ``name``) wrapped so that a submission's runs fork from one zygote.
+
+    ``runs="workers"``: a launcher for verdict workers only, whose zygote imports less.
+    """
+    return ForkServerLauncher(launcher, wipe=PRIVATE_DIRS.get(resolve_backend(name), ()), runs=runs)

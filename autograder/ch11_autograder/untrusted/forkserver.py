@@ -128,12 +128,12 @@ class _Zygote:
     """One running zygote: its sandbox process, its socket and the runs it has forked."""
 
     def __init__(self, inner: Launcher, limits: Limits, wipe: Sequence[str], start_timeout: float,
-                 kill_confirm_seconds: float) -> None:
+                 kill_confirm_seconds: float, runs: str = "all") -> None:
         self.kill_confirm_seconds = kill_confirm_seconds
         self.client: ForkClient[ForkedRun] = ForkClient("the zygote", ZygoteUnavailable, self._finish,
                                                         exited=self._exited)
         self.scratch = Path(tempfile.mkdtemp(prefix="ch11-zygote-"))
-        (self.scratch / "zygote.json").write_text(json.dumps({"wipe": list(wipe)}), encoding="utf-8")
+        (self.scratch / "zygote.json").write_text(json.dumps({"wipe": list(wipe), "runs": runs}), encoding="utf-8")
         self.stderr = tempfile.TemporaryFile()
         theirs = self.client.theirs
         started: queue.Queue[Any] = queue.Queue()
@@ -310,11 +310,17 @@ class ForkServerLauncher:
         start_timeout: seconds the zygote has to import its modules and say it is ready.
         kill_confirm_seconds: seconds the zygote has to confirm a killed run's end before
             the whole sandbox is ended.
+        runs: ``"all"``: the zygote imports what every runtime script needs; ``"workers"``:
+            only what verdict workers' student code imports (numpy, matplotlib), for a
+            launcher that runs nothing else (a notebook runner it forks imports the rest).
     """
 
     def __init__(self, inner: Launcher, *, wipe: Sequence[str] = (), limits: Limits | None = None,
-                 start_timeout: float = 120.0, kill_confirm_seconds: float = 3.0) -> None:
+                 start_timeout: float = 120.0, kill_confirm_seconds: float = 3.0, runs: str = "all") -> None:
+        if runs not in ("all", "workers"):
+            raise ValueError(f"runs must be 'all' or 'workers', not {runs!r}")
         self.inner = inner
+        self.runs = runs
         self.name = inner.name
         self.wipe = tuple(wipe)
         self.limits = limits
@@ -363,7 +369,8 @@ class ForkServerLauncher:
             if self._zygote is None and self._failed is None:
                 own = self.limits or replace(limits, wall_seconds=float("inf"), cpu_seconds=3600)
                 try:
-                    self._zygote = _Zygote(self.inner, own, self.wipe, self.start_timeout, self.kill_confirm_seconds)
+                    self._zygote = _Zygote(self.inner, own, self.wipe, self.start_timeout, self.kill_confirm_seconds,
+                                           self.runs)
                     self.zygote_starts += 1
                 except (ZygoteUnavailable, queue.Empty) as exc:
                     self._failed = str(exc)

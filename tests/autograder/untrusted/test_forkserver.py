@@ -261,3 +261,40 @@ def test_forked_kernels_and_workers_start_with_the_process_state_of_launched_one
         ignore = ("fds", "threads") if role == "kernel" else ()
         found = differences(states[f"forked {role}"], states[f"launched {role}"], ignore=ignore)
         assert found == [], "\n".join([role, *found])
+
+
+_MODULES = """
+import json, sys
+def loaded():
+    return json.dumps(sorted(m for m in ("nbclient", "ipykernel", "numpy", "matplotlib.pyplot") if m in sys.modules))
+"""
+
+
+def test_a_zygote_for_workers_only_loads_what_their_student_code_imports_and_keeps_them_apart(tmp_path: Path):
+    from ch11_autograder.untrusted.choose import choose_launcher
+
+    try:
+        inner = choose_launcher("bwrap")
+    except SandboxUnavailable as exc:
+        pytest.skip(f"bubblewrap sandbox unavailable on this machine: {exc}")
+    loaded = {}
+    for runs in ("workers", "all"):
+        launcher = forking_launcher(inner, "bwrap", runs=runs).for_submission(("toy", runs))
+        try:
+            with WorkerSession([_MODULES], launcher, LIMITS, call_timeout=30) as session:
+                loaded[runs] = json.loads(session.call("loaded"))
+            if runs == "workers":
+                with WorkerSession([PLANT], launcher, LIMITS, call_timeout=60) as session:
+                    pass
+                assert probe_in_worker(launcher) == NOTHING
+                # Any other run still works in it, importing what the zygote did not.
+                result, texts = run_notebook(launcher, ["import nbformat, numpy\nprint(numpy.add(1, 2))"],
+                                             tmp_path / "runner")
+                assert result.returncode == 0 and texts == ["3\n"], result.stderr[-2000:]
+            assert launcher.zygote_starts == 1
+        finally:
+            launcher.close()
+    assert loaded == {"workers": ["matplotlib.pyplot", "numpy"],
+                      "all": ["ipykernel", "matplotlib.pyplot", "nbclient", "numpy"]}
+    with pytest.raises(ValueError, match="'all' or 'workers'"):
+        forking_launcher(inner, "bwrap", runs="kernels")

@@ -2,7 +2,8 @@
 
 Started by a launcher (``untrusted/forkserver.py``) as ``zygote.py`` with its stdin a
 unix stream socket to the grader, inside the submission's sandbox. It imports what every
-runtime script needs (numpy, matplotlib, nbformat, nbclient, jupyter_client, ipykernel)
+runtime script needs (numpy, matplotlib, nbformat, nbclient, jupyter_client, ipykernel;
+numpy and matplotlib only when ``zygote.json`` says it forks verdict workers alone)
 and never runs student code itself; each run it is asked for is a fork of that state, so a
 notebook's runner, its kernel (forked by the runner, see ``execute_notebook.py``) and a
 verdict worker start without the ~1 CPU-s of imports each, and nothing one run defines
@@ -71,6 +72,10 @@ PRELOAD = (
     "psutil",
     "zmq",
 )
+#: What a zygote that forks only verdict workers (``zygote.json``: ``"runs": "workers"``) loads:
+#: what the student's cells import (``worker.py`` itself needs the standard library only). Notebook
+#: runners and kernels need the rest; a runner forked from such a zygote still works, importing it.
+WORKER_PRELOAD = ("numpy", "matplotlib", "matplotlib.pyplot")
 
 
 def _load(name: str) -> Any:
@@ -357,10 +362,12 @@ def main() -> int:
     # jsonschema's optional IRI grammar costs 1-1.5 s and no notebook schema uses it
     # (execute_notebook.py blocks it the same way).
     sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
-    for name in PRELOAD:
+    workers_only = config.get("runs") == "workers"
+    for name in WORKER_PRELOAD if workers_only else PRELOAD:
         with contextlib.suppress(ImportError):
             __import__(name)
-    _warm_caches()
+    if not workers_only:  # the caches are the notebook runners'
+        _warm_caches()
     if threading.active_count() != 1:  # a fork would copy locks other threads hold
         _send(sock, {"op": "refused", "message": f"{threading.active_count()} threads after the imports"})
         return 3
