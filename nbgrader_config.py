@@ -35,6 +35,7 @@ from ch11_autograder.trusted.preprocessors import (
     TrustedVerdicts,
     VerdictCacheLookup,
     VerdictCacheStore,
+    start_sandboxes,
 )
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import (
@@ -105,6 +106,10 @@ c.Autograde.autograde_preprocessors = [
     AssignLatePenalties,
     CheckCellMetadata,
 ]
+
+# Before each submission's first notebook: start the zygotes of the sandboxes ExecutionAhead and
+# SuitesAhead will use, while nbgrader sets the submission up (they would start 0.4 s later).
+c.Autograde.pre_convert_hook = start_sandboxes
 
 c.SandboxedExecute.timeout = 60  # seconds per cell
 c.SandboxedExecute.wall_seconds = 900.0  # seconds for the whole notebook

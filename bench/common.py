@@ -224,7 +224,7 @@ def ratio(a: float, b: float) -> float:
 # --------------------------------------------------------------------------- courses
 
 
-def make_course_template(root: Path, kind: str) -> Path:
+def make_course_template(root: Path, kind: str, *, config_file: Path | None = None, name: str | None = None) -> Path:
     """A course directory with the assignment generated once (copied for every run).
 
     ``kind`` is ``"pipeline"`` (the repository's nbgrader_config.py),
@@ -232,14 +232,15 @@ def make_course_template(root: Path, kind: str) -> Path:
     not executed for their outputs; verdicts, grades and feedback as usual),
     ``"pipeline-nofork"`` (the same without the per-submission zygote) or
     ``"plain"`` (:data:`PLAIN_CONFIG`); each gets :data:`TIMING_FOOTER` and the
-    repository's ``source/ch11``.
+    repository's ``source/ch11``. ``config_file`` replaces the repository's nbgrader_config.py
+    (another commit's); ``name`` the directory's ``template-<kind>``.
     """
-    course = root / f"template-{kind}"
+    course = root / (name or f"template-{kind}")
     if course.exists():
         shutil.rmtree(course)
     (course / "source").mkdir(parents=True)
     shutil.copytree(SOURCE_DIR, course / "source" / ASSIGNMENT)
-    config = PLAIN_CONFIG if kind == "plain" else COURSE_CONFIG.read_text()
+    config = PLAIN_CONFIG if kind == "plain" else (config_file or COURSE_CONFIG).read_text()
     if kind == "pipeline-noexec":
         config += NOEXEC
     if kind == "pipeline-nofork":

@@ -14,7 +14,7 @@ import time
 
 import nbformat
 import pytest
-from ch11_autograder.trusted import feedback
+from ch11_autograder.trusted import feedback, preprocessors
 from ch11_autograder.trusted.preprocessors import (
     SANDBOX_ERROR_NAME,
     SandboxedExecute,
@@ -365,3 +365,96 @@ def test_outputs_of_cells_that_do_not_match_are_ignored():
     assert copied == 2
     assert trusted.cells[1].outputs[0].text == "ok\n"
     assert trusted.cells[3].outputs == []
+
+
+# --------------------------------------------------------------------------- start_sandboxes (pre_convert_hook)
+
+
+@pytest.fixture
+def running_app():
+    """A traitlets application as the running ``nbgrader autograde`` (its config is the hook's)."""
+    from traitlets.config import Application
+
+    Application.clear_instance()
+    app = Application.instance()
+    yield app
+    Application.clear_instance()
+    preprocessors._close_started_for_plan()
+    lane = preprocessors._LAUNCHERS.get(("bwrap", True, True))
+    if lane is not None:
+        lane.close()
+
+
+def _settings(app, **traits):
+    from traitlets.config import Config
+
+    config = Config({"SandboxedExecute": {"sandbox": "bwrap"}, "TrustedVerdicts": {"sandbox": "bwrap"},
+                     "ExecutionAhead": {"workers": 1}, "SuitesAhead": {"enabled": True}})
+    for name, value in traits.items():
+        cls, trait = name.split("__")
+        config[cls][trait] = value
+    app.update_config(config)
+    app.log.propagate = True  # to caplog: nbgrader's log is the application's
+
+
+def _until(predicate, seconds=120.0):
+    end = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.05)
+
+
+def test_the_hook_starts_the_zygotes_the_plan_and_the_lane_then_use(running_app, caplog):
+    from ch11_autograder.untrusted.choose import choose_launcher
+    from ch11_autograder.untrusted.launch import SandboxUnavailable
+
+    try:
+        choose_launcher("bwrap")
+    except SandboxUnavailable as exc:
+        pytest.skip(f"bubblewrap sandbox unavailable on this machine: {exc}")
+    _settings(running_app)
+    with caplog.at_level("INFO"):
+        preprocessors.start_sandboxes(assignment="toy", student="ann", notebooks=["a.ipynb"])
+    assert f"{preprocessors.LOG_SANDBOXES_STARTED}: executions, suites" in caplog.text
+    lane = preprocessors._LAUNCHERS[("bwrap", True, True)]
+    plan = preprocessors._started_for_plan(("toy", "ann"))  # what the plan's first worker takes
+    assert plan is not None and preprocessors._started_for_plan(("toy", "ann")) is None  # taken once
+    try:
+        _until(lambda: plan.zygote_starts == 1 and lane.zygote_starts == 1)
+        assert (plan.submission, lane.submission, plan.runs, lane.runs) == (("toy", "ann"),) * 2 + ("all", "workers")
+    finally:
+        plan.close()
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"ExecutionAhead__workers": 0, "SuitesAhead__enabled": False},  # the command line turned both off
+        {"VerdictCache__directory": "/tmp/ch11-verdict-cache-test"},  # a cached notebook starts no sandbox
+        {"SandboxedExecute__fork_from_zygote": False, "TrustedVerdicts__fork_from_zygote": False},
+    ],
+)
+def test_the_hook_starts_nothing_the_steps_will_not_use(running_app, caplog, settings):
+    _settings(running_app, **settings)
+    with caplog.at_level("INFO"):
+        preprocessors.start_sandboxes(assignment="toy", student="bob", notebooks=["a.ipynb"])
+    assert preprocessors.LOG_SANDBOXES_STARTED not in caplog.text
+    assert preprocessors._started_for_plan(("toy", "bob")) is None
+    lane = preprocessors._LAUNCHERS.get(("bwrap", True, True))
+    assert lane is None or lane.submission != ("toy", "bob")  # the lane's launcher was not made ready for bob
+
+
+def test_the_hook_starts_nothing_without_a_student_or_an_application(caplog):
+    from traitlets.config import Application
+
+    Application.clear_instance()
+    with caplog.at_level("INFO"):
+        preprocessors.start_sandboxes(assignment="toy", student="ann", notebooks=["a.ipynb"])  # no application
+        app = Application.instance()
+        try:
+            _settings(app)
+            preprocessors.start_sandboxes(assignment="toy", student="", notebooks=["a.ipynb"])
+        finally:
+            Application.clear_instance()
+    assert preprocessors.LOG_SANDBOXES_STARTED not in caplog.text
+    assert preprocessors._started_for_plan(("toy", "ann")) is None

@@ -125,6 +125,9 @@ LOG_GRADED_AHEAD = "hidden suites graded ahead of the notebook's turn"
 #: What SandboxedExecute logs when it uses a notebook's run made ahead of its turn (tests look for it).
 LOG_EXECUTED_AHEAD = "executed ahead of its turn; that run is used"
 
+#: What start_sandboxes logs, followed by the sandboxes it started (tests look for it).
+LOG_SANDBOXES_STARTED = "sandboxes started before the first notebook"
+
 #: Name of the error output SandboxedExecute adds when execution went wrong.
 SANDBOX_ERROR_NAME = "SandboxExecutionError"
 
@@ -161,6 +164,7 @@ def _close_launchers() -> None:
     for launcher in _LAUNCHERS.values():
         if isinstance(launcher, ForkServerLauncher):
             launcher.close()
+    _close_started_for_plan()
 
 
 def collect_support_files(
@@ -520,20 +524,19 @@ class TrustedVerdicts(NbGraderPreprocessor):
             support=collect_support_files(directory, max_total_bytes=self.max_support_bytes, logger=self.log),
         )
 
+    def worker_limits(self) -> Limits:
+        """The limits of a verdict worker's process (its start: ``startup_timeout``; each call has its own)."""
+        return Limits(cpu_seconds=self.cpu_seconds, wall_seconds=self.startup_timeout, memory_bytes=self.memory_bytes)
+
     def grade(self, inputs: ahead.SuiteInputs, launcher: Launcher) -> ahead.SuiteResults:
         """Run every test cell's suite on one worker session running ``inputs.cells``.
 
         Uses the session from the calling thread only, start to end (see :class:`WorkerSession`).
         """
-        limits = Limits(
-            cpu_seconds=self.cpu_seconds,
-            wall_seconds=self.startup_timeout,
-            memory_bytes=self.memory_bytes,
-        )
         session = WorkerSession(
             list(inputs.cells.sources),
             launcher,
-            limits,
+            self.worker_limits(),
             self.call_timeout,
             startup_timeout=self.startup_timeout,
             cell_time_limit=self.cell_time_limit,
@@ -734,10 +737,11 @@ class ExecutionAhead(NbGraderPreprocessor):
         base = _launcher(execute.sandbox, resources, fork=False)
 
         def runner_for() -> tuple[execution_ahead.Runner, Any]:
-            # One launcher per worker thread: its zygote (when runs fork) is a sandbox of its own.
+            # One launcher per worker thread: its zygote (when runs fork) is a sandbox of its own, started
+            # already for the first worker when start_sandboxes ran before this notebook.
             launcher: Launcher = base
             if execute.fork_from_zygote:
-                launcher = forking_launcher(base, backend).for_submission(submission)
+                launcher = _started_for_plan(submission) or forking_launcher(base, backend).for_submission(submission)
 
             def close() -> None:
                 if isinstance(launcher, ForkServerLauncher):
@@ -746,6 +750,75 @@ class ExecutionAhead(NbGraderPreprocessor):
             return (lambda inputs, wall, deadline: execute.run(inputs, launcher, wall, deadline)), close
 
         return execution_ahead.Plan(runs, limit=limit, workers=workers, runner_for=runner_for, first=first)
+
+
+#: A zygote started by ``start_sandboxes`` for a submission's plan, for its first worker to take.
+_PLAN_LAUNCHERS: dict[tuple[str, str], ForkServerLauncher] = {}
+_PLAN_LAUNCHERS_LOCK = threading.Lock()
+
+
+def _started_for_plan(submission: tuple[str, str]) -> ForkServerLauncher | None:
+    with _PLAN_LAUNCHERS_LOCK:
+        return _PLAN_LAUNCHERS.pop(submission, None)
+
+
+def start_sandboxes(*, assignment: str, student: str, notebooks: list[str], **_: Any) -> None:
+    """nbgrader's ``pre_convert_hook``: start a submission's two zygotes before its first notebook.
+
+    ExecutionAhead's plan and SuitesAhead's lane each start their sandbox's zygote
+    (``untrusted/forkserver.py``) at their first run, about 0.4 s into the submission: after
+    nbgrader's set-up, the first notebook's sanitize steps and the suites' import, while the
+    process keeps one core busy. Called before all of that (``c.Autograde.pre_convert_hook``),
+    this starts the same two zygotes, each with the limits its first run will give it, on
+    threads of their own; the first runs find them started, or wait for them as they would
+    for their own. Nothing else changes: the same sandboxes run the same work.
+
+    Only what the steps will use, judged by the running ``nbgrader autograde``'s settings
+    (its command line included, from traitlets' application instance): nothing without an
+    application, without a student, for a backend that runs no work ahead, when runs do not
+    fork, or when a verdict cache is configured (a notebook it answers starts no sandbox); the
+    plan's zygote only with ExecutionAhead's workers, the lane's only with SuitesAhead on.
+    """
+    from traitlets.config import Application
+
+    if not student or not notebooks or not Application.initialized():
+        return
+    app = Application.instance()
+    config = app.config
+    if VerdictCache(config=config).location() is not None:
+        return
+    started = []
+    submission = (assignment, student)
+    resources = ResourcesDict()
+    resources["nbgrader"] = {"assignment": assignment, "student": student}
+    _close_started_for_plan()  # one submission at a time: another's is never taken
+    execute = SandboxedExecute(config=config)
+    backend = resolve_backend(execute.sandbox)
+    if backend in SuitesAhead.BACKENDS and execute.fork_from_zygote and ExecutionAhead(config=config).worker_count():
+        base = _launcher(execute.sandbox, resources, fork=False)
+        plan = forking_launcher(base, backend).for_submission(submission)
+        with _PLAN_LAUNCHERS_LOCK:
+            _PLAN_LAUNCHERS[submission] = plan
+        plan.prestart(execute._limits(execute.wall_seconds))
+        started.append("executions")
+    verdicts = TrustedVerdicts(config=config)
+    if (SuitesAhead(config=config).enabled and verdicts.fork_from_zygote
+            and resolve_backend(verdicts.sandbox) in SuitesAhead.BACKENDS):
+        lane = _launcher(verdicts.sandbox, resources, fork=True, own_sandbox=True)
+        if isinstance(lane, ForkServerLauncher):
+            lane.prestart(verdicts.worker_limits())
+            started.append("suites")
+    if started:
+        app.log.info("%s: %s", LOG_SANDBOXES_STARTED, ", ".join(started))
+
+
+def _close_started_for_plan() -> None:
+    """End the zygotes started for a plan that never took them (another submission's, or at exit)."""
+    with _PLAN_LAUNCHERS_LOCK:
+        left = list(_PLAN_LAUNCHERS.values())
+        _PLAN_LAUNCHERS.clear()
+    for launcher in left:
+        launcher.close()
 
 
 #: The later notebooks as read for the submission last asked about (``later_notebooks``).

@@ -362,6 +362,18 @@ class ForkServerLauncher:
         return self.inner.spawn(script, args, scratch=scratch, limits=limits, env=env, stdin=stdin, stdout=stdout,
                                 stderr=stderr, writeback=writeback)
 
+    def prestart(self, limits: Limits) -> threading.Thread:
+        """Start the current submission's zygote now, on a thread of its own, for the first run to find.
+
+        ``limits``: those the first run will be given (the zygote's own derive from them as in
+        :meth:`spawn`, so it is the zygote that run would have started). A run spawned while it
+        starts waits for it; a zygote that cannot start is what that run would have found (the
+        log says why, and runs start without one). Returns the thread.
+        """
+        thread = threading.Thread(target=self._current, args=(limits,), name="ch11-zygote-prestart", daemon=True)
+        thread.start()
+        return thread
+
     def _current(self, limits: Limits) -> _Zygote | None:
         with self._lock:
             if self._zygote is not None and self._zygote.dead:

@@ -11,7 +11,12 @@ from ch11_autograder.batch.intake import StudentSubmission
 from ch11_autograder.batch.isolated import RunningGraders, grade_isolated, read_execution_report
 from ch11_autograder.batch.records import ExecutionUse
 from ch11_autograder.trusted.budget import ExecutionBudget
-from ch11_autograder.trusted.preprocessors import LOG_AHEAD, LOG_EXECUTED_AHEAD, LOG_GRADED_AHEAD
+from ch11_autograder.trusted.preprocessors import (
+    LOG_AHEAD,
+    LOG_EXECUTED_AHEAD,
+    LOG_GRADED_AHEAD,
+    LOG_SANDBOXES_STARTED,
+)
 from ch11_autograder.trusted.submission_cells import autograded_test_cells
 from ch11_autograder.trusted.verdicts import VERDICT_METADATA_KEY
 from ch11_autograder.untrusted.launch import EXECUTION_REPORT_ENV
@@ -51,9 +56,10 @@ def test_a_budget_that_was_not_spent_is_not_exhausted():
 def test_work_done_ahead_or_in_place_leaves_the_same_graded_notebooks(tmp_path_factory):
     """Real nbgrader under bwrap, ada's five notebooks: SuitesAhead and ExecutionAhead on, then off.
 
-    On, the suites of every notebook start early (notebooks 2..5 on the first one's lane, ahead of
-    their turns) and every notebook executes on the plan's thread (2..5 ahead of their turns), each
-    run used at its turn; either way the graded notebooks are the same, byte for byte.
+    On, the two sandboxes start before the first notebook, the suites of every notebook start early
+    (notebooks 2..5 on the first one's lane, ahead of their turns) and every notebook executes on
+    the plan's thread (2..5 ahead of their turns), each run used at its turn; either way the graded
+    notebooks are the same, byte for byte.
     """
     base = tmp_path_factory.getbasetemp()
     inputs = batch_support.inputs(base)
@@ -76,8 +82,11 @@ def test_work_done_ahead_or_in_place_leaves_the_same_graded_notebooks(tmp_path_f
             # read (a turn that comes first starts its own).
             started, graded_ahead = log.count(LOG_AHEAD), log.count(LOG_GRADED_AHEAD)
             assert started >= 1 and graded_ahead >= 1 and started + graded_ahead == len(files), log[-3000:]
+            # Both sandboxes' zygotes started before the first notebook (the autograde's command line allows both).
+            assert f"{LOG_SANDBOXES_STARTED}: executions, suites" in log, log[-3000:]
         else:
             assert LOG_AHEAD not in log and LOG_GRADED_AHEAD not in log, log[-3000:]
+            assert LOG_SANDBOXES_STARTED not in log, log[-3000:]  # the command line turned both steps off
         executed_ahead = log.count(LOG_EXECUTED_AHEAD)
         assert executed_ahead == (len(files) if ahead else 0), log[-3000:]
         notebooks, verdicts = {}, {}
