@@ -10,7 +10,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import logging
 import time
+import uuid
 
 import nbformat
 import pytest
@@ -25,6 +27,7 @@ from ch11_autograder.trusted.preprocessors import (
 from ch11_autograder.trusted.submission_cells import strip_hidden_tests, submission_code_cells, worker_cells
 from ch11_autograder.trusted.suite import run_suite
 from ch11_autograder.trusted.verdicts import VERDICT_METADATA_KEY
+from ch11_autograder.untrusted.forkserver import ForkServerLauncher
 from ch11_autograder.untrusted.launch import EXECUTION_REPORT_ENV
 from nbconvert import HTMLExporter
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_output, new_raw_cell
@@ -371,10 +374,15 @@ def test_outputs_of_cells_that_do_not_match_are_ignored():
 
 
 @pytest.fixture
-def running_app():
-    """A traitlets application as the running ``nbgrader autograde`` (its config is the hook's)."""
+def running_app(monkeypatch):
+    """A traitlets application as the running ``nbgrader autograde`` (its config is the hook's).
+
+    Without a verdict cache unless a test configures one: the feedback service sets
+    ``$CH11_VERDICT_CACHE`` in its process, which an earlier in-process test may have left.
+    """
     from traitlets.config import Application
 
+    monkeypatch.delenv("CH11_VERDICT_CACHE", raising=False)
     Application.clear_instance()
     app = Application.instance()
     yield app
@@ -394,7 +402,10 @@ def _settings(app, **traits):
         cls, trait = name.split("__")
         config[cls][trait] = value
     app.update_config(config)
-    app.log.propagate = True  # to caplog: nbgrader's log is the application's
+    # To caplog, at INFO as nbgrader logs: the application's logger is one per class name, and an earlier
+    # application of the process may have left it at another level, or not propagating.
+    app.log.setLevel(logging.INFO)
+    app.log.propagate = True
 
 
 def _until(predicate, seconds=120.0):
@@ -413,15 +424,19 @@ def test_the_hook_starts_the_zygotes_the_plan_and_the_lane_then_use(running_app,
     except SandboxUnavailable as exc:
         pytest.skip(f"bubblewrap sandbox unavailable on this machine: {exc}")
     _settings(running_app)
+    # The process's lane launcher may have served earlier tests: count from here, for a student of this test's own.
+    student = f"ann-{uuid.uuid4().hex[:8]}"
+    earlier = preprocessors._LAUNCHERS.get(("bwrap", True, True))
+    lane_starts = earlier.zygote_starts if isinstance(earlier, ForkServerLauncher) else 0
     with caplog.at_level("INFO"):
-        preprocessors.start_sandboxes(assignment="toy", student="ann", notebooks=["a.ipynb"])
+        preprocessors.start_sandboxes(assignment="toy", student=student, notebooks=["a.ipynb"])
     assert f"{preprocessors.LOG_SANDBOXES_STARTED}: executions, suites" in caplog.text
     lane = preprocessors._LAUNCHERS[("bwrap", True, True)]
-    plan = preprocessors._started_for_plan(("toy", "ann"))  # what the plan's first worker takes
-    assert plan is not None and preprocessors._started_for_plan(("toy", "ann")) is None  # taken once
+    plan = preprocessors._started_for_plan(("toy", student))  # what the plan's first worker takes
+    assert plan is not None and preprocessors._started_for_plan(("toy", student)) is None  # taken once
     try:
-        _until(lambda: plan.zygote_starts == 1 and lane.zygote_starts == 1)
-        assert (plan.submission, lane.submission, plan.runs, lane.runs) == (("toy", "ann"),) * 2 + ("all", "workers")
+        _until(lambda: plan.zygote_starts == 1 and lane.zygote_starts == lane_starts + 1)
+        assert (plan.submission, lane.submission, plan.runs, lane.runs) == (("toy", student),) * 2 + ("all", "workers")
     finally:
         plan.close()
 
