@@ -775,13 +775,17 @@ def start_sandboxes(*, assignment: str, student: str, notebooks: list[str], **_:
 
     Only what the steps will use, judged by the running ``nbgrader autograde``'s settings
     (its command line included, from traitlets' application instance): nothing without an
-    application, without a student, for a backend that runs no work ahead, when runs do not
+    application, without one named student (nbgrader passes the ``--student`` pattern, so an
+    autograde of every student starts nothing early), for a backend that runs no work ahead, when runs do not
     fork, or when a verdict cache is configured (a notebook it answers starts no sandbox); the
     plan's zygote only with ExecutionAhead's workers, the lane's only with SuitesAhead on.
     """
     from traitlets.config import Application
 
-    if not student or not notebooks or not Application.initialized():
+    # nbgrader passes the command line's --student and assignment, which may be patterns ("*": every
+    # student): the submission being converted is then unknown, and sandboxes started for it would be another's.
+    named = all(value and not set(value) & set("*?[") for value in (assignment, student))
+    if not named or not notebooks or not Application.initialized():
         return
     app = Application.instance()
     config = app.config
