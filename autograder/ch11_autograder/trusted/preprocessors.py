@@ -720,8 +720,8 @@ class ExecutionAhead(NbGraderPreprocessor):
             return None
         # This notebook too, first: the submission's notebooks then execute one after another in the plan's
         # sandbox, beside the suites' lane, and the turns' own zygote never starts (bench/README.md, "One
-        # sandbox for a submission's executions"; before the suites had a lane, running this notebook in its
-        # turn beside the first later one was faster).
+        # student's wait: the font list once, two sandboxes, started at once"; before the suites had a lane,
+        # running this notebook in its turn beside the first later one was faster).
         # The later ones are read and sanitized on the plan's threads, not in this turn: a copy of the
         # resources as they are now, since this turn's steps go on changing them.
         first = [] if is_hit(resources) else [(current, execute.prepare(nb, resources))]
