@@ -11,8 +11,8 @@ later notebooks can run ahead, and a notebook's turn then only collects its run.
 ``SandboxedExecute``) makes it at the first notebook's turn, with one
 :class:`~.execution_input.ExecutionInput` for that notebook, queued at once, and one per
 later notebook, read and sanitized on a thread of their own while the first runs; its
-worker threads execute them in notebook order. At a notebook's turn, ``SandboxedExecute`` computes
-the input again from the notebook as it reaches it and :meth:`Plan.claim` s the
+worker threads execute them in notebook order. At a notebook's turn, ``SandboxedExecute``
+computes the input again from the notebook as it reaches it and :meth:`Plan.claim` s the
 early run only when the two inputs' keys agree: the run is then the one the turn
 would have made, byte for byte of input. Otherwise (a step in between changed the
 notebook, a support file changed) the early run is stopped and discarded, and the
@@ -112,13 +112,12 @@ class Plan:
         self._closed = False
         self._filled = threading.Event()
         self._fill_lock = threading.Lock()
+        self._add(first, filled=False, reserved=True)
         if callable(runs):
             self._source: Callable[[], Iterable[tuple[str, ExecutionInput]]] | None = runs
-            self._add(first, filled=False, reserved=True)
             count = workers
         else:
             self._source = None
-            self._add(first, filled=False, reserved=True)
             self._add(runs)
             count = min(workers, len(self._entries))
         self._threads = [

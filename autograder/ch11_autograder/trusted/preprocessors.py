@@ -604,10 +604,10 @@ class SuitesAhead(NbGraderPreprocessor):
     BACKENDS = frozenset({"bwrap", "none"})
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
-        if not self.enabled or is_hit(resources):
+        if is_hit(resources):
             return nb, resources
         verdicts = TrustedVerdicts(config=self.config, parent=self)
-        if resolve_backend(verdicts.sandbox) not in self.BACKENDS:
+        if not self.grades_ahead(verdicts):
             return nb, resources
         inputs = verdicts.suite_inputs(nb, resources)
         if inputs is None:
@@ -629,6 +629,10 @@ class SuitesAhead(NbGraderPreprocessor):
         else:
             self.log.info("%s: %s", name, LOG_AHEAD)
         return nb, resources
+
+    def grades_ahead(self, verdicts: TrustedVerdicts) -> bool:
+        """Whether the suites start ahead at all: on, and a backend that keeps runs apart."""
+        return self.enabled and resolve_backend(verdicts.sandbox) in self.BACKENDS
 
     def grades_later(self) -> bool:
         """Whether later notebooks are graded ahead (``later``, with auto resolved against this process's cores)."""
@@ -707,12 +711,16 @@ class ExecutionAhead(NbGraderPreprocessor):
             return self.workers
         return min(1, max(0, len(os.sched_getaffinity(0)) - 1))
 
+    def executes_ahead(self, execute: SandboxedExecute) -> bool:
+        """Whether notebooks execute on the plan's threads at all: workers, and a backend that keeps runs apart."""
+        return self.worker_count() > 0 and resolve_backend(execute.sandbox) in SuitesAhead.BACKENDS
+
     def _plan(self, submission: tuple[str, str], current: str, nb: NotebookNode,
               resources: ResourcesDict) -> execution_ahead.Plan | None:
         workers = self.worker_count()
         execute = SandboxedExecute(config=self.config, parent=self)
         backend = resolve_backend(execute.sandbox)
-        if workers <= 0 or backend not in SuitesAhead.BACKENDS:
+        if not self.executes_ahead(execute):
             return None
         budget = budget_for(*submission, execute.submission_wall_seconds)
         limit = budget.limit_for(execute.wall_seconds)
@@ -774,11 +782,11 @@ def start_sandboxes(*, assignment: str, student: str, notebooks: list[str], **_:
     for their own. Nothing else changes: the same sandboxes run the same work.
 
     Only what the steps will use, judged by the running ``nbgrader autograde``'s settings
-    (its command line included, from traitlets' application instance): nothing without an
+    (its command line included, from traitlets' application instance) through the steps' own
+    tests (``ExecutionAhead.executes_ahead``, ``SuitesAhead.grades_ahead``): nothing without an
     application, without one named student (nbgrader passes the ``--student`` pattern, so an
-    autograde of every student starts nothing early), for a backend that runs no work ahead, when runs do not
-    fork, or when a verdict cache is configured (a notebook it answers starts no sandbox); the
-    plan's zygote only with ExecutionAhead's workers, the lane's only with SuitesAhead on.
+    autograde of every student starts nothing early), when runs do not fork, or when a verdict
+    cache is configured (a notebook it answers starts no sandbox).
     """
     from traitlets.config import Application
 
@@ -797,17 +805,15 @@ def start_sandboxes(*, assignment: str, student: str, notebooks: list[str], **_:
     resources["nbgrader"] = {"assignment": assignment, "student": student}
     _close_started_for_plan()  # one submission at a time: another's is never taken
     execute = SandboxedExecute(config=config)
-    backend = resolve_backend(execute.sandbox)
-    if backend in SuitesAhead.BACKENDS and execute.fork_from_zygote and ExecutionAhead(config=config).worker_count():
+    if execute.fork_from_zygote and ExecutionAhead(config=config).executes_ahead(execute):
         base = _launcher(execute.sandbox, resources, fork=False)
-        plan = forking_launcher(base, backend).for_submission(submission)
+        plan = forking_launcher(base, resolve_backend(execute.sandbox)).for_submission(submission)
         with _PLAN_LAUNCHERS_LOCK:
             _PLAN_LAUNCHERS[submission] = plan
         plan.prestart(execute._limits(execute.wall_seconds))
         started.append("executions")
     verdicts = TrustedVerdicts(config=config)
-    if (SuitesAhead(config=config).enabled and verdicts.fork_from_zygote
-            and resolve_backend(verdicts.sandbox) in SuitesAhead.BACKENDS):
+    if verdicts.fork_from_zygote and SuitesAhead(config=config).grades_ahead(verdicts):
         lane = _launcher(verdicts.sandbox, resources, fork=True, own_sandbox=True)
         if isinstance(lane, ForkServerLauncher):
             lane.prestart(verdicts.worker_limits())

@@ -45,6 +45,9 @@ log = logging.getLogger(__name__)
 FONT_LIST_ENV = "CH11_FONT_LIST"
 #: The largest font list accepted (this machine's: 36 KB for 71 fonts).
 FONT_LIST_MAX_BYTES = 4 * 1024**2
+#: The largest saved font list file read: the content is JSON text inside JSON (escaping at most doubles
+#: it), plus the name.
+_SAVED_MAX_BYTES = 2 * FONT_LIST_MAX_BYTES + 4096
 #: Limits of the building run: one interpreter importing matplotlib.
 BUILD_LIMITS = Limits(cpu_seconds=60, wall_seconds=120.0, max_output_bytes=2 * FONT_LIST_MAX_BYTES)
 _NAME = re.compile(r"fontlist-v[0-9][0-9A-Za-z.]*\.json")
@@ -155,11 +158,10 @@ def load_font_list(path: str | os.PathLike[str], *, wait_seconds: float = 0.0) -
         time.sleep(0.01)
     try:
         with open(path, "rb") as handle:
-            # The content is JSON text inside JSON: escaping can at most double it, plus the name.
-            raw = handle.read(2 * FONT_LIST_MAX_BYTES + 4096 + 1)
+            raw = handle.read(_SAVED_MAX_BYTES + 1)
     except OSError as exc:
         raise ValueError(f"{where} cannot be read: {exc.strerror or exc}") from None
-    if len(raw) > 2 * FONT_LIST_MAX_BYTES + 4096:
+    if len(raw) > _SAVED_MAX_BYTES:
         raise ValueError(f"{where} is larger than a font list can be")
     return _parse(raw, where)
 
