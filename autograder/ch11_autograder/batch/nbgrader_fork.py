@@ -18,6 +18,9 @@ request. The child is what the separate process was:
   status; it dies with the server (``PR_SET_PDEATHSIG``), and the server with the thread
   that started it.
 
+The server also imports the suite modules the config names and fills nbformat's and
+SQLAlchemy's first-use caches (:func:`_preload`), which each run would otherwise do itself.
+
 Nothing flows back into the server: it never runs nbgrader, never reads what a child wrote,
 and a child's changes to module state die with the child. Student code runs in neither: it
 runs in the sandbox the child starts. So per-submission isolation is that of separate
@@ -286,18 +289,46 @@ def die_with_parent() -> None:
 # ---------------------------------------------------------------------------- server side
 
 
+#: Where the course config names its hidden suite modules (``trusted/preprocessors.py``), read as a
+#: setting: the batch never imports the grading engine, the config it loads does.
+SUITE_MODULES_SETTING = ("TrustedVerdicts", "suite_modules")
+
+
 def _preload(config: Path) -> None:
-    """Import what every ``nbgrader autograde`` of this course imports, without running anything."""
+    """Import what every ``nbgrader autograde`` of this course imports, and fill its first-use caches.
+
+    What each run would otherwise do at its own first use, once per submission, is done here
+    once per server; none of it reads a course's files beyond the config, or runs anything:
+
+    * nbgrader's apps and the course config, which imports the grading engine and its steps;
+    * the suite modules the config names (``TrustedVerdicts.suite_modules``, dotted names; a
+      ``.py`` path is loaded by the engine under a name of its own, at first use), which the
+      engine imports at the first notebook with test cells: 0.2-0.3 s of each run's start;
+    * nbformat's compiled schema validators (strict and relaxed, the current minor version),
+      and SQLAlchemy's mapper configuration for nbgrader's gradebook: both built at first
+      use and kept for the process, about 0.05 s each.
+    """
+    import importlib
+
     from traitlets.config.loader import PyFileConfigLoader
 
     from ..nbgrader_main import skip_costly_imports
 
     skip_costly_imports()
+    import nbformat
     import nbgrader.apps.nbgraderapp  # every subcommand's app
     import nbgrader.converters.autograde  # noqa: F401
+    from nbformat.validator import get_validator
+    from sqlalchemy.orm import configure_mappers
 
-    # The config file imports the grading engine, its suites and preprocessors, as nbgrader's load would.
-    PyFileConfigLoader(config.name, path=str(config.parent)).load_config()
+    loaded = PyFileConfigLoader(config.name, path=str(config.parent)).load_config()
+    section, name = SUITE_MODULES_SETTING
+    for module in loaded.get(section, {}).get(name, []):
+        if isinstance(module, str) and not (module.endswith(".py") or "/" in module):
+            importlib.import_module(module)
+    for relaxed in (False, True):
+        get_validator(version=4, version_minor=nbformat.current_nbformat_minor, relax_add_props=relaxed)
+    configure_mappers()
 
 
 def _child(request: dict[str, Any], log_fd: int, server_pid: int, at_start: fresh.FreshState) -> int:

@@ -152,6 +152,50 @@ def test_control_one_process_loading_the_config_twice_sees_the_plant(tmp_path):
     assert json.loads((course / "probe.json").read_text())["seen"] == ["yes"]
 
 
+#: Reports, in a run, what the server's preload left loaded: the suite modules the config names,
+#: nbformat's compiled validators and SQLAlchemy's configured mappers.
+PRELOAD_PROBE = r'''
+c = get_config()
+c.TrustedVerdicts.suite_modules = ["ch11_autograder.exercises.ex3.suite", SUITE_PATH]
+preloaded_out = os.environ.get("PRELOADED_OUT")
+if preloaded_out:
+    import nbformat.validator
+    from sqlalchemy.orm import mapperlib
+    with open(preloaded_out, "w") as handle:
+        json.dump({"suite": "ch11_autograder.exercises.ex3.suite" in sys.modules,
+                   "path_suites": sorted(n for n in sys.modules if n.startswith("_ch11_suite_")),
+                   "validators": len(nbformat.validator.validators),
+                   "mappers_pending": any(r._new_mappers for r in mapperlib._all_registries())}, handle)
+'''
+
+
+def _preload_course(root: Path, name: str) -> Path:
+    course = _course(root, name)
+    suite_path = root / "own_suite.py"
+    suite_path.write_text("raise RuntimeError('a suite named by path is loaded by the engine, not preloaded')\n")
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + f"SUITE_PATH = {str(suite_path)!r}\n" + PRELOAD_PROBE)
+    return course
+
+
+def test_a_forked_run_finds_the_suites_the_config_names_and_the_first_use_caches_filled(tmp_path):
+    server = NbgraderForkServer(_preload_course(tmp_path, "server") / "nbgrader_config.py")
+    try:
+        forked = _preload_course(tmp_path, "forked")
+        code, _, log = _run(server, forked, PRELOADED_OUT=str(forked / "preloaded.json"))
+        assert code == 0, log
+    finally:
+        server.close()
+    preloaded = json.loads((forked / "preloaded.json").read_text())
+    assert preloaded == {"suite": True, "path_suites": [], "validators": 2, "mappers_pending": False}
+    # Control: nbgrader started afresh on the same course has imported none of it at that point.
+    fresh = _preload_course(tmp_path, "fresh")
+    env = nbgrader_env({"PROBE_OUT": str(fresh / "probe.json"), "PRELOADED_OUT": str(fresh / "preloaded.json")})
+    with (fresh / "log.txt").open("wb") as handle:
+        assert start_nbgrader(ARGS, fresh, env, handle, None).wait(timeout=60) == 0
+    assert json.loads((fresh / "preloaded.json").read_text())["suite"] is False
+
+
 def test_a_killed_run_leaves_the_server_serving(server, tmp_path):
     course = _course(tmp_path, "slow")
     run = _start_slow_run(server, course)
