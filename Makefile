@@ -8,13 +8,20 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-fast test-slurm test-dask docker-engine browser slurm lint demo example wheel release clean
+.PHONY: test test-fast test-slurm test-dask docker-engine browser slurm lint demo example wheel release clean bytecode
 
 $(STAMP): requirements/lock.txt pyproject.toml harness/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/lock.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e harness -e .
 	touch $@
+
+# pip compiles the packages it installs, but not the sources of an editable install (ours). Where
+# PYTHONDONTWRITEBYTECODE is set, as on these machines, every process that imports the grader would
+# compile it again: about 0.1 s of the start of each nbgrader a batch runs (bench/README.md, "The
+# suites preloaded, the package compiled"). Incremental: a stale file is recompiled, the rest kept.
+bytecode: $(STAMP)
+	$(PY) -m compileall -q autograder/ch11_autograder harness/src solutions
 
 # Style (ruff), the package's layering (import-linter: the contracts in pyproject.toml's
 # [tool.importlinter]) and types (mypy: [tool.mypy]). Both checkers keep caches in the
@@ -28,13 +35,13 @@ lint: $(STAMP)
 # first when missing and this runs as root: .ci/docker-engine.sh) and Debian's
 # Chromium for the browser tier (installed when missing: .ci/browser.sh). The dask and
 # slurm tiers are opt-in (`make test-dask`, `make test-slurm`): they keep CI under 35 minutes.
-test: lint docker-engine browser
+test: lint bytecode docker-engine browser
 	$(PY) -m pytest -m "not slurm and not dask"
 
 # While developing: everything but the Docker image, the hostile-corpus batches, the
 # batch grader's whole-class runs, the exchange tier's course loop with unix users and
 # the Dask cluster and Slurm.
-test-fast: lint
+test-fast: lint bytecode
 	$(PY) -m pytest -m "not docker and not hostile_batch and not class_batch and not exchange and not dask and not slurm"
 
 # Opt-in (not in `test` or CI): the demo class graded on a one-node Slurm cluster that the test
@@ -64,7 +71,7 @@ example: $(STAMP)
 wheel: $(STAMP)
 	$(PY) harness/build_wheel.py --out dist --check
 
-demo: $(STAMP)
+demo: bytecode
 	$(PY) -m ch11_autograder.demo
 
 # Regenerate everything derived from the exercise definitions and the reference:
@@ -81,7 +88,7 @@ clean:
 # Cost benchmarks (not part of `test` or CI): parts a-c 6 minutes on an idle 2-core machine, part d 16.
 # Method and results: bench/README.md; numbers land in bench/results/.
 .PHONY: bench
-bench: $(STAMP)
+bench: bytecode
 	$(PY) bench/run.py
 
 # Mutation testing of the hidden suites (not part of `test` or CI: it grades about 900 mutants,

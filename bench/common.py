@@ -14,6 +14,7 @@ import resource
 import shutil
 import statistics
 import subprocess
+import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -27,6 +28,8 @@ BENCH = REPO_ROOT / "bench"
 RESULTS = BENCH / "results"
 TIMINGS_ENV = "CH11_BENCH_TIMINGS"
 CPU_ENV = "CH11_BENCH_CPUACCT"
+#: The source trees ``make bytecode`` compiles (Makefile).
+BYTECODE_DIRS = ("autograder/ch11_autograder", "harness/src", "solutions")
 
 
 #: Appended to a benchmark course's nbgrader_config.py: inert unless $CH11_BENCH_TIMINGS is set.
@@ -224,6 +227,17 @@ def ratio(a: float, b: float) -> float:
 # --------------------------------------------------------------------------- courses
 
 
+def compile_sources(tree: Path) -> None:
+    """Compile the package's sources in ``tree`` (a checkout) to bytecode, as ``make bytecode`` does.
+
+    pip compiles what it installs, not an editable install's sources; where
+    ``PYTHONDONTWRITEBYTECODE`` is set every grading process would compile them again, which
+    plain nbgrader (compiled at install) never does. Incremental, so cheap when done.
+    """
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *(str(tree / d) for d in BYTECODE_DIRS)],
+                   check=True, capture_output=True)
+
+
 def make_course_template(root: Path, kind: str, *, config_file: Path | None = None, name: str | None = None) -> Path:
     """A course directory with the assignment generated once (copied for every run).
 
@@ -235,6 +249,8 @@ def make_course_template(root: Path, kind: str, *, config_file: Path | None = No
     repository's ``source/ch11``. ``config_file`` replaces the repository's nbgrader_config.py
     (another commit's); ``name`` the directory's ``template-<kind>``.
     """
+    if kind != "plain":
+        compile_sources(config_file.parent if config_file is not None else REPO_ROOT)
     course = root / (name or f"template-{kind}")
     if course.exists():
         shutil.rmtree(course)
