@@ -511,6 +511,8 @@ def _forked_kernel(kernel_name: str, extra_arguments: list[str], at_start: Any, 
 #: before asking again (jupyter_client's ``wait_for_ready`` waits as long).
 READY_REPLY_SECONDS = 1.0
 READY_IOPUB_SECONDS = 0.2
+#: Milliseconds between the kernel client's attempts to connect to a kernel not listening yet.
+READY_RECONNECT_MS = 10
 
 
 def _ready_manager_class() -> type:
@@ -525,11 +527,19 @@ def _ready_manager_class() -> type:
     out: the messages it would drop answer the readiness requests, and nbclient drops every
     IOPub message that does not answer the cell it runs (it matches the parent's message id).
     """
+    import zmq
     from jupyter_client.asynchronous import AsyncKernelClient
     from jupyter_client.manager import AsyncKernelManager
     from traitlets import default
 
     class ReadyClient(AsyncKernelClient):
+        def _context_default(self) -> Any:
+            context = super()._context_default()
+            # The kernel is forked a moment before this client connects, before it has bound its ports:
+            # zmq retries a refused connection after RECONNECT_IVL, 100 ms by default, on every channel.
+            context.setsockopt(zmq.RECONNECT_IVL, READY_RECONNECT_MS)
+            return context
+
         async def wait_for_ready(self, timeout: float | None = None) -> None:
             limit = float("inf") if timeout is None else float(timeout)
             deadline = time.monotonic() + limit
