@@ -18,8 +18,9 @@ $(STAMP): requirements/lock.txt pyproject.toml harness/pyproject.toml
 
 # pip compiles the packages it installs, but not the sources of an editable install (ours). Where
 # PYTHONDONTWRITEBYTECODE is set, as on these machines, every process that imports the grader would
-# compile it again: about 0.1 s of the start of each nbgrader a batch runs (bench/README.md, "The
-# suites preloaded, the package compiled"). Incremental: a stale file is recompiled, the rest kept.
+# compile it again: about 0.1 s of the start of each nbgrader a batch runs (bench/README.md, "One
+# student's wait: the suites preloaded, the package compiled, the kernel reached sooner").
+# Incremental: a stale file is recompiled, the rest kept.
 bytecode: $(STAMP)
 	$(PY) -m compileall -q autograder/ch11_autograder harness/src solutions
 
