@@ -323,7 +323,10 @@ def _preload(config: Path) -> None:
 
     loaded = PyFileConfigLoader(config.name, path=str(config.parent)).load_config()
     section, name = SUITE_MODULES_SETTING
-    for module in loaded.get(section, {}).get(name, []):
+    modules = loaded.get(section, {}).get(name, [])
+    # A list set outright; one the config only extends (``.append``: traitlets' LazyConfigValue) is
+    # resolved against the trait's default by nbgrader, which the batch cannot see: left to each run.
+    for module in modules if isinstance(modules, (list, tuple)) else []:
         if isinstance(module, str) and not (module.endswith(".py") or "/" in module):
             importlib.import_module(module)
     for relaxed in (False, True):

@@ -196,6 +196,18 @@ def test_a_forked_run_finds_the_suites_the_config_names_and_the_first_use_caches
     assert json.loads((fresh / "preloaded.json").read_text())["suite"] is False
 
 
+def test_a_config_that_only_extends_the_suite_modules_still_gets_a_server(tmp_path):
+    course = _course(tmp_path, "extends")
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + 'c.TrustedVerdicts.suite_modules.append("no.such.module")\n')
+    server = NbgraderForkServer(config)  # no ForkServerGone: nothing to import ahead
+    try:
+        code, _, log = _run(server, _course(tmp_path, "one"))
+        assert code == 0, log
+    finally:
+        server.close()
+
+
 def test_a_killed_run_leaves_the_server_serving(server, tmp_path):
     course = _course(tmp_path, "slow")
     run = _start_slow_run(server, course)
