@@ -32,6 +32,7 @@ import os
 import re
 import secrets
 import signal
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -284,6 +285,9 @@ def hub_course():
     with served_course(COURSE_ID, ("lab", "term"), POLICY, prefix="c11h", make=Observed) as course:
         try:
             hub_support.prepare_hub(course)
+            course.terminal_out["instructor"] = subprocess.run(
+                ["runuser", "-l", course.instructor.name, "-c", "command -v nbgrader"], capture_output=True,
+                text=True, timeout=60).stdout
             course.markers = {role: f"private-{role}-{secrets.token_hex(8)}" for role in course.students}
             SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             course.seconds["setup"] = time.monotonic() - started
@@ -324,6 +328,10 @@ def test_the_browser_student_sees_the_status_page_then_the_feedback(hub_course):
 def test_the_terminal_is_a_login_shell_with_the_students_environment(hub_course):
     assert f"{hub_course.student_venv}/bin/nbgrader" in hub_course.terminal_out["which"]
     assert "ModuleNotFoundError" in hub_course.terminal_out["import"], "the grading package reached a student"
+
+
+def test_the_instructor_s_login_shell_has_the_grading_environment_first(hub_course):
+    assert hub_course.terminal_out["instructor"].strip() == f"{hub_course.grader_venv}/bin/nbgrader"
 
 
 def test_the_terminal_student_gets_the_mistake_named(hub_course):
