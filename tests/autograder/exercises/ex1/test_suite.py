@@ -46,8 +46,8 @@ from ch11_autograder.exercises.ex1.suite import (
     tapes_match,
     vectors_match,
 )
-from ch11_autograder.protocol import roundtrip
 from ch11_autograder.trusted.registry import get_suite
+from ch11_autograder.trusted.roundtrip import roundtrip
 from ch11_autograder.trusted.submission_cells import WorkerCells, autograded_test_cells
 from ch11_autograder.trusted.verdicts import CellVerdict
 from ch11_solutions import ex1_fanout as ref

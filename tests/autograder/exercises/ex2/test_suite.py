@@ -37,8 +37,9 @@ from ch11_autograder.exercises.ex2.suite import (
     same_bits,
     sweep_difference,
 )
-from ch11_autograder.protocol import Record, roundtrip
+from ch11_autograder.protocol import Record
 from ch11_autograder.trusted.registry import get_suite, register
+from ch11_autograder.trusted.roundtrip import roundtrip
 from ch11_autograder.trusted.submission_cells import WorkerCells, autograded_test_cells
 from ch11_autograder.trusted.suite import run_suite
 from ch11_autograder.trusted.verdicts import CellVerdict

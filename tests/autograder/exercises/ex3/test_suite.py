@@ -33,8 +33,9 @@ from ch11_autograder.exercises.ex3.suite import (
     TABLE_SUITE,
     same_output,
 )
-from ch11_autograder.protocol import Once, Record, roundtrip, wire_equal
+from ch11_autograder.protocol import Once, Record, wire_equal
 from ch11_autograder.trusted.registry import get_suite
+from ch11_autograder.trusted.roundtrip import roundtrip
 from ch11_autograder.trusted.submission_cells import WorkerCells, autograded_test_cells
 from ch11_autograder.trusted.suite import Mismatch, Property, name_misconception
 from ch11_autograder.trusted.verdicts import CellVerdict, format_value
