@@ -79,7 +79,7 @@ def submissions() -> Iterator[tuple[str, str, nbformat.NotebookNode]]:
 
 def test_cell_outputs(nb: nbformat.NotebookNode, config: Config) -> dict[str, list[dict]]:
     """grade_id -> the outputs ``TrustedVerdicts`` writes into that autograded test cell."""
-    from ch11_autograder.trusted.preprocessors import TrustedVerdicts
+    from ch11_autograder.trusted.steps import TrustedVerdicts
     from ch11_autograder.trusted.submission_cells import autograded_test_cells
 
     step = TrustedVerdicts(config=config)
