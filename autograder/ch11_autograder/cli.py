@@ -11,15 +11,20 @@
 
 ``batch`` grades a folder (nbgrader layout) or an LMS zip into an nbgrader
 course directory, one line per finished submission, then prints the grade
-                            [--docker IMAGE | --cluster tcp://HOST:PORT|tls://HOST:PORT|local]
-                            [--timeout SECONDS] [--regrade]
-    ch11-grade report --course DIR
-    ch11-grade student-bundle --out ch11-student.zip
+table and where the reports are (docs/batch.md). With ``--docker IMAGE`` the
+whole batch runs inside the grading image instead; with ``--cluster`` the
+submissions are graded on the workers of a Dask cluster (the ``dask`` extra).
+
+``report`` (re)writes the class report from the course's gradebook and the
+batch's records.
 
 ``serve`` grades each submission in the course's nbgrader exchange as it
 arrives, into a practice course, and publishes its feedback where the
 student's ``nbgrader fetch_feedback`` finds it (docs/course.md, "Feedback
 before the due date"); its policy is ``c.ServePolicy`` in the course config.
+
+``student-bundle`` writes what students install: the released notebooks, the
+chapter harness wheel, requirements and a README (a folder, or a zip).
 
 ``gradescope build`` writes the Gradescope autograder zip (docs/batch.md,
 "Gradescope"). ``gradescope run`` and ``gradescope prepare`` are what the
