@@ -17,9 +17,10 @@ __all__ = ["GRADING_CODE", "VERDICT_CACHE_ENV", "release_digest"]
 VERDICT_CACHE_ENV = "CH11_VERDICT_CACHE"
 
 #: The package's grading code, digested with the release: the hidden suites (``exercises/``), the
-#: engine that runs them (``trusted/``), the sandbox and its runtime (``untrusted/``) and the wire protocol.
+#: engine that runs them (``trusted/``) and the facade they reach it through (``api/``), the sandbox
+#: and its runtime (``untrusted/``) and the wire protocol.
 _PACKAGE = Path(__file__).resolve().parent
-GRADING_CODE = ("exercises", "trusted", "untrusted", "protocol.py", "nbgrader_main.py")
+GRADING_CODE = ("exercises", "api", "trusted", "untrusted", "protocol.py", "nbgrader_main.py")
 
 
 def release_digest(course: Path, assignment: str) -> str:
