@@ -83,11 +83,12 @@ def graded_demo_class(base: Path):
     root = inputs(base)
     with _lock:
         if "demo" not in _cache:
-            from ch11_autograder.batch import grade_class
+            from ch11_autograder.batch import BatchOptions, grade_class
 
             events = []
             course = new_course(base, base / "batch-demo-course")
-            report = grade_class(root / "class", course, workers=2, sandbox="bwrap", progress=events.append)
+            report = grade_class(root / "class", course, BatchOptions(workers=2, sandbox="bwrap"),
+                                 progress=events.append)
             _cache["demo"] = (course, report, events)
         return _cache["demo"]
 
@@ -136,14 +137,15 @@ def small_graded_course(base: Path):
     root = inputs(base)
     with _lock:
         if "small" not in _cache:
-            from ch11_autograder.batch import grade_class
+            from ch11_autograder.batch import BatchOptions, grade_class
 
             source = base / "small-class" / "lin" / ASSIGNMENT
             source.mkdir(parents=True)
             for name in ("ex1_fanout.ipynb", "ex3_block_length.ipynb"):
                 shutil.copy2(root / "class" / "lin" / ASSIGNMENT / name, source / name)
             course = new_course(base, base / "small-course")
-            _cache["small"] = (course, grade_class(base / "small-class", course, workers=2, sandbox="bwrap"))
+            options = BatchOptions(workers=2, sandbox="bwrap")
+            _cache["small"] = (course, grade_class(base / "small-class", course, options))
         return _cache["small"]
 
 
