@@ -15,6 +15,8 @@ import threading
 from pathlib import Path
 from typing import ClassVar
 
+from ch11_autograder.course_layout import CONFIG, FEEDBACK, assignment_source
+
 from support import tier_gate
 from support.paths import ASSIGNMENT, COURSE_CONFIG, DEMO_CLASS_DIR, SOURCE_DIR
 
@@ -43,8 +45,8 @@ def inputs(base: Path) -> Path:
         if "inputs" not in _cache:
             root = base / "inputs"
             shutil.copytree(DEMO_CLASS_DIR, root / "class")
-            shutil.copytree(SOURCE_DIR, root / "source" / ASSIGNMENT)
-            shutil.copy2(COURSE_CONFIG, root / "nbgrader_config.py")
+            shutil.copytree(SOURCE_DIR, assignment_source(root, ASSIGNMENT))
+            shutil.copy2(COURSE_CONFIG, root / CONFIG)
             _cache["inputs"] = root
         return _cache["inputs"]
 
@@ -54,7 +56,7 @@ def new_course(base: Path, course: Path) -> Path:
     from ch11_autograder.batch import init_course
 
     root = inputs(base)
-    init_course(course, config=root / "nbgrader_config.py", source_dir=root / "source" / ASSIGNMENT)
+    init_course(course, config=root / CONFIG, source_dir=assignment_source(root, ASSIGNMENT))
     return course
 
 
@@ -100,7 +102,7 @@ def feedback_html(course: Path) -> dict[str, str]:
     coalesces them (``coalesce_streams``), so two runs of one notebook give the same
     outputs, and any difference here is a real one.
     """
-    root = course / "feedback"
+    root = course / FEEDBACK
     return {p.relative_to(root).as_posix(): p.read_text() for p in sorted(root.rglob("*.html"))}
 
 
