@@ -46,6 +46,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..course_layout import AUTOGRADED, SUBMITTED
 from .intake import StudentSubmission
 from .isolated import Outcome
 from .jobs import GradingJob, JobResult, check_worker, grade_job, release_digest
@@ -259,7 +260,7 @@ class DaskRunner:
         if job.error is not None or job.result is None:
             error = job.error or "the Dask worker returned no result"
             return Outcome(sub, work, job.seconds, error.replace(job.log_path, str(log)) if job.log_path else error)
-        for folder, files in (("autograded", job.autograded), ("submitted", job.submitted)):
+        for folder, files in ((AUTOGRADED, job.autograded), (SUBMITTED, job.submitted)):
             target = work / folder / sub.student / plan.options.assignment
             target.mkdir(parents=True)
             for name, data in files.items():

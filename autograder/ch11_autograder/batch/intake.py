@@ -391,7 +391,7 @@ def _zip_entries(
             notes.append(f"{info.filename}: not inside <student>/{assignment}/, ignored")
             continue
         prefix = parts[: at - 1]
-        if at == 0 or len(prefix) > 2 or (len(prefix) == 2 and prefix[1] != "submitted"):
+        if at == 0 or len(prefix) > 2 or (len(prefix) == 2 and prefix[1] != SUBMITTED):
             notes.append(f"{info.filename}: not in the layout [top/][submitted/]<student>/{assignment}/, ignored")
             continue
         student = parts[at - 1]

@@ -34,7 +34,7 @@ import zipfile
 from importlib import resources
 from pathlib import Path
 
-from ..course_layout import CONFIG, GRADEBOOK, assignment_source
+from ..course_layout import CONFIG, GRADEBOOK, SOURCE, assignment_source
 from ..paths import ASSIGNMENT, COURSE_CONFIG, SOURCE_DIR
 from .results import VISIBILITIES, failure_results, results_for, write_results
 
@@ -88,9 +88,9 @@ def build_zip(
             _add(archive, "run_autograder", (SCRIPTS / "run_autograder").read_bytes(), 0o755)
             settings = {"assignment": ASSIGNMENT, "visibility": visibility, "timeout": timeout}
             _add(archive, "ch11/config.json", (json.dumps(settings, indent=1, sort_keys=True) + "\n").encode())
-            _add(archive, "ch11/course/nbgrader_config.py", COURSE_CONFIG.read_bytes())
+            _add(archive, f"ch11/course/{CONFIG}", COURSE_CONFIG.read_bytes())
             for notebook in sorted(SOURCE_DIR.glob("*.ipynb")):
-                _add(archive, f"ch11/course/source/{ASSIGNMENT}/{notebook.name}", notebook.read_bytes())
+                _add(archive, f"ch11/course/{SOURCE}/{ASSIGNMENT}/{notebook.name}", notebook.read_bytes())
             for path in sorted(wheelhouse.iterdir()):
                 if path.is_file() and (path.suffix == ".whl" or path.name.endswith("requirements.txt")):
                     _add(archive, f"ch11/wheelhouse/{path.name}", path.read_bytes())
