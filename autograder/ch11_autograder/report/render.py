@@ -176,8 +176,10 @@ def mistake_blocks(mistakes: Sequence[ClassMistake]) -> list[Block]:
             known = f"named in feedback: {group.named}"
         else:
             known = "not catalogued"
-        rows.append((f"{index} ({group.id})", str(len(group.students)), _who(group.students), props,
-                     rep.input_text(), rep.expected, rep.obtained_text(), known))
+        # Whitespace folded here, as the Markdown folds it, so both formats show the same text.
+        rows.append(tuple(" ".join(text.split()) for text in (
+            f"{index} ({group.id})", str(len(group.students)), _who(group.students), props,
+            rep.input_text(), rep.expected, rep.obtained_text(), known)))
     blocks.append(Table(("group", "students", "who", "cells: properties", "input", "expected", "obtained",
                          "catalogue"), tuple(rows)))
     return blocks

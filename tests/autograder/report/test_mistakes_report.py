@@ -12,6 +12,7 @@ makes that mistake is graded with it: their feedback names it.
 
 from __future__ import annotations
 
+import html
 import json
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from ch11_autograder.exercises.catalogue import catalogue
 from ch11_autograder.exercises.ex5 import wrong_answers
 from support import batch_support
 from support.paths import ASSIGNMENT, RELEASE_DIR, SOURCE_DIR
+from support.report_tables import md_tables, table
 
 pytestmark = [pytest.mark.slow, pytest.mark.class_batch]
 
@@ -168,6 +170,10 @@ def test_the_report_shows_the_groups_and_escapes_what_students_wrote(course):
     assert "<script>" not in markdown
     assert r"\<script\>alert(1)\</script\> \*\*bold\*\* \| \[link\](x) \`code\`" in markdown
     assert page.index("Mistakes not in the catalogue") < page.index("Slowest submissions")
+    rows = table(md_tables(markdown), "group", "obtained")
+    assert len(rows) == len(groups(course))
+    for row in rows:  # the HTML shows what the Markdown shows
+        assert "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row.values()) + "</tr>" in page
 
 
 def test_a_group_becomes_a_catalogue_entry_and_the_next_student_is_told_its_name(course, tmp_path):
