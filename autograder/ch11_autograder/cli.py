@@ -160,9 +160,10 @@ def _report(args: argparse.Namespace) -> int:
 
 def _catalogue_draft(args: argparse.Namespace) -> int:
     from .report.catalogue_draft import DraftError, draft_entry, pick_group
+    from .report.mistakes import mistakes_path
 
     course = args.course.resolve()
-    path = course / "reports" / f"{args.assignment}-mistakes.json"
+    path = mistakes_path(course, args.assignment)
     try:
         text = draft_entry(course, args.assignment, pick_group(path, args.group))
     except (OSError, ValueError, KeyError, TypeError) as exc:

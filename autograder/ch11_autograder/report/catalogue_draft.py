@@ -23,6 +23,7 @@ from typing import Any
 
 import nbformat
 
+from ..course_layout import AUTOGRADED, student_folder
 from ..exercises import EXERCISES
 from ..textsafe import escape
 from .mistakes import read_mistakes
@@ -89,7 +90,7 @@ def draft_entry(course: Path, assignment: str, group: Mapping[str, Any]) -> str:
     exercise = EXERCISE_OF[notebooks[0]]
     function = _function_of(exercise, str(rep["cell"]), str(rep["property"]))
     student = str(rep["student"])
-    path = course / "autograded" / student / assignment / f"{notebooks[0]}.ipynb"
+    path = student_folder(course, AUTOGRADED, student, assignment) / f"{notebooks[0]}.ipynb"
     answer_cell, node, helpers = _answer(path, function)
     node = ast.fix_missing_locations(node)
     node.decorator_list = []

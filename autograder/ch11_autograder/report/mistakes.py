@@ -25,13 +25,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..batch.course import REPORTS_DIR
 from ..exercises import EXERCISES
 from ..exercises.catalogue import WrongAnswer, catalogue
 from ..trusted.mistake_groups import MistakeGroup, answer_from_records, group_answers
 
-__all__ = ["ClassMistake", "class_mistakes", "entry_for_title", "mistakes_json", "read_mistakes"]
+__all__ = ["ClassMistake", "class_mistakes", "entry_for_title", "mistakes_json", "mistakes_path", "read_mistakes"]
 
 EXERCISE_OF = {ex.notebook: ex.key for ex in EXERCISES}
+
+
+def mistakes_path(course: Path, assignment: str) -> Path:
+    """``<course>/reports/<assignment>-mistakes.json``."""
+    return course / REPORTS_DIR / f"{assignment}-mistakes.json"
 
 
 def entry_for_title(title: str, entries: Sequence[WrongAnswer]) -> WrongAnswer | None:

@@ -25,7 +25,7 @@ from ..batch.report import write_atomically
 from ..textsafe import escape
 from .data import ClassReport, describe
 from .figures import Figure, draw_all
-from .mistakes import ClassMistake, mistakes_json
+from .mistakes import ClassMistake, mistakes_json, mistakes_path
 
 __all__ = ["ReportFiles", "html_text", "markdown_text", "report_blocks", "write_report"]
 
@@ -279,7 +279,7 @@ def write_report(course: Path, assignment: str, report: ClassReport) -> ReportFi
             pngs.append(path)
     markdown = out / f"{stem}.md"
     page = out / f"{stem}.html"
-    groups = out / f"{assignment}-mistakes.json"
+    groups = mistakes_path(course, assignment)
     write_atomically(markdown, markdown_text(blocks))
     write_atomically(page, html_text(blocks))
     write_atomically(groups, json.dumps(mistakes_json(report.mistakes), indent=1, ensure_ascii=True) + "\n")
