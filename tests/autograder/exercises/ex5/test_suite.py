@@ -647,6 +647,53 @@ def test_catalogue_entry_is_named_where_it_loses(entry):
         assert _expected_name(entry) in verdict.message()
 
 
+# Answers that fail checkpointed_refuses_bad_arguments as block_size_coerced does, "no exception: returned a
+# ReplayRun", but for another argument: the entry's mistake is not theirs, so it is not named.
+OTHER_REFUSALS = {
+    # A list z0 made an array instead of refused (refused_argument='z0').
+    "z0_list_converted": """
+_checkpointed_as_given = checkpointed_cotangents
+
+
+def checkpointed_cotangents(chain, z0, block_size, rng, *, matched=True):
+    if isinstance(z0, list):
+        z0 = np.array(z0, dtype=np.float64)
+    return _checkpointed_as_given(chain, z0, block_size, rng, matched=matched)
+""",
+    # An integer rng taken as a seed instead of refused (refused_argument='rng').
+    "rng_seed_accepted": """
+_checkpointed_as_given = checkpointed_cotangents
+
+
+def checkpointed_cotangents(chain, z0, block_size, rng, *, matched=True):
+    if isinstance(rng, int):
+        rng = np.random.default_rng(rng)
+    return _checkpointed_as_given(chain, z0, block_size, rng, matched=matched)
+""",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(OTHER_REFUSALS))
+def test_an_answer_failing_a_refusal_for_another_argument_is_not_named(name):
+    verdicts = grade(_cells("ex5_checkpointed_cotangents", OTHER_REFUSALS[name]))
+    verdict = verdicts["ex5_checkpointed_cotangents_tests"]
+    failures = {f.property: f for f in verdict.failures}
+    refusal = failures["checkpointed_refuses_bad_arguments"]
+    assert refusal.got == "no exception: returned a ReplayRun", verdict.message()
+    assert refusal.inputs["refused_argument"] == name.split("_")[0], verdict.message()
+    # block_size_coerced reports the same value on the same case, for block_size=True.
+    entry = ENTRIES["block_size_coerced"]
+    try:
+        suites.judge_checkpointed_refusals(suites._local_caller(entry), suites._from_shown(refusal.inputs)[0])
+    except Mismatch as mismatch:
+        assert mismatch.got == refusal.got and mismatch.inputs["refused_argument"] == "block_size"
+    else:
+        raise AssertionError("block_size_coerced passes the refusals")
+    assert refusal.misconception == "" and "block_size" not in refusal.advice, verdict.message()
+    assert entry.title not in verdict.message()
+
+
 @pytest.mark.slow
 def test_a_bare_array_instead_of_a_replay_run_scores_zero_with_a_message():
     wrong = "def store_all_cotangents(chain, z0, rng):\n    return np.ones((chain.depth + 1, chain.width))\n"
