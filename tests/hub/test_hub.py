@@ -35,14 +35,13 @@ import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 from support import browser, exchange_course
 from support import hub as hub_support
 from support.hub import HubCourse, Terminal
 from support.paths import BUILD_DIR
-from support.serve_exchange import queue_rows, served_course, wait_for
+from support.serve_exchange import queue_rows, sandbox_running, served_course, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.hub]
 
@@ -223,28 +222,6 @@ def _formgrader(course: Observed, context) -> None:
     page.close()
 
 
-def _sandbox_running(pid: int) -> bool:
-    """Whether a bubblewrap process runs among ``pid``'s descendants (a grading's notebook or suites)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as handle:
-                    children.setdefault(int(handle.read().rsplit(b")", 1)[1].split()[1]), []).append(int(entry))
-            except (OSError, ValueError, IndexError):
-                continue
-    todo = list(children.get(pid, []))
-    while todo:
-        child = todo.pop()
-        try:
-            if b"bwrap" in Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0", 1)[0]:
-                return True
-        except OSError:
-            continue
-        todo.extend(children.get(child, []))
-    return False
-
-
 def _stop_mid_grading(course: Observed, context, terminal: Terminal) -> None:
     """Step 4 of the module docstring."""
     role, user = "term", course.students["term"]
@@ -257,7 +234,7 @@ def _stop_mid_grading(course: Observed, context, terminal: Terminal) -> None:
              poll=0.02)
     pid = hub_support.service_pid(course.instructor, SERVE_NEEDLE)
     assert pid is not None
-    wait_for(lambda: _sandbox_running(pid) or [r["state"] for r in queue_rows(course) if r["stamp"] == stamp]
+    wait_for(lambda: sandbox_running(pid) or [r["state"] for r in queue_rows(course) if r["stamp"] == stamp]
              != ["grading"], "term's resubmission in a sandbox", course, poll=0.02)
     rows = [r for r in queue_rows(course) if r["stamp"] == stamp]
     course.interrupted_state = rows[0]["state"]
