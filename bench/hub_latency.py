@@ -142,7 +142,7 @@ def main() -> None:
     p95 = statistics.quantiles(seconds, n=20, method="inclusive")[18] if len(seconds) > 1 else seconds[0]
     result = {"what": "nbgrader submit (the Assignments tab's call) to every notebook's practice feedback, via the hub",
               "students": list(STUDENTS), "repeats": args.repeats, "workers": 2,
-              "median_seconds": statistics.median(seconds), "p95_seconds": round(p95, 2),
+              "median_seconds": round(statistics.median(seconds), 2), "p95_seconds": round(p95, 2),
               "latencies": latencies, "load_before": load_before, "load_after": os.getloadavg(),
               "cpus": os.cpu_count(), "jupyterhub": _version(course.student_venv)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
