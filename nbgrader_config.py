@@ -21,6 +21,7 @@ cannot run here makes grading refuse, never fall back.
 from pathlib import Path
 
 import nbgrader
+from ch11_autograder.course_layout import RELEASE, SOURCE
 from ch11_autograder.exchange_collect import OwnerCheckedCollect
 from ch11_autograder.exercises import SUITE_MODULES, WORKER_SKIP_CELLS
 from ch11_autograder.trusted.feedback_pages import FeedbackExporter
@@ -51,8 +52,9 @@ from nbgrader.preprocessors import (
 c = get_config()  # noqa: F821 - provided by traitlets when it loads this file
 
 # --------------------------------------------------------------------------- course layout
-c.CourseDirectory.source_directory = "source"
-c.CourseDirectory.release_directory = "assignments"
+# The package reads and writes these folders by the names in ch11_autograder.course_layout.
+c.CourseDirectory.source_directory = SOURCE
+c.CourseDirectory.release_directory = RELEASE
 
 # Files other than notebooks that an assignment ships to students. List each
 # one here; nbgrader's exchange (release/fetch/submit/collect) copies only

@@ -12,27 +12,20 @@ marks; each catalogue entry -> loses exactly in its ``loses`` cells and is named
 from __future__ import annotations
 
 import copy
-import time
 
 import numpy as np
 import pytest
-from ch11_autograder.authoring.build import build_notebook
-from ch11_autograder.exercises import WORKER_SKIP_CELLS
+from ch11_autograder.api.suite import Mismatch, in_process_student
 from ch11_autograder.exercises.catalogue import WrongAnswer, catalogue
 from ch11_autograder.exercises.ex5 import strategies
 from ch11_autograder.exercises.ex5 import suite as suites
 from ch11_autograder.exercises.ex5.contract import COTANGENT_RTOL
-from ch11_autograder.exercises.ex5.notebook import cells as notebook_cells
-from ch11_autograder.trusted.grading import grade_suites
 from ch11_autograder.trusted.registry import get_suite
-from ch11_autograder.trusted.submission_cells import WorkerCells, autograded_test_cells, worker_cells
-from ch11_autograder.trusted.suite import Mismatch, Watched
+from ch11_autograder.trusted.submission_cells import WorkerCells, autograded_test_cells
 from ch11_autograder.trusted.verdicts import CellVerdict
-from ch11_autograder.trusted.worker_client import WorkerSession
-from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
 from ch11_solutions import ex5_replay as ref
 from hypothesis import given, settings
-from nbgrader.preprocessors import ClearSolutions
+from support import exercise_grading
 from trainable_harness import StateLedger, StochasticChain, make_chain, uniform_checkpoint_cost
 
 NOTEBOOK = "ex5_replay"
@@ -63,11 +56,11 @@ CHAIN_JUDGES = (
 
 def failing_judges(entry: WrongAnswer | None, case: dict) -> list[str]:
     """Names of the chain judges that reject ``entry`` (the reference when None) on ``case``."""
-    caller = suites._local_caller(entry)
+    student = suites._local_student(entry)
     failed = []
     for judge in CHAIN_JUDGES:
         try:
-            judge(caller, case)
+            judge(student, case)
         except Mismatch:
             failed.append(judge.__name__)
     return failed
@@ -82,7 +75,7 @@ def variant(name: str, replaces: str, function) -> WrongAnswer:
 
 
 def _source_notebook():
-    return build_notebook(notebook_cells())
+    return exercise_grading.source_notebook("ex5")
 
 
 def test_one_registered_suite_per_autograded_cell_with_the_cells_points():
@@ -175,9 +168,9 @@ def test_the_grouped_snapshot_entries_report_the_same_derivatives(case):
     # The premise of naming them as one misconception: on any input their outputs coincide.
     outputs = []
     for name in suites.STREAM_GROUP:
-        call = suites._local_caller(ENTRIES[name])
+        call = suites._local_student(ENTRIES[name])
         for matched in (True, False):
-            run = call("checkpointed_cotangents", suites._chain(case), case["z0"], case["block_size"],
+            run = call.call("checkpointed_cotangents", suites._chain(case), case["z0"], case["block_size"],
                        suites.RngSeed(case["seed"]), matched=matched)  # fmt: skip
             outputs.append((matched, run["cotangents"].tobytes()))
     assert len(set(outputs)) == 2
@@ -186,12 +179,12 @@ def test_the_grouped_snapshot_entries_report_the_same_derivatives(case):
 def test_an_entry_outside_the_group_reports_other_derivatives():
     # The same comparison tells a whole-block replay apart (the grouping check can fail).
     case = strategies.make_case(8, 3, 2, 0, [0.1, 0.2], 4, 1)
-    grouped = suites._local_caller(ENTRIES["unmatched_stream"])
-    other = suites._local_caller(ENTRIES["whole_block_replayed"])
+    grouped = suites._local_student(ENTRIES["unmatched_stream"])
+    other = suites._local_student(ENTRIES["whole_block_replayed"])
     args = (suites._chain(case), case["z0"], 4, suites.RngSeed(1))
     assert not suites._bits_equal(
-        grouped("checkpointed_cotangents", *args, matched=False)["cotangents"],
-        other("checkpointed_cotangents", *args, matched=False)["cotangents"],
+        grouped.call("checkpointed_cotangents", *args, matched=False)["cotangents"],
+        other.call("checkpointed_cotangents", *args, matched=False)["cotangents"],
     )
 
 
@@ -278,15 +271,8 @@ def test_a_first_mismatch_index_may_be_a_numpy_integer_but_not_a_bool_or_float()
     pair = suites._VISIBLE_PAIRS[1]
 
     def caller_returning(value):
-        def call(name, *args):
-            return value
-
-        # A watched call leaves the arrays as given (largest_differing_row also checks that).
-        call.call_watch = lambda name, *args: Watched(value, args, {}, ())
-        call.each = lambda calls, return_errors=False: iter(
-            [Watched(value, tuple(c.args), {}, ()) if c.watch else value for c in calls]
-        )
-        return call
+        # A function that leaves the arrays as given (largest_differing_row also checks that).
+        return in_process_student({"first_mismatch": lambda saved, replayed: value})
 
     suites.judge_first_mismatch(caller_returning(np.int64(4)), pair)
     for wrong in (4.0, np.float64(4.0), True, "4", 3):
@@ -295,8 +281,8 @@ def test_a_first_mismatch_index_may_be_a_numpy_integer_but_not_a_bool_or_float()
 
 
 def test_the_report_feedback_says_which_run_is_off():
-    shared = suites._local_caller(ENTRIES["report_shares_one_generator"])
-    inputs = suites._local_caller(ENTRIES["rule_reads_input_state"])
+    shared = suites._local_student(ENTRIES["report_shares_one_generator"])
+    inputs = suites._local_student(ENTRIES["rule_reads_input_state"])
     got = {}
     for name, caller in (("shared", shared), ("inputs", inputs)):
         with pytest.raises(Mismatch) as caught:
@@ -351,17 +337,17 @@ def _cached_checkpointed():
 
 def test_the_sequence_judges_reject_state_kept_across_calls():
     small, big = strategies.make_case(3, 1, 2, 5, [0.1, 0.2], 1, 1), strategies.make_case(9, 4, 2, 6, [0.1, 0.2], 3, 2)
-    ledger = suites._local_caller(_stateful_store_all())
+    ledger = suites._local_student(_stateful_store_all())
     with pytest.raises(Mismatch) as caught:
         suites.judge_store_all_sequence(ledger, {"calls": [small, big, small]})
     assert "repeats call 1" in caught.value.note
     same_shape = {**small, "seed": 99, "z0": np.array([0.5, -0.5]), "matched": True}
-    cached = suites._local_caller(_cached_checkpointed())
+    cached = suites._local_student(_cached_checkpointed())
     with pytest.raises(Mismatch) as caught:
         suites.judge_checkpointed_sequence(cached, {"calls": [{**small, "matched": True}, same_shape, same_shape]})
     assert "returned exactly the result of call 1" in caught.value.note
     # Without state, a wrong answer passes them: its values are judged elsewhere.
-    wrong = suites._local_caller(ENTRIES["rule_reads_input_state"])
+    wrong = suites._local_student(ENTRIES["rule_reads_input_state"])
     suites.judge_store_all_sequence(wrong, {"calls": [small, big, small]})
 
 
@@ -394,7 +380,7 @@ def failing_state_judges(entry: WrongAnswer | None, examples: int = 15) -> set[s
         @given(drawn=strategy)
         def run(drawn):
             try:
-                judge(suites._local_caller(entry), drawn)
+                judge(suites._local_student(entry), drawn)
             except Mismatch:
                 failed.add(judge.__name__)
 
@@ -431,7 +417,7 @@ def test_a_counter_reset_shows_on_a_used_chain_only():
     assert failing_judges(resets, VISIBLE) == []
     sequence = suites._used_chain_example(suites._CHECKPOINTED_CALL, suites._STORE_ALL_CALL)
     with pytest.raises(Mismatch) as caught:
-        suites.judge_store_all_used_chain(suites._local_caller(resets), sequence)
+        suites.judge_store_all_used_chain(suites._local_student(resets), sequence)
     assert caught.value.expected == {"chain.forward_evaluations grows by": 16}
     assert caught.value.got == {"chain.forward_evaluations grows by": 16 - 28}
 
@@ -440,13 +426,13 @@ def test_the_rng_is_reported_in_draws_of_the_random_layer():
     rewinds = ENTRIES["snapshot_restored_into_callers_rng"]
     case = {**VISIBLE, "random_layer": 9}  # a later block than the first, so the last restore rewinds to the seed
     with pytest.raises(Mismatch) as caught:
-        suites.judge_checkpointed_left_arguments(suites._local_caller(rewinds), case)
+        suites.judge_checkpointed_left_arguments(suites._local_student(rewinds), case)
     assert caught.value.expected == {"rng_draws_of_width_normals": 1}
     assert caught.value.got == {"rng_draws_of_width_normals": 0}
 
 
 def test_the_local_worker_keeps_one_object_and_watches_like_the_worker():
-    local = suites._local_caller(None)
+    local = suites._local_student(None)
     chain = local.keep(suites._chain(VISIBLE), "chain")
     for expected in (16, 32):
         watched = local.call_watch("store_all_cotangents", chain, VISIBLE["z0"], suites.RngSeed(2))
@@ -463,41 +449,19 @@ def test_the_local_worker_keeps_one_object_and_watches_like_the_worker():
 def _cells(
     answer_cell: str = "", suffix: str = "", *, released: bool = False, more: dict[str, str] | None = None
 ) -> WorkerCells:
-    nb = _source_notebook()
-    if released:
-        nb, _ = ClearSolutions().preprocess(nb, {})
     suffixes = {**(more or {}), **({answer_cell: suffix} if suffix else {})}
-    for cell in nb.cells:
-        if cell.id in suffixes:
-            cell.source += "\n\n\n" + suffixes[cell.id]
-    # As the grader runs them: figure cells left out, each test cell's visible checks in place.
-    return worker_cells(nb, skip=set(WORKER_SKIP_CELLS))
+    return exercise_grading.cells("ex5", suffixes, released=released)
 
 
 def grade(cells: WorkerCells) -> dict[str, CellVerdict]:
-    with WorkerSession(list(cells.sources), UnsandboxedLauncher(quiet=True), call_timeout=10.0) as session:
-        return grade_suites(cells, SUITES, session)
+    return exercise_grading.grade("ex5", cells)
 
 
 def _report(verdicts: dict[str, CellVerdict]) -> str:
     return "\n".join(v.message() for v in verdicts.values())
 
 
-@pytest.mark.slow
-def test_reference_earns_full_marks_within_seconds():
-    start = time.perf_counter()
-    verdicts = grade(_cells())
-    elapsed = time.perf_counter() - start
-    assert {g: v.score for g, v in verdicts.items()} == POINTS, _report(verdicts)
-    assert elapsed < 20, f"{elapsed:.2f} s per submission"
-
-
-@pytest.mark.slow
-def test_released_stub_earns_nothing():
-    verdicts = grade(_cells(released=True))
-    assert {g: v.score for g, v in verdicts.items()} == dict.fromkeys(POINTS, 0.0), _report(verdicts)
-    for verdict in verdicts.values():
-        assert all("NotImplementedError" in (f.detail + str(f.got)) for f in verdict.failures), verdict.message()
+# The reference, the released stub and where each entry loses: tests/autograder/exercises/test_suites.py.
 
 
 # A correct answer written differently: its own reverse rule (another association of the
@@ -669,10 +633,8 @@ def _expected_name(entry: WrongAnswer) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("entry", catalogue("ex5"), ids=lambda e: e.name)
-def test_catalogue_entry_loses_exactly_its_cells_and_is_named(entry):
-    verdicts = grade(_cells(entry.answer_cell, entry.source))
-    lost = {g for g, v in verdicts.items() if v.score < v.points}
-    assert lost == set(entry.loses), _report(verdicts)
+def test_catalogue_entry_is_named_where_it_loses(entry):
+    verdicts = exercise_grading.graded_entry("ex5", entry.name)
     for grade_id in entry.loses:
         verdict = verdicts[grade_id]
         # The notebook's own checks fail as errors, with no name; every property failure is named.
@@ -683,6 +645,53 @@ def test_catalogue_entry_loses_exactly_its_cells_and_is_named(entry):
         assert all(f.kind == "mismatch" for f in named), verdict.message()
         assert {f.misconception for f in named} == {_expected_name(entry)}, verdict.message()
         assert _expected_name(entry) in verdict.message()
+
+
+# Answers that fail checkpointed_refuses_bad_arguments as block_size_coerced does, "no exception: returned a
+# ReplayRun", but for another argument: the entry's mistake is not theirs, so it is not named.
+OTHER_REFUSALS = {
+    # A list z0 made an array instead of refused (refused_argument='z0').
+    "z0_list_converted": """
+_checkpointed_as_given = checkpointed_cotangents
+
+
+def checkpointed_cotangents(chain, z0, block_size, rng, *, matched=True):
+    if isinstance(z0, list):
+        z0 = np.array(z0, dtype=np.float64)
+    return _checkpointed_as_given(chain, z0, block_size, rng, matched=matched)
+""",
+    # An integer rng taken as a seed instead of refused (refused_argument='rng').
+    "rng_seed_accepted": """
+_checkpointed_as_given = checkpointed_cotangents
+
+
+def checkpointed_cotangents(chain, z0, block_size, rng, *, matched=True):
+    if isinstance(rng, int):
+        rng = np.random.default_rng(rng)
+    return _checkpointed_as_given(chain, z0, block_size, rng, matched=matched)
+""",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(OTHER_REFUSALS))
+def test_an_answer_failing_a_refusal_for_another_argument_is_not_named(name):
+    verdicts = grade(_cells("ex5_checkpointed_cotangents", OTHER_REFUSALS[name]))
+    verdict = verdicts["ex5_checkpointed_cotangents_tests"]
+    failures = {f.property: f for f in verdict.failures}
+    refusal = failures["checkpointed_refuses_bad_arguments"]
+    assert refusal.got == "no exception: returned a ReplayRun", verdict.message()
+    assert refusal.inputs["refused_argument"] == name.split("_")[0], verdict.message()
+    # block_size_coerced reports the same value on the same case, for block_size=True.
+    entry = ENTRIES["block_size_coerced"]
+    try:
+        suites.judge_checkpointed_refusals(suites._local_caller(entry), suites._from_shown(refusal.inputs)[0])
+    except Mismatch as mismatch:
+        assert mismatch.got == refusal.got and mismatch.inputs["refused_argument"] == "block_size"
+    else:
+        raise AssertionError("block_size_coerced passes the refusals")
+    assert refusal.misconception == "" and "block_size" not in refusal.advice, verdict.message()
+    assert entry.title not in verdict.message()
 
 
 @pytest.mark.slow
