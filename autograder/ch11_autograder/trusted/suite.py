@@ -25,7 +25,7 @@ Contracts:
   decoded by ``ch11_autograder.protocol`` (dataclasses as ``Record``, tapes as
   lists of ``TapeNode``). The check computes the expected value itself in the
   trusted process (from ``ch11_solutions``) and raises :class:`Mismatch` on a
-  wrong answer. Pass reference values through ``protocol.roundtrip`` (or use
+  wrong answer. Pass reference values through ``roundtrip`` (``trusted/roundtrip.py``; or use
   :func:`expect_equal`, which does) so they compare like the student's.
 * An exception in the student's code fails the property with the inputs of
   the (shrunk) example. A call that times out, a worker crash or a malformed
@@ -62,8 +62,9 @@ from hypothesis import HealthCheck, Phase, Verbosity
 from hypothesis.errors import Flaky
 from hypothesis.strategies import SearchStrategy
 
-from ..protocol import CellOutcome, Kept, ProtocolError, roundtrip, wire_equal
+from ..protocol import CellOutcome, Kept, ProtocolError, wire_equal
 from ..untrusted.launch import SandboxUnavailable
+from .roundtrip import roundtrip
 from .signature import same_inputs
 from .verdicts import CellVerdict, Failure, format_call
 from .worker_client import Call, CallTimeout, NotDefined, NotRun, Outcome, StudentError, Unencodable, WorkerCrashed
@@ -175,7 +176,7 @@ class Watched:
     ``args``/``kwargs`` are decoded like return values (dataclasses as ``Record``,
     a numpy Generator as a ``Generator`` record of its bit generator's state,
     ``None`` for an argument without a wire form). Compare them with
-    ``protocol.roundtrip`` of what was sent to see whether the call changed them.
+    ``roundtrip`` of what was sent to see whether the call changed them.
     ``warnings``: each warning the call emitted, in order, as ``"Category: message"``
     (at most ``protocol.MAX_WARNINGS``).
     """
@@ -498,7 +499,7 @@ def expect_equal(
 ) -> None:
     """Raise :class:`Mismatch` unless ``matches(roundtrip(expected), got)``.
 
-    ``expected`` is passed through ``protocol.roundtrip`` first, so a reference
+    ``expected`` is passed through ``roundtrip`` first, so a reference
     dataclass compares with the student's ``Record`` and numpy types keep
     their dtypes.
     """
