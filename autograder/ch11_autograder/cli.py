@@ -180,18 +180,21 @@ def _catalogue_draft(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from .serve.policy import load_settings
-    from .serve.service import Service
+    from .serve.service import IdentityRefused, Service
 
     try:
         service = Service(load_settings(args.course))
     except (ValueError, OSError) as exc:
         print(f"ch11-grade: {exc}", file=sys.stderr)
         return EXIT_REFUSED
-    if args.once:
-        service.run_once()
-        return EXIT_OK
     try:
+        if args.once:
+            service.run_once()
+            return EXIT_OK
         service.run()
+    except IdentityRefused as exc:
+        print(f"ch11-grade: {escape(str(exc), 1000)}", file=sys.stderr)
+        return EXIT_REFUSED
     except KeyboardInterrupt:
         print("\nch11-grade: stopped; the queue is kept, run the same command to go on.", file=sys.stderr)
         return 130
