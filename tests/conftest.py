@@ -50,15 +50,28 @@ thread as soon as collection ends: a few minutes of mostly downloading and
 unpacking, which then overlap the tests that run before the first Docker test.
 The image fixtures wait for that build (``batch_support`` serializes on one lock)
 and, if it failed, build again in the foreground, where the error surfaces.
+
+No Jupyter config of the machine reaches a test: before anything is collected, every
+``JUPYTER_*`` variable is dropped and ``JUPYTER_NO_CONFIG`` set, for this process and every
+subprocess (``support/jupyter_env.py``; ``tests/test_hermetic.py`` plants a system-wide, a user
+and a ``JUPYTER_*`` config and shows the outcomes do not change).
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
+import time
 
 import pytest
-from support import batch_support
+from support import batch_support, jupyter_env
+
+_SESSION_START = time.time()
+jupyter_env.isolate()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    jupyter_env.sweep(_SESSION_START)
 
 
 def _needs_image(item: pytest.Item) -> bool:

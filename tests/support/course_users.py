@@ -75,12 +75,14 @@ class User:
     gid: int
 
 
-def make_user(prefix: str, home_root: Path) -> User:
-    """A new user ``<prefix><6 hex>`` with a home of mode 0700 under ``home_root`` (as a hub gives each user)."""
+def make_user(prefix: str, home_root: Path, *, uid: int | None = None) -> User:
+    """A new user ``<prefix><6 hex>`` with a home of mode 0700 under ``home_root`` (as a hub gives each user);
+    ``uid``: that uid, even when another user has it (as a hub whose users all run as one uid)."""
     name = f"{prefix}{secrets.token_hex(3)}"
     home = home_root / name
-    subprocess.run(["useradd", "--create-home", "--home-dir", str(home), "--shell", "/bin/sh", "--user-group", name],
-                   check=True, capture_output=True, text=True)
+    shared = ["--non-unique", "--uid", str(uid)] if uid is not None else []
+    subprocess.run(["useradd", "--create-home", "--home-dir", str(home), "--shell", "/bin/sh", "--user-group",
+                    *shared, name], check=True, capture_output=True, text=True)
     home.chmod(0o700)
     entry = pwd.getpwnam(name)
     return User(name, home, entry.pw_uid, entry.pw_gid)
@@ -154,16 +156,19 @@ def _locked(path: Path) -> Iterator[None]:
         yield
 
 
-def _build_venv(where: Path, packages: Sequence[str], wheel: Path) -> None:
+def build_venv(where: Path, packages: Sequence[str], *wheels: Path) -> Path:
+    """A venv at ``where`` from :data:`SYSTEM_PYTHON` with ``packages`` at the lock's versions (pip's cache is
+    used as usual) and ``wheels``; returns ``where``."""
     if where.exists():
         shutil.rmtree(where)
     subprocess.run([SYSTEM_PYTHON, "-m", "venv", str(where)], check=True, capture_output=True, text=True)
     done = subprocess.run([str(where / "bin" / "python"), "-m", "pip", "install", "--quiet",
                            "--disable-pip-version-check", "-c", str(LOCK), "-c", str(HUB_CONSTRAINTS), *packages,
-                           str(wheel)],
+                           *map(str, wheels)],
                           capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"building {where} failed:\n{done.stderr[-3000:]}")
+    return where
 
 
 def course_venvs() -> tuple[Path, Path]:
@@ -179,8 +184,8 @@ def course_venvs() -> tuple[Path, Path]:
             built = subprocess.run([sys.executable, str(HARNESS_DIR / "build_wheel.py"), "--out", str(wheels)],
                                    capture_output=True, text=True, check=True)
             wheel = Path(built.stdout.split()[-1])
-            _build_venv(root / "student", STUDENT_PACKAGES, wheel)
-            _build_venv(root / "grader", GRADER_PACKAGES, wheel)
+            build_venv(root / "student", STUDENT_PACKAGES, wheel)
+            build_venv(root / "grader", GRADER_PACKAGES, wheel)
             for path in [root, *root.rglob("*")]:
                 if not path.is_symlink():
                     path.chmod(path.stat().st_mode | 0o444 | (0o111 if path.is_dir() else 0))

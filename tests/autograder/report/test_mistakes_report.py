@@ -109,7 +109,7 @@ def submission(entries: tuple[str, ...], extra: dict[str, str]) -> nbformat.Note
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
-    from ch11_autograder.batch import grade_class
+    from ch11_autograder.batch import BatchOptions, grade_class
 
     base = tmp_path_factory.getbasetemp()
     root = base / "mistakes-class"
@@ -118,7 +118,7 @@ def course(tmp_path_factory):
         folder.mkdir(parents=True)
         nbformat.write(submission(entries, extra), folder / f"{STEM}.ipynb")
     graded = batch_support.assigned_course(base, base / "mistakes-course")
-    report = grade_class(root, graded, workers=2, sandbox="bwrap")
+    report = grade_class(root, graded, BatchOptions(workers=2, sandbox="bwrap"))
     assert {r.student: r.status for r in report.records} == dict.fromkeys(PLANTED, "graded")
     assert cli_main(["report", "--course", str(graded)]) == 0
     return graded
