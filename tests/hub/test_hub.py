@@ -73,6 +73,7 @@ class Observed(HubCourse):
     stop_status: int | None = None
     interrupted_stamp: str = ""
     interrupted_state: str = ""
+    stop_log: str = ""
     seconds: dict[str, float] = field(default_factory=dict)
 
     def new_stamp(self, role: str) -> str:
@@ -240,6 +241,7 @@ def _stop_mid_grading(course: Observed, context, terminal: Terminal) -> None:
     course.interrupted_state = rows[0]["state"]
     assert course.hub is not None
     course.stop_status = hub_support.stop_hub(course.hub)
+    course.stop_log = course.log.read_text(errors="replace")
     assert hub_support.service_pid(course.instructor, SERVE_NEEDLE) is None, "the hub left its service running"
     hub_support.start_served_hub(course)
     course.graded(role, stamp)
@@ -341,3 +343,16 @@ def test_a_hub_stopped_mid_grading_loses_nothing(hub_course):
               (hub_course.practice / ".ch11-batch" / "ledger.jsonl").read_text().splitlines() if line.strip()]
     graded = [e["sha256"] for e in ledger if e["event"] == "graded"]
     assert len(graded) == len(set(graded)) == 3, "no submission merged twice into the practice gradebook"
+
+
+def test_the_service_logs_its_stop_by_the_hub_as_documented(hub_course):
+    """docs/course.md, "Stopping": SIGINT (a hub stopping its service) logs ``stopping (SIGINT)``, the abandoned
+    submission, and ``stopped`` last."""
+    term = hub_course.students["term"].name
+    lines = [line.split("  ", 1)[1] for line in hub_course.stop_log.splitlines()
+             if re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d  ", line)]
+    assert lines[-3:] == ["stopping (SIGINT)",
+                          f"abandoned {term} {hub_course.interrupted_stamp} (graded again at the next start)",
+                          "stopped"], lines[-6:]
+    assert hub_course.stop_status == 0, "the hub's own exit after SIGINT"
+
