@@ -8,9 +8,11 @@ written by trusted code:
 * ``autograded/<student>/<assignment>/*.ipynb``: in each autograded test cell's metadata,
   the verdict record ``TrustedVerdicts`` wrote (``trusted.verdicts.CellVerdict.record``:
   every property's outcome and the misconception named). Outputs are never read: no student
-  output reaches the report;
+  output reaches the report (answer cells' sources do, for the similarity evidence: below);
 * ``.ch11-batch/ledger.jsonl`` (each student's last entry: status, seconds, error cause)
-  and ``reports/<assignment>-records.json`` (the last batch's records: LMS late flags).
+  and ``reports/<assignment>-records.json`` (the last batch's records: LMS late flags);
+* for the similarity evidence (:mod:`.similarity`), the answer cells' sources of the autograded
+  notebooks and of ``source/<assignment>/``: student text, kept only as escaped excerpts.
 
 Student ids and error causes are student-derived text: renderers escape them.
 """
@@ -34,6 +36,7 @@ from ..batch.merge import autograded_cells
 from ..exercises import EXERCISES
 from ..exercises.catalogue import WrongAnswer, catalogue
 from ..trusted.verdicts import OUTCOMES, VERDICT_METADATA_KEY
+from .similarity import Similarity, find_similar
 
 __all__ = [
     "ClassReport",
@@ -163,6 +166,8 @@ class ClassReport:
             count, most named first (ties: exercise, then catalogue order).
         flags: errors first, then LMS late flags, then late penalties; each sorted by student.
         notes: what the report could not read (cells without a verdict record, unreadable records).
+        similarity: pairs of students with near-identical answers (:mod:`.similarity`), for the instructor
+            only; ``None`` when it could not be computed (a note says why).
     """
 
     assignment: str
@@ -172,6 +177,7 @@ class ClassReport:
     misconceptions: list[MisconceptionCount]
     flags: list[Flag]
     notes: list[str] = field(default_factory=list)
+    similarity: Similarity | None = None
 
     @property
     def auto_max(self) -> float:
@@ -265,7 +271,19 @@ def collect(course: Path, assignment: str) -> ClassReport:
         misconceptions=_misconceptions(verdicts),
         flags=_flags(students),
         notes=notes,
+        similarity=_similarity(course, assignment, [s.student for s in students if s.auto is not None], notes),
     )
+
+
+def _similarity(course: Path, assignment: str, students: Sequence[str], notes: list[str]) -> Similarity | None:
+    """The similarity evidence, or ``None`` with a note: a failure there must not cost the rest of the report."""
+    try:
+        found = find_similar(course, assignment, students)
+    except Exception as exc:  # evidence only: the scores and counts above stand without it
+        notes.append(f"similarity evidence could not be computed: {type(exc).__name__}: {exc}")
+        return None
+    notes += found.notes
+    return found
 
 
 def _lms_late(path: Path, notes: list[str]) -> set[str]:
