@@ -20,6 +20,8 @@
 * Each graded submission's pages replace its status pages (:mod:`.publish`), then it is marked
   ``done``, under one lock with every other publication, so a stale status never overwrites
   feedback.
+* The practice course's class report is refreshed every few finished submissions or minutes
+  (:mod:`.live_report`, in a child process), so the instructor's one page stays current.
 
 Stopped by SIGTERM, it abandons the gradings in flight (killed, their submissions queued again).
 Killed at any moment, the service restarts where it was: submissions left ``grading`` are
@@ -52,6 +54,7 @@ from ..paths import ASSIGNMENT
 from ..textsafe import escape
 from ..trusted.verdict_cache import lookups_in_log
 from .inbound import SECRET_FILE, TIMESTAMP_FILE, parse_folder, read_folder, ready
+from .live_report import LiveReport
 from .policy import ServeSettings
 from .prune import Pruner
 from .publish import Publisher
@@ -106,6 +109,8 @@ class Service:
         self._abandonable = False
         os.environ.setdefault("CH11_VERDICT_CACHE", str(self.state / "verdict-cache"))
         self.pruner = Pruner(settings, self.queue, self.publisher, clock=clock, say=self.say)
+        self.live_report = LiveReport(self.practice, every=self.policy.report_every, minutes=self.policy.report_minutes,
+                                      log=self.state / "logs" / "report.log", say=self.say)
 
     # ------------------------------------------------------------------ setup
 
@@ -351,6 +356,7 @@ class Service:
         # Old practice runs (serve/prune.py). Other slots may be grading: the ledger is compacted under the open
         # session's lock, from this thread, which alone merges into it.
         self.pruner.finished(self.session.compact_ledger if self.session is not None else None)
+        self.live_report.finished()  # the practice class report, refreshed in a child process when due
 
     def _feedback_pages(self, sub: Submission, record: SubmissionRecord) -> dict[str, str]:
         level = self.policy.feedback_level
@@ -439,8 +445,11 @@ class Service:
                     elif not claimed:
                         break
                     self.scan()
+            if not self.stopping.is_set():
+                self.live_report.flush()  # --once: the report shows what this run graded before it exits
         finally:
             self._close_session()
+            self.live_report.close()
         if self.stopping.is_set():
             self._stopped()
         return total
@@ -468,9 +477,11 @@ class Service:
                         self.collect(POLL_SECONDS if free else self.policy.rescan_seconds)
                     elif not claimed:
                         self.work.wait(self.policy.rescan_seconds)
+                    self.live_report.poll()
         finally:
             self.stopping.set()
             self._close_session()
+            self.live_report.close()
             watcher.close()
             watcher.poke()
             if scanner.is_alive():
