@@ -21,7 +21,6 @@ Each fingerprint keeps the source lines its tokens span, so a report can mark th
 from __future__ import annotations
 
 import builtins
-import functools
 import hashlib
 import io
 import keyword
@@ -39,7 +38,10 @@ K = 8
 WINDOW = 4
 #: Multiplier of the polynomial hash (odd, so multiplication mod 2**64 loses no bits).
 _BASE = np.uint64(0x9E3779B97F4A7C15)
-_BUILTINS = frozenset(dir(builtins))
+#: Names that stay as written: keywords and builtins (every other name, not after a ``.``, becomes ``V``).
+_KEPT_NAMES = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
+#: Token types written as one fixed text.
+_FIXED = {tokenize.STRING: "S", tokenize.NEWLINE: ";", tokenize.INDENT: "{", tokenize.DEDENT: "}"}
 _DROPPED = frozenset({tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER, tokenize.TYPE_COMMENT})
 _STATEMENT_START = frozenset({tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT})
 
@@ -49,56 +51,46 @@ Fingerprints = Mapping[int, tuple[tuple[int, int], ...]]
 
 def normalized_tokens(source: str) -> list[tuple[str, int]]:
     """``(token, line)`` of ``source`` as :func:`fingerprints` compares them (see the module)."""
-    raw: list[tokenize.TokenInfo] = []
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-            raw.append(tok)
-    except (tokenize.TokenError, SyntaxError):  # unfinished or mis-indented: the tokens before it still count
-        pass
     out: list[tuple[str, int]] = []
+    append = out.append
     previous = tokenize.NEWLINE  # the type of the last significant token (a statement starts the source)
     last_text = ""
-    dropped_statement = False
-    for index, tok in enumerate(raw):
-        if tok.type in _DROPPED:
-            continue
-        if tok.type == tokenize.STRING and previous in _STATEMENT_START and _ends_statement(raw, index):
-            dropped_statement = True  # a docstring or a bare string: words, not code (its NEWLINE goes too)
-            continue
-        if dropped_statement:
-            dropped_statement = False
-            if tok.type == tokenize.NEWLINE:
+    held: tuple[str, int] | None = None  # a string that starts a statement: a docstring if the statement ends
+    try:
+        for kind, text, (line, _), _, _ in tokenize.generate_tokens(io.StringIO(source).readline):
+            if kind in _DROPPED:
                 continue
-        if tok.type == tokenize.NAME:
-            text = tok.string if (keyword.iskeyword(tok.string) or keyword.issoftkeyword(tok.string)
-                                  or tok.string in _BUILTINS or last_text == ".") else "V"
-        elif tok.type == tokenize.STRING:
-            text = "S"
-        elif tok.type == tokenize.NEWLINE:
-            text = ";"
-        elif tok.type == tokenize.INDENT:
-            text = "{"
-        elif tok.type == tokenize.DEDENT:
-            text = "}"
-        else:
-            text = tok.string
-        out.append((text, tok.start[0]))
-        previous, last_text = tok.type, tok.string
+            if held is not None:
+                if kind == tokenize.NEWLINE:  # a docstring or a bare string: words, not code (its NEWLINE too)
+                    held, previous, last_text = None, tokenize.NEWLINE, ""
+                    continue
+                append(held)
+                held = None
+            if kind == tokenize.NAME:
+                append((text if text in _KEPT_NAMES or last_text == "." else "V", line))
+            elif kind == tokenize.STRING and previous in _STATEMENT_START:
+                held = ("S", line)
+            else:
+                append((_FIXED.get(kind, text), line))
+            previous, last_text = kind, text
+    except (tokenize.TokenError, SyntaxError):  # unfinished or mis-indented: the tokens before it still count
+        pass
     return out
 
 
-def _ends_statement(raw: list[tokenize.TokenInfo], index: int) -> bool:
-    """Whether the string token at ``index`` is followed directly by the end of its statement."""
-    for tok in raw[index + 1:]:
-        if tok.type in (tokenize.COMMENT, tokenize.NL):
-            continue
-        return tok.type in (tokenize.NEWLINE, tokenize.ENDMARKER)
-    return True
+_IDS: dict[str, int] = {}
 
 
-@functools.lru_cache(maxsize=65536)
 def _token_id(text: str) -> int:
-    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+    """A stable 64-bit id of a normalized token (kept: there are few distinct ones; numbers and attributes bound
+    the rest by the class's code)."""
+    found = _IDS.get(text)
+    if found is None:
+        found = int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
+                               "little")
+        if len(_IDS) < 1 << 20:
+            _IDS[text] = found
+    return found
 
 
 def fingerprints(source: str, k: int = K, window: int = WINDOW) -> dict[int, tuple[tuple[int, int], ...]]:

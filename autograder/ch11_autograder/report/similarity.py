@@ -30,14 +30,18 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import multiprocessing
+import os
+import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..textsafe import escape
-from .fingerprints import fingerprints
+from .fingerprints import Fingerprints, fingerprints
 
 __all__ = [
     "MIN_FINGERPRINTS",
@@ -51,6 +55,7 @@ __all__ = [
     "answer_cells",
     "common_limit",
     "find_similar",
+    "fingerprint_all",
     "read_answers",
     "set_aside",
     "shared_rare_groups",
@@ -72,6 +77,9 @@ MAX_LINE_CHARS = 160
 MAX_NOTEBOOK_BYTES = 64 * 1024**2
 #: A failure group of at most this many students is rare.
 RARE_GROUP_SIZE = 3
+#: Distinct answers from which fingerprinting is shared out over several processes (their start costs about
+#: as much as fingerprinting a thousand answers).
+POOL_FROM = 2000
 
 
 @dataclass(frozen=True)
@@ -221,10 +229,11 @@ def similar_pairs(answers: Sequence[Answer], aside: Mapping[tuple[str, str], str
     by_cell: dict[tuple[str, str], list[Answer]] = defaultdict(list)
     for answer in answers:
         by_cell[(answer.notebook, answer.grade_id)].append(answer)
+    printed = fingerprint_all([a.source for a in answers])
     matches: dict[tuple[str, str], list[CellMatch]] = defaultdict(list)
     for (notebook, grade_id), cell_answers in sorted(by_cell.items()):
         boiler = set(fingerprints(aside.get((notebook, grade_id), PLACEHOLDER)))
-        prints = [fingerprints(a.source) for a in cell_answers]
+        prints = [printed[a.source] for a in cell_answers]
         own = [set(p) - boiler for p in prints]
         holders = Counter(h for hashes in own for h in hashes)
         limit = common_limit(len(cell_answers))
@@ -252,6 +261,23 @@ def similar_pairs(answers: Sequence[Answer], aside: Mapping[tuple[str, str], str
                                            (len(own[i]), len(own[j])), excerpts))
     pairs = [SimilarPair(students, tuple(cells)) for students, cells in matches.items()]
     return sorted(pairs, key=lambda p: (-len(p.cells), -p.top, p.students))
+
+
+def fingerprint_all(sources: Iterable[str], processes: int | None = None) -> dict[str, Fingerprints]:
+    """source -> :func:`fingerprints`, each distinct source once (a class's stubs and copies of the reference are
+    many). From :data:`POOL_FROM` distinct sources on, over ``processes`` fresh interpreters (default: the
+    cores this process may use, at most 4): tokenizing is the pass's cost, and it is one answer at a time."""
+    distinct = sorted(set(sources))
+    if processes is None:
+        processes = min(4, len(os.sched_getaffinity(0)))
+    if processes < 2 or len(distinct) < POOL_FROM:
+        return {source: fingerprints(source) for source in distinct}
+    # fork (the workers start with the package loaded) only from a process with no other thread: after a
+    # batch the report may share its process with threads that hold locks; there, fresh interpreters.
+    method = "fork" if threading.active_count() == 1 else "spawn"
+    with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context(method)) as pool:
+        found = pool.map(fingerprints, distinct, chunksize=max(1, len(distinct) // (processes * 8)))
+        return dict(zip(distinct, found, strict=True))
 
 
 def shared_rare_groups(groups: Iterable[tuple[str, Sequence[str]]],

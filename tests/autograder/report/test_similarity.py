@@ -153,3 +153,13 @@ def test_pairs_sharing_a_rare_failure_group(size: int) -> None:
     assert {g.group for g in found} == {"g-rare"}
     assert len(found) == size * (size - 1) // 2
     assert all(g.students == tuple(sorted(g.students)) and g.size == size for g in found)
+
+
+def test_fingerprints_over_several_processes_are_those_of_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ch11_autograder.report import similarity
+
+    sources = [MIA, ZED, UMA, MIA, "", "x = ("]
+    alone = similarity.fingerprint_all(sources, processes=1)
+    monkeypatch.setattr(similarity, "POOL_FROM", 1)
+    assert similarity.fingerprint_all(sources, processes=2) == alone
+    assert len(alone) == 5 and alone[""] == {}
