@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from ...trusted.contract import Clause
+from ...api.contract import Clause
 
 NOTEBOOK = "ex5_replay"
 
