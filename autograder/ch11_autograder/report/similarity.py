@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..course_layout import AUTOGRADED, assignment_source, student_folder
 from ..textsafe import escape
 from .fingerprints import Fingerprints, fingerprints
 
@@ -182,12 +183,12 @@ def _read_json(path: Path) -> Any:
 def read_answers(course: Path, assignment: str, students: Iterable[str]) -> tuple[list[Answer], list[str]]:
     """The answer cells of every student's autograded notebooks of ``assignment`` (what was graded), and notes
     on notebooks that could not be read."""
-    notebooks = sorted(p.stem for p in (course / "source" / assignment).glob("*.ipynb"))
+    notebooks = sorted(p.stem for p in assignment_source(course, assignment).glob("*.ipynb"))
     answers: list[Answer] = []
     unreadable = 0
     for student in students:
         for notebook in notebooks:
-            path = course / "autograded" / student / assignment / f"{notebook}.ipynb"
+            path = student_folder(course, AUTOGRADED, student, assignment) / f"{notebook}.ipynb"
             if not path.exists():
                 continue
             nb = _read_json(path)
@@ -203,7 +204,7 @@ def set_aside(course: Path, assignment: str) -> dict[tuple[str, str], str]:
     """(notebook, grade_id) -> the text set aside before comparing that cell: the source notebook's cell (stub,
     docstring, reference solution) and nbgrader's placeholder."""
     out: dict[tuple[str, str], str] = {}
-    for path in sorted((course / "source" / assignment).glob("*.ipynb")):
+    for path in sorted(assignment_source(course, assignment).glob("*.ipynb")):
         nb = _read_json(path)
         for grade_id, source in answer_cells(nb or {}).items():
             out[(path.stem, grade_id)] = source + PLACEHOLDER

@@ -88,7 +88,7 @@ def _graded(stem: str, answers: dict[str, str], wrong: tuple[str, ...] = ()) -> 
     from ch11_autograder.exercises import EXERCISES
     from ch11_autograder.exercises.catalogue import catalogue
     from ch11_autograder.paths import COURSE_CONFIG, RELEASE_DIR
-    from ch11_autograder.trusted.preprocessors import TrustedVerdicts
+    from ch11_autograder.trusted.steps import TrustedVerdicts
     from traitlets.config.loader import PyFileConfigLoader
 
     key = next(ex.key for ex in EXERCISES if ex.notebook == stem)
