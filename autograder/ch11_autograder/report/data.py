@@ -7,8 +7,9 @@ written by trusted code:
   marks once entered in formgrader), manual points still pending, nbgrader's late penalty;
 * ``autograded/<student>/<assignment>/*.ipynb``: in each autograded test cell's metadata,
   the verdict record ``TrustedVerdicts`` wrote (``trusted.verdicts.CellVerdict.record``:
-  every property's outcome and the misconception named). Outputs are never read: no student
-  output reaches the report (answer cells' sources do, for the similarity evidence: below);
+  every property's outcome, the misconception named and, for a failure, its counterexample
+  as the feedback shows it). Outputs are never read; the counterexamples (student output,
+  formatted by the trusted side) reach the report's mistake groups (:mod:`.mistakes`);
 * ``.ch11-batch/ledger.jsonl`` (each student's last entry: status, seconds, error cause)
   and ``reports/<assignment>-records.json`` (the last batch's records: LMS late flags);
 * for the similarity evidence (:mod:`.similarity`), the answer cells' sources of the autograded
@@ -35,9 +36,10 @@ from ..batch.ledger import Ledger
 from ..batch.merge import autograded_cells
 from ..course_layout import AUTOGRADED, GRADEBOOK, student_folder
 from ..exercises import EXERCISES
-from ..exercises.catalogue import WrongAnswer, catalogue
+from ..exercises.catalogue import catalogue
 from ..trusted.verdicts import OUTCOMES, VERDICT_METADATA_KEY
-from .similarity import Similarity, find_similar
+from .mistakes import ClassMistake, class_mistakes, entry_for_title
+from .similarity import Similarity, find_similar, shared_rare_groups
 
 __all__ = [
     "ClassReport",
@@ -167,8 +169,10 @@ class ClassReport:
             count, most named first (ties: exercise, then catalogue order).
         flags: errors first, then LMS late flags, then late penalties; each sorted by student.
         notes: what the report could not read (cells without a verdict record, unreadable records).
-        similarity: pairs of students with near-identical answers (:mod:`.similarity`), for the instructor
-            only; ``None`` when it could not be computed (a note says why).
+        mistakes: the failing answers grouped by behaviour, largest first (:mod:`.mistakes`).
+        similarity: pairs of students with near-identical answers, and pairs alone in an uncatalogued
+            failure group (:mod:`.similarity`), for the instructor only; ``None`` when it could not be
+            computed (a note says why).
     """
 
     assignment: str
@@ -178,6 +182,7 @@ class ClassReport:
     misconceptions: list[MisconceptionCount]
     flags: list[Flag]
     notes: list[str] = field(default_factory=list)
+    mistakes: list[ClassMistake] = field(default_factory=list)
     similarity: Similarity | None = None
 
     @property
@@ -205,13 +210,6 @@ def describe(values: Sequence[float]) -> dict[str, float]:
         return {"n": 0, "mean": 0.0, "median": 0.0, "min": 0.0, "max": 0.0}
     return {"n": len(values), "mean": statistics.fmean(values), "median": float(statistics.median(values)),
             "min": min(values), "max": max(values)}
-
-
-def entry_for_title(title: str, entries: Sequence[WrongAnswer]) -> WrongAnswer | None:
-    """The catalogue entry a named misconception stands for: its title, or its title and `` (where...)``
-    (an upstream entry seen through a downstream function); the longest such title wins."""
-    fits = [e for e in entries if title == e.title or title.startswith(e.title + " (")]
-    return max(fits, key=lambda e: len(e.title)) if fits else None
 
 
 def collect(course: Path, assignment: str) -> ClassReport:
@@ -264,6 +262,7 @@ def collect(course: Path, assignment: str) -> ClassReport:
                 error=(entry.error or "") if entry is not None and entry.event == "error" else "",
             ))
     verdicts = _verdicts(course, assignment, [s for s in students if s.auto is not None], auto_cells, notes)
+    mistakes = class_mistakes(verdicts)
     return ClassReport(
         assignment=assignment,
         notebooks=notebooks,
@@ -272,19 +271,32 @@ def collect(course: Path, assignment: str) -> ClassReport:
         misconceptions=_misconceptions(verdicts),
         flags=_flags(students),
         notes=notes,
-        similarity=_similarity(course, assignment, [s.student for s in students if s.auto is not None], notes),
+        mistakes=mistakes,
+        similarity=_similarity(course, assignment, [s.student for s in students if s.auto is not None], mistakes,
+                               notes),
     )
 
 
-def _similarity(course: Path, assignment: str, students: Sequence[str], notes: list[str]) -> Similarity | None:
-    """The similarity evidence, or ``None`` with a note: a failure there must not cost the rest of the report."""
+def _similarity(course: Path, assignment: str, students: Sequence[str], mistakes: Sequence[ClassMistake],
+                notes: list[str]) -> Similarity | None:
+    """The similarity evidence, or ``None`` with a note: a failure there must not cost the rest of the report.
+
+    Beside near-identical answers: pairs of students who share a rare failure group that no catalogue entry
+    names (a catalogued mistake is one many make on their own)."""
     try:
         found = find_similar(course, assignment, students)
+        found.rare_groups = shared_rare_groups(
+            (_group_label(m), m.group.students) for m in mistakes if m.entry is None and not m.group.named)
     except Exception as exc:  # evidence only: the scores and counts above stand without it
         notes.append(f"similarity evidence could not be computed: {type(exc).__name__}: {exc}")
         return None
     notes += found.notes
     return found
+
+
+def _group_label(mistake: ClassMistake) -> str:
+    """``<id>: <cell>/<property>, ...``: the group as the mistakes section and JSON name it."""
+    return f"{mistake.group.id}: " + ", ".join(f"{cell}/{prop}" for cell, prop in mistake.group.properties)
 
 
 def _lms_late(path: Path, notes: list[str]) -> set[str]:
@@ -300,7 +312,7 @@ def _lms_late(path: Path, notes: list[str]) -> set[str]:
 
 
 #: (student, notebook, grade_id) -> the validated verdict record's properties.
-Verdicts = dict[tuple[str, str, str], list[dict[str, str]]]
+Verdicts = dict[tuple[str, str, str], list[dict[str, Any]]]
 
 
 def _verdicts(course: Path, assignment: str, students: Sequence[StudentScores],
@@ -326,7 +338,7 @@ def _verdicts(course: Path, assignment: str, students: Sequence[StudentScores],
     return out
 
 
-def _read_records(path: Path, grade_ids: set[str]) -> dict[str, list[dict[str, str]]]:
+def _read_records(path: Path, grade_ids: set[str]) -> dict[str, list[dict[str, Any]]]:
     """grade_id -> the properties of its verdict record, for the test cells of one autograded notebook.
 
     Only cells whose nbgrader ``grade_id`` is one of ``grade_ids`` count; a record that is not of the
@@ -338,7 +350,7 @@ def _read_records(path: Path, grade_ids: set[str]) -> dict[str, list[dict[str, s
         nb = nbformat.reads(path.read_text(encoding="utf-8"), as_version=4)
     except Exception:  # an unreadable notebook only loses its counts; the report notes them as missing
         return {}
-    found: dict[str, list[dict[str, str]]] = {}
+    found: dict[str, list[dict[str, Any]]] = {}
     for cell in nb.cells:
         grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
         if grade_id not in grade_ids:
@@ -350,7 +362,7 @@ def _read_records(path: Path, grade_ids: set[str]) -> dict[str, list[dict[str, s
     return found
 
 
-def _valid_properties(record: Any, grade_id: str) -> list[dict[str, str]] | None:
+def _valid_properties(record: Any, grade_id: str) -> list[dict[str, Any]] | None:
     if not isinstance(record, Mapping) or record.get("v") != 1 or record.get("grade_id") != grade_id:
         return None
     props = record.get("properties")
@@ -363,8 +375,10 @@ def _valid_properties(record: Any, grade_id: str) -> list[dict[str, str]] | None
         if not all(isinstance(prop.get(k), str) for k in ("name", "misconception")):
             return None
         advice = prop.get("advice", "")
+        example = prop.get("example")
         out.append({"name": prop["name"], "outcome": prop["outcome"], "misconception": prop["misconception"],
-                    "advice": advice if isinstance(advice, str) else ""})
+                    "advice": advice if isinstance(advice, str) else "",
+                    **({"example": example} if isinstance(example, Mapping) else {})})
     return out
 
 

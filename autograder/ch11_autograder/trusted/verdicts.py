@@ -32,6 +32,7 @@ __all__ = [
     "VERDICT_METADATA_KEY",
     "CellVerdict",
     "Failure",
+    "example_record",
     "format_call",
     "format_inputs",
     "format_value",
@@ -200,14 +201,16 @@ class CellVerdict:
         """The verdict as plain JSON data, for tools that count outcomes (the class report).
 
         ``{"v": 1, "grade_id", "points", "score", "properties": [{"name", "outcome", "misconception",
-        "advice", "description", "unanswered"}, ...]}``: every property in suite order
-        (:attr:`descriptions`), ``outcome`` one of
-        :data:`OUTCOMES` (``mismatch`` -> ``failed``; ``timeout`` and ``budget`` -> ``timed_out``; every
-        other kind -> ``errored``); ``misconception`` and ``advice`` the
-        named catalogue entry's title and advice, ``""`` when none; ``description`` the property's
-        one-line statement (the contract clause it checks); ``unanswered`` whether the failure is the
-        stub's placeholder (:meth:`Failure.unanswered`; a bool). Holds no student output: names, the
-        suite's and the catalogue's words only.
+        "advice", "description", "unanswered"[, "example"]}, ...]}``: every property in suite order
+        (:attr:`descriptions`), ``outcome`` one of :data:`OUTCOMES` (``mismatch`` -> ``failed``; ``timeout``
+        and ``budget`` -> ``timed_out``; every other kind -> ``errored``); ``misconception`` and ``advice`` the
+        named catalogue entry's title and advice, ``""`` when none; ``description`` the property's one-line
+        statement (the contract clause it checks); ``unanswered`` whether the failure is the stub's
+        placeholder (:meth:`Failure.unanswered`; a bool). A property that did not pass also has ``example``
+        (:func:`example_record`): the shrunk counterexample and what the answer gave on it, as the
+        feedback text shows them (formatted, each value at most :data:`MAX_VALUE_CHARS` characters).
+        That is student output, written by the trusted formatter: readers escape it (the practice page at
+        the ``properties`` level never shows it).
         """
         failed = {f.property: f for f in self.failures}
         describe = dict(self.descriptions)
@@ -222,7 +225,8 @@ class CellVerdict:
             else:
                 props.append({"name": name, "outcome": _OUTCOME_OF_KIND.get(f.kind, "errored"),
                               "misconception": f.misconception, "advice": f.advice,
-                              "description": describe.get(name, f.description), "unanswered": f.unanswered()})
+                              "description": describe.get(name, f.description), "unanswered": f.unanswered(),
+                              "example": example_record(f)})
         return {"v": 1, "grade_id": self.grade_id, "points": self.points, "score": self.score, "properties": props}
 
     def summary(self) -> str:
@@ -246,6 +250,28 @@ class CellVerdict:
                                              and not self.passed))
         lines.extend(failure.message() for failure in self.failures if not failure.unanswered())
         return "\n".join(lines) + "\n"
+
+
+def example_record(failure: Failure) -> dict[str, Any]:
+    """A failure's counterexample as plain JSON data: ``{"kind", "inputs": {name: text}, "expected",
+    "got", "raised", "call", "unanswered"}``.
+
+    ``inputs``, ``expected`` and ``got`` are :func:`format_value` renderings (``""`` for a value the
+    failure has not, e.g. no ``got`` because the code raised); ``kind`` is :attr:`Failure.kind`;
+    ``raised`` the exception type the student's code raised and ``call`` the call it happened in
+    (``""`` when none); ``unanswered`` whether it is the stub's placeholder (:meth:`Failure.unanswered`).
+    The exception's message is left out: it is the student's own words, and two answers that raise the
+    same exception at the same call fail the same way.
+    """
+    return {
+        "kind": failure.kind,
+        "inputs": {str(name): format_value(value) for name, value in failure.inputs.items()},
+        "expected": "" if failure.expected is NOTHING else format_value(failure.expected),
+        "got": "" if failure.got is NOTHING else format_value(failure.got),
+        "raised": failure.raised,
+        "call": failure.call,
+        "unanswered": failure.unanswered(),
+    }
 
 
 def _unanswered_message(failures: Sequence[Failure], *, whole: bool) -> str:
