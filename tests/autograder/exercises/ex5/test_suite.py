@@ -685,7 +685,7 @@ def test_an_answer_failing_a_refusal_for_another_argument_is_not_named(name):
     # block_size_coerced reports the same value on the same case, for block_size=True.
     entry = ENTRIES["block_size_coerced"]
     try:
-        suites.judge_checkpointed_refusals(suites._local_caller(entry), suites._from_shown(refusal.inputs)[0])
+        suites.judge_checkpointed_refusals(suites._local_student(entry), suites._from_shown(refusal.inputs)[0])
     except Mismatch as mismatch:
         assert mismatch.got == refusal.got and mismatch.inputs["refused_argument"] == "block_size"
     else:
