@@ -8,9 +8,6 @@ in a loop) and, at the end, on the practice course of a real service run that gr
 from __future__ import annotations
 
 import io
-import os
-import pwd
-import secrets
 import time
 from pathlib import Path
 
@@ -20,6 +17,7 @@ from ch11_autograder.paths import COURSE_CONFIG, SOURCE_DIR
 from ch11_autograder.serve.live_report import LiveReport, due
 from ch11_autograder.serve.policy import ServePolicy, ServeSettings
 from ch11_autograder.serve.service import Service
+from support.inbound_folder import own_submission
 
 
 def test_due_after_every_n_or_m_minutes_and_never_without_news() -> None:
@@ -65,14 +63,7 @@ def test_the_service_keeps_the_practice_report_current(tmp_path: Path) -> None:
     init_course(course, config=COURSE_CONFIG, source_dir=SOURCE_DIR)
     inbound = tmp_path / "exchange" / "c1" / "inbound"
     inbound.mkdir(parents=True)
-    me = pwd.getpwuid(os.getuid()).pw_name
-    stamp = "2026-12-02 10:00:00.000000 UTC"
-    folder = inbound / f"{me}+ch11+{stamp}+{secrets.token_hex(4)}"
-    folder.mkdir()
-    (folder / "ex4_audit.ipynb").write_text((SOURCE_DIR / "ex4_audit.ipynb").read_text())
-    (folder / "timestamp.txt").write_text(stamp)
-    (folder / "submission_secret.txt").write_text(secrets.token_hex(64))
-    folder.chmod(0o777)
+    me, _stamp = own_submission(inbound, SOURCE_DIR / "ex4_audit.ipynb")
     out = io.StringIO()
     policy = ServePolicy(workers=1, rescan_seconds=1, report_every=1, report_minutes=0)
     service = Service(ServeSettings(course, tmp_path / "exchange", "c1", policy, course / "practice"), out=out)
