@@ -11,7 +11,9 @@ written by trusted code:
   as the feedback shows it). Outputs are never read; the counterexamples (student output,
   formatted by the trusted side) reach the report's mistake groups (:mod:`.mistakes`);
 * ``.ch11-batch/ledger.jsonl`` (each student's last entry: status, seconds, error cause)
-  and ``reports/<assignment>-records.json`` (the last batch's records: LMS late flags).
+  and ``reports/<assignment>-records.json`` (the last batch's records: LMS late flags);
+* for the similarity evidence (:mod:`.similarity`), the answer cells' sources of the autograded
+  notebooks and of ``source/<assignment>/``: student text, kept only as escaped excerpts.
 
 Student ids and error causes are student-derived text: renderers escape them.
 """
@@ -37,6 +39,7 @@ from ..exercises import EXERCISES
 from ..exercises.catalogue import catalogue
 from ..trusted.verdicts import OUTCOMES, VERDICT_METADATA_KEY
 from .mistakes import ClassMistake, class_mistakes, entry_for_title
+from .similarity import Similarity, find_similar, shared_rare_groups
 
 __all__ = [
     "ClassReport",
@@ -167,6 +170,9 @@ class ClassReport:
         flags: errors first, then LMS late flags, then late penalties; each sorted by student.
         notes: what the report could not read (cells without a verdict record, unreadable records).
         mistakes: the failing answers grouped by behaviour, largest first (:mod:`.mistakes`).
+        similarity: pairs of students with near-identical answers, and pairs alone in an uncatalogued
+            failure group (:mod:`.similarity`), for the instructor only; ``None`` when it could not be
+            computed (a note says why).
     """
 
     assignment: str
@@ -177,6 +183,7 @@ class ClassReport:
     flags: list[Flag]
     notes: list[str] = field(default_factory=list)
     mistakes: list[ClassMistake] = field(default_factory=list)
+    similarity: Similarity | None = None
 
     @property
     def auto_max(self) -> float:
@@ -255,6 +262,7 @@ def collect(course: Path, assignment: str) -> ClassReport:
                 error=(entry.error or "") if entry is not None and entry.event == "error" else "",
             ))
     verdicts = _verdicts(course, assignment, [s for s in students if s.auto is not None], auto_cells, notes)
+    mistakes = class_mistakes(verdicts)
     return ClassReport(
         assignment=assignment,
         notebooks=notebooks,
@@ -263,8 +271,32 @@ def collect(course: Path, assignment: str) -> ClassReport:
         misconceptions=_misconceptions(verdicts),
         flags=_flags(students),
         notes=notes,
-        mistakes=class_mistakes(verdicts),
+        mistakes=mistakes,
+        similarity=_similarity(course, assignment, [s.student for s in students if s.auto is not None], mistakes,
+                               notes),
     )
+
+
+def _similarity(course: Path, assignment: str, students: Sequence[str], mistakes: Sequence[ClassMistake],
+                notes: list[str]) -> Similarity | None:
+    """The similarity evidence, or ``None`` with a note: a failure there must not cost the rest of the report.
+
+    Beside near-identical answers: pairs of students who share a rare failure group that no catalogue entry
+    names (a catalogued mistake is one many make on their own)."""
+    try:
+        found = find_similar(course, assignment, students)
+        found.rare_groups = shared_rare_groups(
+            (_group_label(m), m.group.students) for m in mistakes if m.entry is None and not m.group.named)
+    except Exception as exc:  # evidence only: the scores and counts above stand without it
+        notes.append(f"similarity evidence could not be computed: {type(exc).__name__}: {exc}")
+        return None
+    notes += found.notes
+    return found
+
+
+def _group_label(mistake: ClassMistake) -> str:
+    """``<id>: <cell>/<property>, ...``: the group as the mistakes section and JSON name it."""
+    return f"{mistake.group.id}: " + ", ".join(f"{cell}/{prop}" for cell, prop in mistake.group.properties)
 
 
 def _lms_late(path: Path, notes: list[str]) -> set[str]:

@@ -26,6 +26,7 @@ from ..textsafe import escape
 from .data import ClassReport, describe
 from .figures import Figure, draw_all
 from .mistakes import ClassMistake, mistakes_json, mistakes_path
+from .similarity import Similarity, similarity_json
 
 __all__ = ["ReportFiles", "html_text", "markdown_text", "report_blocks", "write_report"]
 
@@ -53,18 +54,29 @@ class Plot:
     filename: str
 
 
-Block = Heading | Para | Table | Plot
+@dataclass(frozen=True)
+class SideBySide:
+    """Two excerpts of code shown next to each other (HTML) or one after the other (Markdown); ``marked``
+    holds, per side, the 1-based numbers of the lines to mark."""
+
+    titles: tuple[str, str]
+    lines: tuple[tuple[str, ...], tuple[str, ...]]
+    marked: tuple[tuple[int, ...], tuple[int, ...]]
+
+
+Block = Heading | Para | Table | Plot | SideBySide
 
 
 @dataclass(frozen=True)
 class ReportFiles:
-    """Where :func:`write_report` wrote: the HTML, the Markdown, the PNGs (in figure order) and the mistake
-    groups' JSON."""
+    """Where :func:`write_report` wrote: the HTML, the Markdown, the PNGs (in figure order), the mistake
+    groups' JSON and the similarity evidence as JSON (``None`` when it could not be computed)."""
 
     html: Path
     markdown: Path
     pngs: tuple[Path, ...]
     mistakes: Path | None = None
+    similarity: Path | None = None
 
 
 def _pts(value: float | None) -> str:
@@ -135,6 +147,7 @@ def report_blocks(report: ClassReport, figures: Sequence[Figure], stem: str) -> 
         blocks.append(Table(("student", "flag", "cause"), tuple((f.student, f.kind, f.cause) for f in report.flags)))
     else:
         blocks.append(Para("No errors and no late flags."))
+    blocks += similarity_blocks(report.similarity)
     if report.notes:
         blocks.append(Heading("Notes"))
         blocks += [Para(note) for note in report.notes]
@@ -185,6 +198,50 @@ def mistake_blocks(mistakes: Sequence[ClassMistake]) -> list[Block]:
     return blocks
 
 
+#: Pairs shown in the report; the JSON beside it holds them all.
+MAX_PAIRS_SHOWN = 25
+
+
+def similarity_blocks(similarity: Similarity | None) -> list[Block]:
+    """The section "Similar answers": pairs of students with near-identical answer cells, the two answers side
+    by side (:mod:`.similarity`). Evidence for the instructor, worded as such."""
+    blocks: list[Block] = [Heading("Similar answers (evidence, not a verdict)")]
+    if similarity is None:
+        return [*blocks, Para("Not computed: see the notes.")]
+    blocks.append(Para(
+        f"Pairs of students whose answers to a cell are near-identical (at least {similarity.threshold:.0%} of "
+        "their fingerprints in common) once the released stub, its docstring, the reference solution and "
+        "ways of writing it that many students share are set aside; names, strings, comments and layout do "
+        f"not count. {similarity.answers} answers in {similarity.cells} cells compared. Short or guided "
+        "answers converge and students may have worked together as the course allows: read the two "
+        "answers before drawing any conclusion. Marked lines (▶) hold what the two share. This report is for "
+        "the instructor; it is never published to students."))
+    if not similarity.pairs:
+        blocks.append(Para("No pair of students has near-identical answers in any cell."))
+    for pair in similarity.pairs[:MAX_PAIRS_SHOWN]:
+        a, b = pair.students
+        blocks.append(Heading(f"{a} and {b}: {len(pair.cells)} cell{'s' if len(pair.cells) != 1 else ''}", 3))
+        blocks.append(Table(("notebook", "cell", "similarity", "fingerprints shared", f"own: {a}", f"own: {b}"),
+                            tuple((c.notebook, c.grade_id, f"{c.similarity:.0%}", str(c.shared), str(c.own[0]),
+                                   str(c.own[1])) for c in pair.cells)))
+        for cell in pair.cells:
+            left, right = cell.excerpts
+            blocks.append(SideBySide((_side_title(left.student, cell.grade_id, left.cut),
+                                      _side_title(right.student, cell.grade_id, right.cut)),
+                                     (left.lines, right.lines), (left.shared, right.shared)))
+    if len(similarity.pairs) > MAX_PAIRS_SHOWN:
+        blocks.append(Para(f"{len(similarity.pairs) - MAX_PAIRS_SHOWN} more pairs in the similarity JSON."))
+    if similarity.rare_groups:
+        blocks.append(Para("Pairs of students who are the only ones (or nearly) to fail in the same way:"))
+        blocks.append(Table(("students", "failure group", "students in the group"),
+                            tuple((" and ".join(g.students), g.group, str(g.size)) for g in similarity.rare_groups)))
+    return blocks
+
+
+def _side_title(student: str, grade_id: str, cut: bool) -> str:
+    return f"{student}, {grade_id}" + (" (first lines only)" if cut else "")
+
+
 def _stat(values: dict[str, float], key: str) -> str:
     return f"{values[key]:.2f}" if key == "mean" else format_score(values[key])
 
@@ -217,10 +274,21 @@ def markdown_text(blocks: Sequence[Block]) -> str:
             lines.append("|" + "|".join("---" for _ in block.headers) + "|")
             lines += ["| " + " | ".join(md_escape(c) for c in row) + " |" for row in block.rows]
             lines.append("")
+        elif isinstance(block, SideBySide):
+            for title, code, marked in zip(block.titles, block.lines, block.marked, strict=True):
+                lines += [md_escape(title), "", *_md_code(code, marked), ""]
         else:
             lines += [f"![{md_escape(block.figure.title)}]({block.filename})", "",
                       f"*{md_escape(block.figure.takeaway)}*", ""]
     return "\n".join(lines)
+
+
+def _md_code(code: Sequence[str], marked: Sequence[int]) -> list[str]:
+    """A fenced code block longer than any run of backticks in ``code`` (so no line can close it), each line
+    prefixed with ``▶ `` when marked and two spaces otherwise."""
+    fence = "`" * max(3, 1 + max((len(run) for line in code for run in re.findall(r"`+", line)), default=0))
+    rows = [f"{'▶ ' if n in set(marked) else '  '}{line}" for n, line in enumerate(code, 1)]
+    return [fence, *rows, fence]
 
 
 # --------------------------------------------------------------------------- HTML
@@ -233,6 +301,9 @@ th { background: #e8e8e8; }
 figure { margin: 1em 0; }
 figcaption { font-style: italic; }
 img { max-width: 100%; }
+table.side td { width: 50%; }
+pre { margin: 0; font-size: 0.9em; white-space: pre-wrap; }
+mark { background: #ffe08a; }
 """
 
 
@@ -254,6 +325,14 @@ def html_text(blocks: Sequence[Block]) -> str:
                          + "</tr></thead><tbody>")
             parts += ["<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in block.rows]
             parts.append("</tbody></table>")
+        elif isinstance(block, SideBySide):
+            sides = []
+            for code, marked in zip(block.lines, block.marked, strict=True):
+                rows = [f"<mark>{esc(line)}</mark>" if n in set(marked) else esc(line)
+                        for n, line in enumerate(code, 1)]
+                sides.append("<td><pre>" + "\n".join(rows) + "</pre></td>")
+            parts.append('<table class="side"><thead><tr>' + "".join(f"<th>{esc(t)}</th>" for t in block.titles)
+                         + "</tr></thead><tbody><tr>" + "".join(sides) + "</tr></tbody></table>")
         else:
             data = base64.b64encode(block.figure.png).decode("ascii")
             parts.append(f'<figure><img alt="{esc(block.figure.title)}" src="data:image/png;base64,{data}">'
@@ -283,4 +362,8 @@ def write_report(course: Path, assignment: str, report: ClassReport) -> ReportFi
     write_atomically(markdown, markdown_text(blocks))
     write_atomically(page, html_text(blocks))
     write_atomically(groups, json.dumps(mistakes_json(report.mistakes), indent=1, ensure_ascii=True) + "\n")
-    return ReportFiles(page, markdown, tuple(pngs), groups)
+    similar = None
+    if report.similarity is not None:
+        similar = out / f"{assignment}-similarity.json"
+        write_atomically(similar, similarity_json(report.similarity))
+    return ReportFiles(page, markdown, tuple(pngs), groups, similar)

@@ -8,6 +8,8 @@
     c.ServePolicy.practice_directory = "practice"  # relative to the course directory
     c.ServePolicy.keep_runs = 3                    # per student, the pages of this many latest submissions stay
     c.ServePolicy.prune_every = 25                 # prune old practice runs after every 25 finished; 0: never
+    c.ServePolicy.report_every = 10                # refresh the practice class report after every 10 finished...
+    c.ServePolicy.report_minutes = 15              # ...or 15 minutes after the last, if any finished; 0, 0: never
 
 :func:`load_settings` reads them, with the exchange root and the course id, the way nbgrader
 finds its own configuration: the Jupyter config path (``/etc/jupyter``, ``~/.jupyter``, ...),
@@ -67,6 +69,14 @@ class ServePolicy(Configurable):
     ).tag(config=True)
     prune_every = Integer(
         25, min=0, help="Prune old practice runs after every this many finished submissions; 0 never prunes.",
+    ).tag(config=True)
+    report_every = Integer(
+        10, min=0, help="Refresh the practice course's class report (reports/<assignment>-report.html) after every "
+                        "this many finished submissions; 0: not by count (serve/live_report.py, docs/course.md).",
+    ).tag(config=True)
+    report_minutes = Float(
+        15.0, min=0.0, help="Also refresh it this many minutes after the last refresh when a submission finished "
+                            "since; 0: not by time.",
     ).tag(config=True)
     sandbox = Unicode("", help="Backend for student code, as ch11-grade batch --sandbox; empty: $CH11_SANDBOX or "
                                "bwrap.").tag(config=True)

@@ -20,6 +20,8 @@
 * Each graded submission's pages replace its status pages (:mod:`.publish`), then it is marked
   ``done``, under one lock with every other publication, so a stale status never overwrites
   feedback.
+* The practice course's class report is refreshed every few finished submissions or minutes
+  (:mod:`.live_report`, in a child process), so the instructor's one page stays current.
 
 Stopped by SIGTERM or SIGINT (systemd sends the first, a JupyterHub stopping its managed service the second,
 a terminal's Ctrl-C the second too), it abandons the gradings in flight (killed, their submissions queued again).
@@ -56,6 +58,7 @@ from ..textsafe import escape
 from ..trusted.verdict_cache import lookups_in_log
 from .budget import Budget, due_date
 from .inbound import SECRET_FILE, TIMESTAMP_FILE, parse_folder, read_folder, ready
+from .live_report import LiveReport
 from .policy import ServeSettings
 from .prune import Pruner, drop_refusal_pages
 from .publish import Publisher
@@ -128,6 +131,8 @@ class Service:
         self._signal: signal.Signals | None = None
         os.environ.setdefault("CH11_VERDICT_CACHE", str(self.state / "verdict-cache"))
         self.pruner = Pruner(settings, self.queue, self.publisher, clock=clock, say=self.say)
+        self.live_report = LiveReport(self.practice, every=self.policy.report_every, minutes=self.policy.report_minutes,
+                                      log=self.state / "logs" / "report.log", say=self.say)
 
     # ------------------------------------------------------------------ setup
 
@@ -407,6 +412,7 @@ class Service:
         # Old practice runs (serve/prune.py). Other slots may be grading: the ledger is compacted under the open
         # session's lock, from this thread, which alone merges into it.
         self.pruner.finished(self.session.compact_ledger if self.session is not None else None)
+        self.live_report.finished()  # the practice class report, refreshed in a child process when due
 
     def _feedback_pages(self, sub: Submission, record: SubmissionRecord, budget: Budget) -> dict[str, str]:
         level = self.policy.feedback_level
@@ -506,8 +512,11 @@ class Service:
                     elif not claimed:
                         break
                     self.scan()
+            if not self.stopping.is_set():
+                self.live_report.flush()  # --once: the report shows what this run graded before it exits
         finally:
             self._close_session()
+            self.live_report.close()
         if self.stopping.is_set():
             self._stopped()
         return total
@@ -535,9 +544,11 @@ class Service:
                         self.collect(POLL_SECONDS if free else self.policy.rescan_seconds)
                     elif not claimed:
                         self.work.wait(self.policy.rescan_seconds)
+                    self.live_report.poll()
         finally:
             self.stopping.set()
             self._close_session()
+            self.live_report.close()
             watcher.close()
             watcher.poke()
             if scanner.is_alive():

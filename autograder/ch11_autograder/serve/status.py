@@ -7,8 +7,10 @@ replaced by a newer submission), with the student's attempts left in the window 
 (:mod:`.budget`); it names no other student and shows no other submission.
 The practice feedback pages (``properties`` and ``score`` levels of :class:`.policy.ServePolicy`)
 are built here too, from the verdict records the trusted grader leaves in the autograded
-notebook's cell metadata (``ch11_verdict``): property names, outcomes, the named misconception
-and its advice, points; never counterexample inputs or values.
+notebook's cell metadata (``ch11_verdict``): property names, what each checks (its one-line
+description, the contract clause), outcomes, the named misconception and its advice, points, and
+for a task still raising the stub's ``NotImplementedError`` the one "not answered" line the full
+page has; never counterexample inputs or values.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..trusted.verdicts import VERDICT_METADATA_KEY
+from ..trusted.verdicts import VERDICT_METADATA_KEY, not_answered_line
 from .budget import Budget, budget_note
 from .queue import Submission
 
@@ -102,9 +104,19 @@ def _cell_rows(record: Mapping[str, Any], level: str) -> str:
     head = f"<h2>{grade_id}: {_num(record.get('score'))} / {_num(record.get('points'))} points</h2>"
     if level == "score":
         return head
-    props: Sequence[Mapping[str, Any]] = record.get("properties") or []
+    props: Sequence[Mapping[str, Any]] = [p for p in record.get("properties") or [] if isinstance(p, Mapping)]
+    unanswered = [p for p in props if p.get("outcome") != "passed" and p.get("unanswered") is True]
+    whole = bool(unanswered) and len(unanswered) == len(props)
+    note = ""
+    if unanswered:
+        line = not_answered_line([str(p.get("name", "")) for p in unanswered], whole=whole)
+        note = f"<p class=\"failed\">{html.escape(line)}</p>"
+    if whole:  # as the full page: one line, not one row per check that the stub fails
+        return head + note
     lines = []
     for prop in props:
+        if prop in unanswered:
+            continue
         outcome = str(prop.get("outcome", ""))
         mark = "passed" if outcome == "passed" else "failed"
         advice = ""
@@ -112,8 +124,10 @@ def _cell_rows(record: Mapping[str, Any], level: str) -> str:
             advice = (f"<br>This matches a known mistake, <em>{html.escape(str(prop['misconception']))}</em>: "
                       f"{html.escape(str(prop.get('advice', '')))}")
         lines.append(f"<tr><td>{html.escape(str(prop.get('name', '')))}</td>"
+                     f"<td>{html.escape(str(prop.get('description', '')))}</td>"
                      f"<td class=\"{mark}\">{html.escape(outcome.replace('_', ' '))}{advice}</td></tr>")
-    return head + "\n<table><tr><th>property</th><th>outcome</th></tr>" + "".join(lines) + "</table>"
+    return (head + note + "\n<table><tr><th>property</th><th>what it checks</th><th>outcome</th></tr>"
+            + "".join(lines) + "</table>")
 
 
 def _num(value: Any) -> str:

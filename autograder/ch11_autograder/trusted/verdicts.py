@@ -36,6 +36,7 @@ __all__ = [
     "format_call",
     "format_inputs",
     "format_value",
+    "not_answered_line",
     "score_for",
     "verdict_outputs",
 ]
@@ -200,25 +201,32 @@ class CellVerdict:
         """The verdict as plain JSON data, for tools that count outcomes (the class report).
 
         ``{"v": 1, "grade_id", "points", "score", "properties": [{"name", "outcome", "misconception",
-        "advice"[, "example"]}, ...]}``: every property in suite order (:attr:`descriptions`), ``outcome``
-        one of :data:`OUTCOMES` (``mismatch`` -> ``failed``; ``timeout`` and ``budget`` -> ``timed_out``;
-        every other kind -> ``errored``); ``misconception`` and ``advice`` the named catalogue entry's
-        title and advice, ``""`` when none. A property that did not pass also has ``example``
+        "advice", "description", "unanswered"[, "example"]}, ...]}``: every property in suite order
+        (:attr:`descriptions`), ``outcome`` one of :data:`OUTCOMES` (``mismatch`` -> ``failed``; ``timeout``
+        and ``budget`` -> ``timed_out``; every other kind -> ``errored``); ``misconception`` and ``advice`` the
+        named catalogue entry's title and advice, ``""`` when none; ``description`` the property's one-line
+        statement (the contract clause it checks); ``unanswered`` whether the failure is the stub's
+        placeholder (:meth:`Failure.unanswered`; a bool). A property that did not pass also has ``example``
         (:func:`example_record`): the shrunk counterexample and what the answer gave on it, as the
         feedback text shows them (formatted, each value at most :data:`MAX_VALUE_CHARS` characters).
-        That is student output, written by the trusted formatter: readers escape it.
+        That is student output, written by the trusted formatter: readers escape it (the practice page at
+        the ``properties`` level never shows it).
         """
         failed = {f.property: f for f in self.failures}
+        describe = dict(self.descriptions)
         order = [name for name, _ in self.descriptions] or [*self.passed, *failed]
         order += [name for name in failed if name not in order]
         props: list[dict[str, Any]] = []
         for name in order:
             f = failed.get(name)
             if f is None:
-                props.append({"name": name, "outcome": "passed", "misconception": "", "advice": ""})
+                props.append({"name": name, "outcome": "passed", "misconception": "", "advice": "",
+                              "description": describe.get(name, ""), "unanswered": False})
             else:
                 props.append({"name": name, "outcome": _OUTCOME_OF_KIND.get(f.kind, "errored"),
-                              "misconception": f.misconception, "advice": f.advice, "example": example_record(f)})
+                              "misconception": f.misconception, "advice": f.advice,
+                              "description": describe.get(name, f.description), "unanswered": f.unanswered(),
+                              "example": example_record(f)})
         return {"v": 1, "grade_id": self.grade_id, "points": self.points, "score": self.score, "properties": props}
 
     def summary(self) -> str:
@@ -270,16 +278,26 @@ def _unanswered_message(failures: Sequence[Failure], *, whole: bool) -> str:
     """One line for every failure that is the stub's ``NotImplementedError``."""
     called = list(dict.fromkeys(f.call.split("(", 1)[0] for f in failures if f.call))
     where = next((f.where for f in failures if f.where), "")
+    return not_answered_line([f.property for f in failures], whole=whole, called=called, where=where)
+
+
+def not_answered_line(names: Sequence[str], *, whole: bool, called: Sequence[str] = (), where: str = "") -> str:
+    """The one line that stands for the checks ``names`` failing only because the stub still raises.
+
+    ``whole``: every check of the cell failed that way (the task is not answered at all); ``called``: the
+    functions that raised (``"your code"`` when unknown); ``where``: where it raised, ``""`` to leave it out.
+    The practice page (serve/status.py) says the same line from the verdict record, without ``called`` and
+    ``where``.
+    """
     subject = f"{' and '.join(called)} still raise{'s' if len(called) == 1 else ''}" if called else (
         "your code still raises")
     at = f" (at {where})" if where else ""
     if whole:
         return (f"[NOT ANSWERED] This task is not answered yet: {subject} {NOT_ANSWERED_ERROR}{at}, the stub's "
-                f"placeholder. Replace it with your answer; this cell's {len(failures)} checks say more once it "
+                f"placeholder. Replace it with your answer; this cell's {len(names)} checks say more once it "
                 "returns a value.")
-    names = ", ".join(f.property for f in failures)
     return (f"[FAIL] not answered yet: {subject} {NOT_ANSWERED_ERROR}{at}, the stub's placeholder, in "
-            f"{len(failures)} check{'s' if len(failures) > 1 else ''} ({names}); replace it with your answer.")
+            f"{len(names)} check{'s' if len(names) > 1 else ''} ({', '.join(names)}); replace it with your answer.")
 
 
 def _points(value: float) -> str:

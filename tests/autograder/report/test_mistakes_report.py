@@ -229,3 +229,14 @@ with WorkerSession(list(cells.sources), UnsandboxedLauncher(quiet=True), call_ti
 print(json.dumps({"misconceptions": {f.property: f.misconception for f in verdict.failures},
                   "message": verdict.message()}))
 """
+
+
+def test_pairs_alone_in_an_uncatalogued_group_are_similarity_evidence(course):
+    """The class report's similarity evidence lists the pairs of a rare group no catalogue entry names (the z0
+    conversion, three students), not those of a catalogued one (block_size_coerced, two) nor a student alone."""
+    data = json.loads((course / "reports" / f"{ASSIGNMENT}-similarity.json").read_text())
+    pairs = {tuple(g["students"]) for g in data["rare_groups"]}
+    assert pairs == {("m_mix", "m_z0_a"), ("m_mix", "m_z0_b"), ("m_z0_a", "m_z0_b")}
+    assert all(g["size"] == 3 and "checkpointed_refuses_bad_arguments" in g["group"] for g in data["rare_groups"])
+    page = (course / "reports" / f"{ASSIGNMENT}-report.html").read_text()
+    assert "<td>m_z0_a and m_z0_b</td>" in page

@@ -30,6 +30,7 @@ from ch11_autograder.serve.policy import ServePolicy, ServeSettings
 from ch11_autograder.serve.publish import feedback_name
 from ch11_autograder.serve.service import REFUSAL_PAGES, Service
 from nbgrader.api import Gradebook
+from support.inbound_folder import own_submission
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="giving folders to other users needs root")
 
@@ -298,15 +299,7 @@ def test_a_stop_signal_stops_an_idle_service_cleanly(tmp_path: Path, stop: signa
 def test_a_stop_signal_mid_grading_abandons_the_round_and_requeues_it(tmp_path: Path, stop: signal.Signals) -> None:
     proc, log, db = _serve(tmp_path)
     _until(log, "serving", proc)
-    me = pwd.getpwuid(os.getuid()).pw_name
-    inbound = tmp_path / "exchange" / "c1" / "inbound"
-    stamp = "2026-12-02 10:00:00.000000 UTC"
-    folder = inbound / f"{me}+ch11+{stamp}+{secrets.token_hex(4)}"
-    folder.mkdir()
-    (folder / "ex4_audit.ipynb").write_text((SOURCE_DIR / "ex4_audit.ipynb").read_text())
-    (folder / "timestamp.txt").write_text(stamp)
-    (folder / "submission_secret.txt").write_text(secrets.token_hex(64))
-    folder.chmod(0o777)  # nbgrader submit's last step: the folder is complete
+    me, stamp = own_submission(tmp_path / "exchange" / "c1" / "inbound", SOURCE_DIR / "ex4_audit.ipynb")
     _until(log, f"grading  {me} {stamp}", proc)
     time.sleep(1.0)  # into grade_class (a round is several seconds of nbgrader at the least)
     proc.send_signal(stop)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 from ch11_autograder.serve.budget import Budget
@@ -88,3 +89,74 @@ def test_a_grader_failure_says_no_attempt_was_used() -> None:
     page = status_page(Submission(**{**failed.__dict__, "spent": False}), "ex4_audit")
     assert "Could not be graded" in page and "did not use up an attempt" in page
     assert "did not use up" not in status_page(failed, "ex4_audit")  # the submission's own failure
+
+
+# ----------------------------------------------------------------- the properties level on real verdicts
+
+def _graded(stem: str, answers: dict[str, str], wrong: tuple[str, ...] = ()) -> dict:
+    """The released ``stem`` filled with ``answers`` (and the catalogue entries named ``wrong``), graded by
+    ``TrustedVerdicts`` configured as the course configures it, through a real worker (unsandboxed): the
+    autograded notebook the service reads, as JSON."""
+    import json
+
+    import nbformat
+    from ch11_autograder.authoring.submissions import fill, read
+    from ch11_autograder.exercises import EXERCISES
+    from ch11_autograder.exercises.catalogue import catalogue
+    from ch11_autograder.paths import COURSE_CONFIG, RELEASE_DIR
+    from ch11_autograder.trusted.steps import TrustedVerdicts
+    from traitlets.config.loader import PyFileConfigLoader
+
+    key = next(ex.key for ex in EXERCISES if ex.notebook == stem)
+    entries = [e for e in catalogue(key) if e.name in wrong]
+    nb = fill(read(RELEASE_DIR / f"{stem}.ipynb"), answers, wrong=entries)
+    step = TrustedVerdicts(config=PyFileConfigLoader(COURSE_CONFIG.name, path=str(COURSE_CONFIG.parent)).load_config())
+    step.sandbox = "none"
+    graded, _ = step.preprocess(nb, {"metadata": {"path": "."}, "unique_key": "status"})
+    return json.loads(nbformat.writes(graded))
+
+
+def _verdict_texts(nb: dict) -> str:
+    """Everything the full page would show of the verdicts: the test cells' outputs."""
+    texts = []
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            for part in (out.get("text", ""), out.get("evalue", ""), *out.get("traceback", [])):
+                texts.append("".join(part) if isinstance(part, list) else part)
+    return "\n".join(texts)
+
+
+def test_properties_level_says_in_words_what_failed_on_a_real_grading() -> None:
+    """ex1 graded for real: one task left as the stub, one answered with a catalogued mistake. The page says
+    what each property checks (its contract clause), says "not answered" once for the stub's task, and gives
+    away none of the counterexamples the full page shows."""
+    from ch11_autograder.authoring.submissions import answer_sources, read
+    from ch11_autograder.paths import SOURCE_DIR
+
+    answers = answer_sources(read(SOURCE_DIR / "ex1_fanout.ipynb"))
+    del answers["ex1_input_gradient"]  # left as released: raises NotImplementedError
+    nb = _graded("ex1_fanout", answers, wrong=("numpy_numbers_refused",))
+    page = feedback_page("ex1_fanout", "t1", "properties", nb, None, None)
+    records = {c["metadata"][VERDICT_METADATA_KEY]["grade_id"]: c["metadata"][VERDICT_METADATA_KEY]
+               for c in nb["cells"] if VERDICT_METADATA_KEY in c.get("metadata", {})}
+
+    tape = records["ex1_extended_tape_tests"]["properties"]
+    failed = [p for p in tape if p["outcome"] != "passed"]
+    assert failed, "the catalogued mistake fails a property of its cell"
+    for prop in tape:  # every property, passed or failed, with the words of its clause
+        assert prop["description"] and html.escape(prop["description"]) in page
+        assert f"<td>{prop['name']}</td><td>{html.escape(prop['description'])}</td>" in page
+    # The stub's task: the one line of the full page, not a row per check.
+    gradient = records["ex1_input_gradient_tests"]["properties"]
+    assert all(p["unanswered"] for p in gradient)
+    assert page.count("This task is not answered yet") == 1
+    assert "not answered yet" in _verdict_texts(nb)
+    for prop in gradient:
+        assert f"<td>{prop['name']}</td>" not in page
+    # No counterexample: the values the full page shows after inputs/expected/got are nowhere on this page.
+    shown = [line.split(":", 1)[1].strip() for line in _verdict_texts(nb).splitlines()
+             if line.strip().startswith(("inputs:", "expected:", "got:"))]
+    assert shown, "the full page shows counterexamples for this submission"
+    for value in shown:
+        assert html.escape(value) not in page, value
+    no_active_content(page)

@@ -1,0 +1,308 @@
+"""Similar answers: pairs of students whose answer cells are near-identical, as evidence for the instructor.
+
+For each answer cell (a code cell nbgrader marks ``solution``) of each notebook, every graded student's
+source is fingerprinted (:mod:`.fingerprints`: winnowing over Python's tokenizer, names and strings
+normalized, comments and docstrings dropped). Set aside before comparing:
+
+* the source notebook's cell (``source/<assignment>/<notebook>.ipynb``): the released stub, its signature
+  and docstring, and the reference solution, plus nbgrader's placeholder (``raise NotImplementedError()``).
+  Text every student was given, or the instructor's own answer, is shared with the course, not between
+  two students;
+* fingerprints that more than :func:`common_limit` of the cell's answers hold: a way of writing the answer
+  that many found is no evidence about any two of them (MOSS's ``-m``).
+
+What is left of an answer is its own. Two answers whose own fingerprints overlap by a Jaccard index of at
+least :data:`THRESHOLD`, each having at least :data:`MIN_FINGERPRINTS`, are a :class:`CellMatch`; the
+matches of one pair of students make a :class:`SimilarPair`, shown with both answers side by side and the
+lines their shared fingerprints span marked. It is evidence, never a verdict: short or guided answers
+converge, and a pair of students may have worked together as the course allows. The report says so.
+
+Everything here is student text: the excerpts keep it as written (tabs expanded), with every character
+that does not draw itself made a visible escape (:func:`ch11_autograder.textsafe.escape`: bidi controls
+cannot make an excerpt read differently from its bytes); renderers escape it for their format.
+
+:func:`shared_rare_groups` is the second kind of evidence: pairs of students alone (or nearly) in a
+failure group, given the groups.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import multiprocessing
+import os
+import threading
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..course_layout import AUTOGRADED, assignment_source, student_folder
+from ..textsafe import escape
+from .fingerprints import Fingerprints, fingerprints
+
+__all__ = [
+    "MIN_FINGERPRINTS",
+    "THRESHOLD",
+    "Answer",
+    "CellMatch",
+    "Excerpt",
+    "SharedRareGroup",
+    "SimilarPair",
+    "Similarity",
+    "answer_cells",
+    "common_limit",
+    "find_similar",
+    "fingerprint_all",
+    "read_answers",
+    "set_aside",
+    "shared_rare_groups",
+    "similar_pairs",
+    "similarity_json",
+]
+
+#: Jaccard index of two answers' own fingerprints from which they count as near-identical.
+THRESHOLD = 0.8
+#: Own fingerprints an answer needs to be compared at all (about 20 tokens of its own beyond what is set aside).
+MIN_FINGERPRINTS = 8
+#: What nbgrader's release leaves in a solution region.
+PLACEHOLDER = "\n# YOUR CODE HERE\nraise NotImplementedError()\n"
+#: Excerpts are cut after this many lines (a side-by-side view, not the whole notebook).
+MAX_EXCERPT_LINES = 80
+#: Longest excerpt line kept, characters.
+MAX_LINE_CHARS = 160
+#: Largest notebook read, bytes (as the report's data layer).
+MAX_NOTEBOOK_BYTES = 64 * 1024**2
+#: A failure group of at most this many students is rare.
+RARE_GROUP_SIZE = 3
+#: Distinct answers from which fingerprinting is shared out over several processes (their start costs about
+#: as much as fingerprinting a thousand answers).
+POOL_FROM = 2000
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One student's source of one answer cell."""
+
+    student: str
+    notebook: str
+    grade_id: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """One side of a match: the student's answer as shown (``lines``, escaped as the module says, cut after
+    :data:`MAX_EXCERPT_LINES`), ``shared``: 1-based numbers of the lines its shared fingerprints span."""
+
+    student: str
+    lines: tuple[str, ...]
+    shared: tuple[int, ...]
+    cut: bool
+
+
+@dataclass(frozen=True)
+class CellMatch:
+    """Two students' answers to one cell, near-identical: ``similarity`` (Jaccard index of their own
+    fingerprints), ``shared`` fingerprints, each answer's own count, and the two excerpts (in the pair's
+    student order)."""
+
+    notebook: str
+    grade_id: str
+    similarity: float
+    shared: int
+    own: tuple[int, int]
+    excerpts: tuple[Excerpt, Excerpt]
+
+
+@dataclass(frozen=True)
+class SimilarPair:
+    """Two students (sorted) and every cell where their answers are near-identical."""
+
+    students: tuple[str, str]
+    cells: tuple[CellMatch, ...]
+
+    @property
+    def top(self) -> float:
+        return max(c.similarity for c in self.cells)
+
+
+@dataclass(frozen=True)
+class SharedRareGroup:
+    """Two students (sorted) who are both in a failure group of at most :data:`RARE_GROUP_SIZE` students."""
+
+    students: tuple[str, str]
+    group: str
+    size: int
+
+
+@dataclass
+class Similarity:
+    """The similarity evidence of a class: ``pairs`` most cells first (then highest similarity), how many
+    ``answers`` were compared in how many ``cells``, the ``threshold`` used, ``rare_groups`` and ``notes``."""
+
+    pairs: list[SimilarPair]
+    answers: int
+    cells: int
+    threshold: float = THRESHOLD
+    rare_groups: list[SharedRareGroup] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def answer_cells(nb: Mapping[str, Any]) -> dict[str, str]:
+    """grade_id -> source of every answer code cell (nbgrader ``solution``) of a notebook read as JSON."""
+    out: dict[str, str] = {}
+    cells = nb.get("cells") if isinstance(nb, Mapping) else None
+    for cell in cells if isinstance(cells, list) else []:
+        if not isinstance(cell, Mapping) or cell.get("cell_type") != "code":
+            continue
+        meta = cell.get("metadata")
+        grader = meta.get("nbgrader") if isinstance(meta, Mapping) else None
+        if not isinstance(grader, Mapping) or grader.get("solution") is not True:
+            continue
+        grade_id, source = grader.get("grade_id"), cell.get("source", "")
+        if isinstance(source, list):
+            source = "".join(s for s in source if isinstance(s, str))
+        if isinstance(grade_id, str) and isinstance(source, str):
+            out[grade_id] = source
+    return out
+
+
+def _read_json(path: Path) -> Any:
+    if not path.is_file() or path.stat().st_size > MAX_NOTEBOOK_BYTES:
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def read_answers(course: Path, assignment: str, students: Iterable[str]) -> tuple[list[Answer], list[str]]:
+    """The answer cells of every student's autograded notebooks of ``assignment`` (what was graded), and notes
+    on notebooks that could not be read."""
+    notebooks = sorted(p.stem for p in assignment_source(course, assignment).glob("*.ipynb"))
+    answers: list[Answer] = []
+    unreadable = 0
+    for student in students:
+        for notebook in notebooks:
+            path = student_folder(course, AUTOGRADED, student, assignment) / f"{notebook}.ipynb"
+            if not path.exists():
+                continue
+            nb = _read_json(path)
+            if nb is None:
+                unreadable += 1
+                continue
+            answers += [Answer(student, notebook, g, s) for g, s in sorted(answer_cells(nb).items())]
+    notes = [f"similarity: {unreadable} autograded notebook(s) unreadable or too large, left out"] if unreadable else []
+    return answers, notes
+
+
+def set_aside(course: Path, assignment: str) -> dict[tuple[str, str], str]:
+    """(notebook, grade_id) -> the text set aside before comparing that cell: the source notebook's cell (stub,
+    docstring, reference solution) and nbgrader's placeholder."""
+    out: dict[tuple[str, str], str] = {}
+    for path in sorted(assignment_source(course, assignment).glob("*.ipynb")):
+        nb = _read_json(path)
+        for grade_id, source in answer_cells(nb or {}).items():
+            out[(path.stem, grade_id)] = source + PLACEHOLDER
+    return out
+
+
+def common_limit(answers: int) -> int:
+    """A fingerprint held by more than this many of a cell's ``answers`` is common, not evidence."""
+    return max(4, math.ceil(0.05 * answers))
+
+
+def _excerpt(answer: Answer, spans: Iterable[tuple[int, int]]) -> Excerpt:
+    lines = answer.source.split("\n")
+    cut = len(lines) > MAX_EXCERPT_LINES
+    shown = tuple(escape(line.expandtabs(4), MAX_LINE_CHARS) for line in lines[:MAX_EXCERPT_LINES])
+    shared = sorted({n for first, last in spans for n in range(first, last + 1) if n <= len(shown)})
+    return Excerpt(answer.student, shown, tuple(shared), cut)
+
+
+def similar_pairs(answers: Sequence[Answer], aside: Mapping[tuple[str, str], str], *,
+                  threshold: float = THRESHOLD, min_fingerprints: int = MIN_FINGERPRINTS) -> list[SimilarPair]:
+    """The pairs of students with near-identical answers in at least one cell (see the module)."""
+    by_cell: dict[tuple[str, str], list[Answer]] = defaultdict(list)
+    for answer in answers:
+        by_cell[(answer.notebook, answer.grade_id)].append(answer)
+    printed = fingerprint_all([a.source for a in answers])
+    matches: dict[tuple[str, str], list[CellMatch]] = defaultdict(list)
+    for (notebook, grade_id), cell_answers in sorted(by_cell.items()):
+        boiler = set(fingerprints(aside.get((notebook, grade_id), PLACEHOLDER)))
+        prints = [printed[a.source] for a in cell_answers]
+        own = [set(p) - boiler for p in prints]
+        holders = Counter(h for hashes in own for h in hashes)
+        limit = common_limit(len(cell_answers))
+        own = [{h for h in hashes if holders[h] <= limit} for hashes in own]
+        index: dict[int, list[int]] = defaultdict(list)
+        for i, hashes in enumerate(own):
+            if len(hashes) >= min_fingerprints:
+                for h in hashes:
+                    index[h].append(i)
+        overlap: Counter[tuple[int, int]] = Counter()
+        for holding in index.values():
+            if len(holding) > 1:
+                overlap.update(itertools.combinations(holding, 2))
+        for (i, j), shared in overlap.items():
+            similarity = shared / (len(own[i]) + len(own[j]) - shared)
+            if similarity < threshold or cell_answers[i].student == cell_answers[j].student:
+                continue
+            if cell_answers[j].student < cell_answers[i].student:
+                i, j = j, i
+            both = own[i] & own[j]
+            excerpts = (_excerpt(cell_answers[i], (s for h in both for s in prints[i][h])),
+                        _excerpt(cell_answers[j], (s for h in both for s in prints[j][h])))
+            pair = (cell_answers[i].student, cell_answers[j].student)
+            matches[pair].append(CellMatch(notebook, grade_id, round(similarity, 3), shared,
+                                           (len(own[i]), len(own[j])), excerpts))
+    pairs = [SimilarPair(students, tuple(cells)) for students, cells in matches.items()]
+    return sorted(pairs, key=lambda p: (-len(p.cells), -p.top, p.students))
+
+
+def fingerprint_all(sources: Iterable[str], processes: int | None = None) -> dict[str, Fingerprints]:
+    """source -> :func:`fingerprints`, each distinct source once (a class's stubs and copies of the reference are
+    many). From :data:`POOL_FROM` distinct sources on, over ``processes`` fresh interpreters (default: the
+    cores this process may use, at most 4): tokenizing is the pass's cost, and it is one answer at a time."""
+    distinct = sorted(set(sources))
+    if processes is None:
+        processes = min(4, len(os.sched_getaffinity(0)))
+    if processes < 2 or len(distinct) < POOL_FROM:
+        return {source: fingerprints(source) for source in distinct}
+    # fork (the workers start with the package loaded) only from a process with no other thread: after a
+    # batch the report may share its process with threads that hold locks; there, fresh interpreters.
+    method = "fork" if threading.active_count() == 1 else "spawn"
+    with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context(method)) as pool:
+        found = pool.map(fingerprints, distinct, chunksize=max(1, len(distinct) // (processes * 8)))
+        return dict(zip(distinct, found, strict=True))
+
+
+def shared_rare_groups(groups: Iterable[tuple[str, Sequence[str]]],
+                       max_size: int = RARE_GROUP_SIZE) -> list[SharedRareGroup]:
+    """Pairs of students who share a failure group of at most ``max_size`` students; ``groups`` are
+    ``(name, students)``. Sorted by group size, then students."""
+    out = []
+    for name, students in groups:
+        members = sorted(set(students))
+        if 2 <= len(members) <= max_size:
+            out += [SharedRareGroup((a, b), name, len(members)) for a, b in itertools.combinations(members, 2)]
+    return sorted(out, key=lambda g: (g.size, g.students, g.group))
+
+
+def find_similar(course: Path, assignment: str, students: Iterable[str]) -> Similarity:
+    """The similarity evidence of ``students``' graded answers in ``course`` (see the module)."""
+    answers, notes = read_answers(course, assignment, students)
+    aside = set_aside(course, assignment)
+    cells = {(a.notebook, a.grade_id) for a in answers}
+    return Similarity(similar_pairs(answers, aside), len(answers), len(cells), notes=notes)
+
+
+def similarity_json(similarity: Similarity) -> str:
+    """``reports/<assignment>-similarity.json``: the same evidence as data (sorted keys, stable)."""
+    data = asdict(similarity)
+    data["v"] = 1
+    return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=True) + "\n"
