@@ -607,6 +607,10 @@ def _bad_arguments(
 _FLOAT32_POINT = st.floats(GRADED_LOW, GRADED_HIGH, width=32)
 _ANY_POINT = st.floats(GRADED_LOW, GRADED_HIGH)
 _K = st.integers(1, GRADED_K_MAX)
+#: k as the value properties draw it: the graded 1..GRADED_K_MAX and the ends of the range [0, 149], where the
+#: nominal step is 1 and the subnormal 2**-149 (a float32 2**k overflows from k = 128: h must not).
+#: One draw in four is an end, so the drawn ks still mostly probe where steps round or vanish.
+_K_WITH_ENDS = st.one_of(_K, _K, _K, st.sampled_from((0, 149)))
 _SCHEME = st.sampled_from(ref._SCHEMES)
 _WRT = st.sampled_from(ref._VARIABLES)
 
@@ -1011,7 +1015,7 @@ estimate_bits_at_float32_points = _probing(estimate_bits_at_float32_points, lamb
     given={
         "x": _real_in_form(_ANY_POINT),
         "y": _real_in_form(_ANY_POINT),
-        "k": _K,
+        "k": _K_WITH_ENDS,
         "k_form": _K_FORM,
         "scheme": _SCHEME,
         "wrt": _WRT,
@@ -1021,6 +1025,8 @@ estimate_bits_at_float32_points = _probing(estimate_bits_at_float32_points, lamb
         {**_estimate_inputs(2.1, 2.9, 24, "forward", "x"), "k_form": int},
         {**_estimate_inputs(2.1, 2.9, 24, "central", "y"), "k_form": int},
         {**_estimate_inputs(np.float64(2.1), 3, 12, "central", "x"), "k_form": np.int64},
+        {**_estimate_inputs(2.1, np.float32(2.9), 149, "forward", "x"), "k_form": np.int64},
+        {**_estimate_inputs(3, 2.9, 0, "forward", "y"), "k_form": int},
     ],
     misconceptions=_ESTIMATE_WRONG_ROUNDED,
     matches=_same_estimate,
@@ -1272,7 +1278,7 @@ sweep_full = _fixed_property(
     given={
         "x": _real_in_form(_FLOAT32_POINT),
         "y": _real_in_form(_FLOAT32_POINT),
-        "ks": st.lists(_K, min_size=1, max_size=5),
+        "ks": st.lists(_K_WITH_ENDS, min_size=1, max_size=5),
         "ks_form": st.sampled_from(tuple(_KS_FORMS)),
         "scheme": _SCHEME,
         "wrt": _WRT,
@@ -1285,6 +1291,9 @@ sweep_full = _fixed_property(
         {**_sweep_inputs(np.float32(2.1), 3, [12, 7, 12], "central", "y"), "ks_form": "int64 array"},
         {**_sweep_inputs(2.5, 3.0, [5, 3, 5], "central", "y"), "ks_form": "generator"},
         {**_sweep_inputs(2.5, 3.0, [4, 7], "forward", "x"), "ks_form": "range"},
+        # The range's ends: h = 1 and the subnormal 2**-149 (a float32 2**k overflows from k = 128).
+        {**_sweep_inputs(2.5, 3.0, [149, 0, 12], "forward", "x"), "ks_form": "list"},
+        {**_sweep_inputs(3.5, 1.5, [0, 149], "central", "x"), "ks_form": "int64 array"},
     ],
     misconceptions=_SWEEP_WRONG,
     matches=_same_sweep,

@@ -86,6 +86,12 @@ _RETURNS = [
     by_hand(_clause("best_block_length", "returns", "a BlockChoice"), "best_float32_sqrt_depth", BEST_CELL,
             wrapper(_best, result="BlockChoice(result.depth, result.block_size, result.peak_states, "
                     "result.replay_evaluations, float(np.float32(result.sqrt_depth)))")),
+    by_hand(_clause("best_block_length", "returns", "a BlockChoice"), "best_float32_typed_sqrt_depth", BEST_CELL,
+            wrapper(_best, result="BlockChoice(result.depth, result.block_size, result.peak_states, "
+                    "result.replay_evaluations, np.float32(result.sqrt_depth))")),
+    by_hand(_clause("best_block_length", "tolerance"), "best_sqrt_depth_three_ulps_off", BEST_CELL,
+            wrapper(_best, result="BlockChoice(result.depth, result.block_size, result.peak_states, "
+                    "result.replay_evaluations, result.sqrt_depth + 3 * math.ulp(result.sqrt_depth))")),
     by_hand(_clause("best_block_length", "returns", "Python int counts for numpy"), "best_numpy_counts_for_numpy",
             BEST_CELL, wrapper(_best, result="BlockChoice(*(type(depth)(v) for v in (result.depth, result.block_size, "
                                "result.peak_states, result.replay_evaluations)), result.sqrt_depth) "
@@ -242,8 +248,19 @@ _BEST_PURITY = [
         """),
 ]
 
+#: The readings the docstring settles: sqrt_depth a np.float64 of math.sqrt's bits, or L ** 0.5 (an ulp apart).
+_READINGS = [
+    by_hand(_clause("best_block_length", "returns", "a BlockChoice"), "best_numpy_float64_sqrt_depth", BEST_CELL,
+            wrapper(_best, result="BlockChoice(result.depth, result.block_size, result.peak_states, "
+                    "result.replay_evaluations, np.float64(result.sqrt_depth))")),
+    by_hand(_clause("best_block_length", "tolerance"), "best_sqrt_depth_as_power", BEST_CELL,
+            wrapper(_best, result="BlockChoice(result.depth, result.block_size, result.peak_states, "
+                    "result.replay_evaluations, result.depth ** 0.5)")),
+]
+
 WITNESSES = Witnesses(
     CONTRACT,
     (*_BEHAVIOUR, *_ACCEPTED, *_RETURNS, *_RAISES, *_BEST_PURITY, *_TABLE, *_PURITY, *_DEFAULTS, *_ITERABLES,
      *_TABLE_RAISES),
+    tuple(_READINGS),
 )
