@@ -303,7 +303,8 @@ def mutates(clause: Clause, reference: Callable[..., Any], answer_cell: str, lab
 #: dicts walked. ``how="type"`` keeps the value and breaks the type or dtype (an int becomes a float,
 #: a float (np.float64 too) a np.float32, a np.float32 a np.float64, a Fraction a float, a float64
 #: array float32, any other array float64); ``how="value"`` keeps the type and moves the value
-#: beyond any tolerance (``v + 1 + |v|``, ints ``v + 1``). Bools, strings and None are left alone.
+#: beyond any tolerance (finite ``v`` to ``v + 1 + |v|``, nan to 1, an infinity to the other one, ints
+#: ``v + 1``). Bools, strings and None are left alone.
 _SPOILED = """
 import dataclasses as _spoil_dc
 import fractions as _spoil_fractions
@@ -331,15 +332,20 @@ def _spoiled(value, how):
                 return value
             if how == "type":
                 return value.astype(_spoil_np.float32 if value.dtype == _spoil_np.float64 else _spoil_np.float64)
-            return (value + 1 + abs(value) if value.dtype.kind == "f" else value + 1).astype(value.dtype)
+            if value.dtype.kind != "f":
+                return (value + 1).astype(value.dtype)
+            moved = _spoil_np.where(_spoil_np.isnan(value), 1, _spoil_np.where(_spoil_np.isinf(value), -value,
+                                                                               value + 1 + abs(value)))
+            return moved.astype(value.dtype)
         if isinstance(value, (int, _spoil_np.integer)):
             return float(value) if how == "type" else value + 1
         if isinstance(value, _spoil_fractions.Fraction):
             return float(value) if how == "type" else value + 1 + abs(value)
-        if isinstance(value, float):
-            return _spoil_np.float32(value) if how == "type" else type(value)(value + 1 + abs(value))
-        if isinstance(value, _spoil_np.floating):
-            return _spoil_np.float64(value) if how == "type" else value + value.dtype.type(1) + abs(value)
+        if isinstance(value, (float, _spoil_np.floating)):
+            if how == "type":
+                return _spoil_np.float32(value) if isinstance(value, float) else _spoil_np.float64(value)
+            moved = 1.0 if value != value else -value if abs(value) == float("inf") else value + 1 + abs(value)
+            return type(value)(moved)
     return value
 """
 

@@ -881,6 +881,8 @@ def _partial_is_a_fraction(student: Student) -> None:
         # Ints for x too, Python and numpy (the contract: any real number).
         ((2, 3.0), {"wrt": "y"}),
         ((np.int64(2), np.float64(3.0)), {}),
+        # Every accepted kind of each argument (issue 35): a numpy float64 x, a numpy integer y.
+        ((np.float64(2.5), np.int64(3)), {"wrt": "y"}),
     ]
     # Every right answer is a refusal to send (an error reply), so all go in the one message.
     replies = student.batch([Call("exact_partial", args, kwargs) for args, kwargs in cases], stop_on_error=False)
@@ -1294,6 +1296,7 @@ sweep_full = _fixed_property(
         # The range's ends: h = 1 and the subnormal 2**-149 (a float32 2**k overflows from k = 128).
         {**_sweep_inputs(2.5, 3.0, [149, 0, 12], "forward", "x"), "ks_form": "list"},
         {**_sweep_inputs(3.5, 1.5, [0, 149], "central", "x"), "ks_form": "int64 array"},
+        {**_sweep_inputs(2.5, 3.0, [9, 4, 9], "forward", "y"), "ks_form": "list of numpy ints"},
     ],
     misconceptions=_SWEEP_WRONG,
     matches=_same_sweep,
