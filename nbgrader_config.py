@@ -13,7 +13,7 @@ from plain nbgrader, and why (docs/architecture.md has the whole design):
   JavaScript (``StripHiddenTests``, ``SanitizeFeedback``).
 
 The sandbox backend is ``$CH11_SANDBOX`` (``bwrap``, the default, or
-``docker``); ``CH11_SANDBOX=none`` is the explicit, loudly logged opt-out for
+``container-user`` inside the grading image); ``CH11_SANDBOX=none`` is the explicit, loudly logged opt-out for
 trusted runs such as CI grading the reference solutions. A backend that
 cannot run here makes grading refuse, never fall back.
 """
@@ -21,15 +21,17 @@ cannot run here makes grading refuse, never fall back.
 from pathlib import Path
 
 import nbgrader
+from ch11_autograder.course_layout import RELEASE, SOURCE
 from ch11_autograder.exchange_collect import OwnerCheckedCollect
 from ch11_autograder.exercises import SUITE_MODULES, WORKER_SKIP_CELLS
 from ch11_autograder.trusted.feedback_pages import FeedbackExporter
 from ch11_autograder.trusted.offline_math import TEMPLATE_BASEDIR
-from ch11_autograder.trusted.preprocessors import (
+from ch11_autograder.trusted.steps import (
     ExecutionAhead,
     RenderMath,
     SandboxedExecute,
     SanitizeFeedback,
+    SanitizeOnce,
     StripHiddenTests,
     SuitesAhead,
     TrustedVerdicts,
@@ -50,8 +52,9 @@ from nbgrader.preprocessors import (
 c = get_config()  # noqa: F821 - provided by traitlets when it loads this file
 
 # --------------------------------------------------------------------------- course layout
-c.CourseDirectory.source_directory = "source"
-c.CourseDirectory.release_directory = "assignments"
+# The package reads and writes these folders by the names in ch11_autograder.course_layout.
+c.CourseDirectory.source_directory = SOURCE
+c.CourseDirectory.release_directory = RELEASE
 
 # Files other than notebooks that an assignment ships to students. List each
 # one here; nbgrader's exchange (release/fetch/submit/collect) copies only
@@ -89,8 +92,11 @@ c.CourseDirectory.max_file_size = 10_000  # kilobytes
 c.ExchangeFactory.collect = OwnerCheckedCollect
 
 # --------------------------------------------------------------------------- autograde
-# nbgrader's sanitize steps stay as they are; a deleted test cell comes back.
+# nbgrader's sanitize steps stay as they are (SanitizeOnce runs nbgrader's own list, c.SanitizeOnce.steps);
+# a deleted test cell comes back. SanitizeOnce runs them once per notebook: a later notebook that
+# ExecutionAhead and SuitesAhead read and sanitized ahead of its turn is not sanitized again there.
 c.OverwriteCells.add_missing_cells = True
+c.Autograde.sanitize_preprocessors = [SanitizeOnce]
 
 c.Autograde.autograde_preprocessors = [
     VerdictCacheLookup,  # a verdict cache hit makes the steps up to VerdictCacheStore do nothing
@@ -167,8 +173,8 @@ c.HTMLExporter.extra_template_basedirs = [
 # the grader's view shows what the student's feedback shows. tests/browser/ checks both
 # in Chromium. (GenerateFeedback's exporter runs these as well; both are idempotent.)
 c.HTMLExporter.preprocessors = [
-    "ch11_autograder.trusted.preprocessors.StripHiddenTests",
-    "ch11_autograder.trusted.preprocessors.SanitizeFeedback",
+    "ch11_autograder.trusted.steps.StripHiddenTests",
+    "ch11_autograder.trusted.steps.SanitizeFeedback",
 ]
 
 # Markdown as nbconvert renders it is cleaned once more, in the feedback page and in formgrader:

@@ -48,7 +48,7 @@ def _template() -> Path:
 
 
 def _run(label: str, cluster: str | None, workers: int, template: Path, source: Path) -> dict[str, Any]:
-    from ch11_autograder.batch import grade_class
+    from ch11_autograder.batch import BatchOptions, grade_class
 
     course = fresh_copy(template, WORK / label)
     marks: dict[str, float] = {}
@@ -61,8 +61,8 @@ def _run(label: str, cluster: str | None, workers: int, template: Path, source: 
 
     before = load()
     started = time.monotonic()
-    report = grade_class(source, course, workers=workers, sandbox="bwrap", progress=progress, feedback=False,
-                         cluster=cluster)
+    options = BatchOptions(workers=workers, sandbox="bwrap", feedback=False, cluster=cluster)
+    report = grade_class(source, course, options, progress=progress)
     return {"label": label, "workers": workers, "cluster": cluster,
             "batch": round(time.monotonic() - started, 2),
             "grading": round(marks["last"] - marks["intake"], 2),

@@ -60,9 +60,9 @@ def grade(source: Path, course: Path, backend: str, workers: int) -> dict[str, A
                                timeout=SUBMISSION_TIMEOUT)
         rows = json.loads((course / "reports" / f"{ASSIGNMENT}-records.json").read_text())
         return {row["student"]: row for row in rows} | {"_status": status}
-    from ch11_autograder.batch import grade_class
+    from ch11_autograder.batch import BatchOptions, grade_class
 
-    report = grade_class(source, course, workers=workers, sandbox=backend, timeout=SUBMISSION_TIMEOUT)
+    report = grade_class(source, course, BatchOptions(workers=workers, sandbox=backend, timeout=SUBMISSION_TIMEOUT))
     return {r.student: {"status": r.status, "error": r.error} for r in report.records}
 
 

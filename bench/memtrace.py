@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import run as bench
-from ch11_autograder.batch import grade_class
+from ch11_autograder.batch import BatchOptions, grade_class
 from ch11_autograder.paths import BUILD_DIR, DEMO_CLASS_DIR
 from common import fresh_copy, make_course_template
 
@@ -39,7 +39,7 @@ def main(n: int) -> None:
             snaps[event.done] = tracemalloc.take_snapshot()
 
     os.environ["CH11_SANDBOX"] = "none"
-    grade_class(source, course, workers=2, sandbox="none", progress=progress, feedback=False)
+    grade_class(source, course, BatchOptions(workers=2, sandbox="none", feedback=False), progress=progress)
     stats = snaps[n].compare_to(snaps[n // 3], "traceback")
     total = sum(s.size_diff for s in stats)
     print(f"growth {total} bytes from submission {n // 3} to {n}: {total / (n - n // 3):.0f} bytes per submission")

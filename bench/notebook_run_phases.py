@@ -55,7 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import nbformat
 from ch11_autograder.paths import ASSIGNMENT, DEMO_CLASS_DIR
-from ch11_autograder.trusted import preprocessors
+from ch11_autograder.trusted.steps import sandboxed_execute
 from ch11_autograder.untrusted import forkserver
 from ch11_autograder.untrusted.runtime.execute_notebook import PHASES_ENV
 from common import machine
@@ -71,9 +71,9 @@ _now: dict[str, Any] = {}
 
 def _instrument() -> None:
     """Wrap the grader-side calls whose times the phases need (timers only; arguments unchanged)."""
-    original_run = preprocessors.run_limited
+    original_run = sandboxed_execute.run_limited
     original_spawn = forkserver.ForkServerLauncher.spawn
-    original_copy = preprocessors.SandboxedExecute._copy_outputs
+    original_copy = sandboxed_execute.SandboxedExecute._copy_outputs
 
     def run_limited(*args: Any, **kwargs: Any) -> Any:
         kwargs["env"] = {**dict(kwargs.get("env") or {}), PHASES_ENV: "1"}
@@ -98,9 +98,9 @@ def _instrument() -> None:
         finally:
             _now["copy_seconds"] = time.monotonic() - start
 
-    preprocessors.run_limited = run_limited  # type: ignore[assignment]
+    sandboxed_execute.run_limited = run_limited  # type: ignore[assignment]
     forkserver.ForkServerLauncher.spawn = spawn  # type: ignore[method-assign]
-    preprocessors.SandboxedExecute._copy_outputs = copy_outputs  # type: ignore[method-assign]
+    sandboxed_execute.SandboxedExecute._copy_outputs = copy_outputs  # type: ignore[method-assign]
 
 
 def _runner_report(stderr: bytes) -> dict[str, Any]:
@@ -120,7 +120,7 @@ def run_notebook(path: Path, student: str, sandbox: str) -> dict[str, Any]:
     nb = nbformat.read(path, as_version=4)
     resources = {"nbgrader": {"assignment": ASSIGNMENT, "student": student, "notebook": path.stem},
                  "metadata": {"path": str(path.parent)}, "unique_key": path.stem}
-    step = preprocessors.SandboxedExecute(sandbox=sandbox)
+    step = sandboxed_execute.SandboxedExecute(sandbox=sandbox)
     _now.clear()
     cpu_start = time.process_time()
     start = time.monotonic()

@@ -237,15 +237,16 @@ def install() -> None:
             _wrap(cls, "preprocess", lambda self, *a, **k: f"pp:{type(self).__name__}", outer_only=True)
 
     try:
-        from ch11_autograder.trusted import preprocessors as pp
+        from ch11_autograder.trusted.steps import sandboxed_execute, trusted_verdicts
+        from ch11_autograder.trusted.steps.process import GradingProcess
         from ch11_autograder.trusted.worker_client import WorkerSession
     except ImportError:  # a plain nbgrader course without the package
         pass
     else:
-        _wrap(pp, "run_limited", "sandbox_run")
-        _wrap(pp, "_launcher", "launcher")
-        _wrap(pp, "load_suite_modules", "suite_import")
-        _wrap(pp, "run_suite", lambda suite, *a, **k: f"suite:{suite.grade_id}")
+        _wrap(sandboxed_execute, "run_limited", "sandbox_run")
+        _wrap(GradingProcess, "launcher", "launcher")
+        _wrap(trusted_verdicts, "load_suite_modules", "suite_import")
+        _wrap(trusted_verdicts, "run_suite", lambda suite, *a, **k: f"suite:{suite.grade_id}")
         _wrap(WorkerSession, "start", "worker_start")
     atexit.register(_write)
     os.register_at_fork(after_in_child=_after_fork)

@@ -1,7 +1,7 @@
 """Markdown tables from bench/results/cost.json and memory.json.
 
     .venv/bin/python bench/render.py            # full tables (also written to bench/results/summary.md)
-    .venv/bin/python bench/render.py --short    # the ratio table of the README's "Cost (measured)"
+    .venv/bin/python bench/render.py --short    # the ratio table of parts a-d alone
 
 Only formats what the benchmarks measured; it computes no new numbers except
 sums of medians that the tables label as such.

@@ -89,7 +89,7 @@ def class_subset(class_dir: Path, names: str) -> Path:
 def pipeline_run(label: str, template: Path, source: Path, *, workers: int, sandbox: str,
                  feedback: bool = True, fork_nbgrader: bool = True) -> dict[str, Any]:
     """``grade_class`` over ``source`` into a fresh copy of ``template``; times, records and breakdowns."""
-    from ch11_autograder.batch import grade_class
+    from ch11_autograder.batch import BatchOptions, grade_class
 
     course = fresh_copy(template, WORK / label)
     timings = WORK / f"{label}-timings"
@@ -105,8 +105,8 @@ def pipeline_run(label: str, template: Path, source: Path, *, workers: int, sand
     os.environ[TIMINGS_ENV] = str(timings)
     try:
         with Measure() as m:
-            report = grade_class(source, course, workers=workers, sandbox=sandbox, progress=progress,
-                                 feedback=feedback, fork_nbgrader=fork_nbgrader)
+            options = BatchOptions(workers=workers, sandbox=sandbox, feedback=feedback, fork_nbgrader=fork_nbgrader)
+            report = grade_class(source, course, options, progress=progress)
     finally:
         del os.environ[TIMINGS_ENV]
     steps = dict((name, t) for t, name in events)
@@ -495,7 +495,7 @@ def memory_child(source: Path, course: Path, workers: int, sandbox: str, out: Pa
     """The orchestrator under test: ``grade_class`` in this process, then its own rusage."""
     import resource
 
-    from ch11_autograder.batch import grade_class
+    from ch11_autograder.batch import BatchOptions, grade_class
 
     curve: list[tuple[int, int]] = []
 
@@ -503,7 +503,7 @@ def memory_child(source: Path, course: Path, workers: int, sandbox: str, out: Pa
         if event.record is not None:
             curve.append((event.done, _vmrss_kib()))
 
-    report = grade_class(source, course, workers=workers, sandbox=sandbox, progress=progress)
+    report = grade_class(source, course, BatchOptions(workers=workers, sandbox=sandbox), progress=progress)
     self_ru = resource.getrusage(resource.RUSAGE_SELF)
     kids_ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     statuses: dict[str, int] = {}

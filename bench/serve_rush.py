@@ -246,7 +246,7 @@ def _count(values: Any) -> dict[str, int]:
 def _batch(label: str, template: Path, drops: list[Drop], graded: list[str], texts: dict[str, dict[str, str]],
            workers: int, cluster: str) -> dict[str, Any]:
     """``grade_class`` on the submissions the service graded, each as its own student id."""
-    from ch11_autograder.batch import grade_class
+    from ch11_autograder.batch import BatchOptions, grade_class
 
     source = SCRATCH / label / "batch-class"
     for drop in drops:
@@ -259,7 +259,8 @@ def _batch(label: str, template: Path, drops: list[Drop], graded: list[str], tex
     shutil.copyfile(SCRATCH / label / "course" / "nbgrader_config.py", course / "nbgrader_config.py")
     before = load()
     started = time.monotonic()
-    report = grade_class(source, course, workers=workers, sandbox="bwrap", feedback=False, cluster=cluster or None)
+    options = BatchOptions(workers=workers, sandbox="bwrap", feedback=False, cluster=cluster or None)
+    report = grade_class(source, course, options)
     seconds = time.monotonic() - started
     n = sum(r.status == "graded" for r in report.records)
     return {"batch_seconds": round(seconds, 2), "batch_graded": n,

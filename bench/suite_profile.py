@@ -201,11 +201,11 @@ def cpu_breakdown(stats: Any) -> dict[str, float]:
 
 def noop_latency(launcher_name: str, calls: int = 300) -> dict[str, float]:
     """Seconds per round trip of ``f()`` returning 0 through a fresh worker (median of ``calls``)."""
-    from ch11_autograder.trusted.preprocessors import _launcher
+    from ch11_autograder.trusted.steps.process import grading_process
     from ch11_autograder.trusted.worker_client import WorkerSession
 
     cells = ["def f():\n    return 0\n", "def g(x):\n    return x\n"]
-    with WorkerSession(cells, _launcher(launcher_name, {}, fork=False)) as session:
+    with WorkerSession(cells, grading_process().launcher(launcher_name, {}, fork=False)) as session:
         session.start()
         times = []
         for _ in range(calls):
@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     import nbformat
     from ch11_autograder.paths import COURSE_CONFIG
     from ch11_autograder.trusted import worker_client
-    from ch11_autograder.trusted.preprocessors import TrustedVerdicts
+    from ch11_autograder.trusted.steps import TrustedVerdicts
     from ch11_autograder.trusted.submission_cells import autograded_test_cells
     from traitlets.config.loader import PyFileConfigLoader
 

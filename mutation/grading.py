@@ -107,7 +107,7 @@ def grade_notebook(nb: NotebookNode, config: Any, directory: Path) -> dict[str, 
     ``directory`` is the submission's folder (its other files become support files): pass an
     empty one. ``nb`` is modified (its test cells get the verdict outputs).
     """
-    from ch11_autograder.trusted.preprocessors import TrustedVerdicts
+    from ch11_autograder.trusted.steps import TrustedVerdicts
     from ch11_autograder.trusted.submission_cells import autograded_test_cells
     from nbgrader.utils import determine_grade
 

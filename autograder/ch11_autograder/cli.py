@@ -11,15 +11,20 @@
 
 ``batch`` grades a folder (nbgrader layout) or an LMS zip into an nbgrader
 course directory, one line per finished submission, then prints the grade
-                            [--docker IMAGE | --cluster tcp://HOST:PORT|tls://HOST:PORT|local]
-                            [--timeout SECONDS] [--regrade]
-    ch11-grade report --course DIR
-    ch11-grade student-bundle --out ch11-student.zip
+table and where the reports are (docs/batch.md). With ``--docker IMAGE`` the
+whole batch runs inside the grading image instead; with ``--cluster`` the
+submissions are graded on the workers of a Dask cluster (the ``dask`` extra).
+
+``report`` (re)writes the class report from the course's gradebook and the
+batch's records.
 
 ``serve`` grades each submission in the course's nbgrader exchange as it
 arrives, into a practice course, and publishes its feedback where the
 student's ``nbgrader fetch_feedback`` finds it (docs/course.md, "Feedback
 before the due date"); its policy is ``c.ServePolicy`` in the course config.
+
+``student-bundle`` writes what students install: the released notebooks, the
+chapter harness wheel, requirements and a README (a folder, or a zip).
 
 ``gradescope build`` writes the Gradescope autograder zip (docs/batch.md,
 "Gradescope"). ``gradescope run`` and ``gradescope prepare`` are what the
@@ -39,6 +44,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .course_layout import CONFIG, GRADEBOOK
 from .nbgrader_main import skip_costly_imports
 from .paths import ASSIGNMENT
 from .textsafe import escape
@@ -60,7 +66,7 @@ def _first_server(args: argparse.Namespace) -> NbgraderForkServer | None:
     own instead of after them, so a batch's first submission starts sooner where a second core
     is free. Only for grading on this machine into an existing course; ``grade_class`` closes it.
     """
-    config = args.course.resolve() / "nbgrader_config.py"
+    config = args.course.resolve() / CONFIG
     if args.docker or args.cluster or not config.is_file():
         return None
     from .batch.nbgrader_fork import ForkServerGone, NbgraderForkServer  # light: not nbgrader itself
@@ -76,7 +82,7 @@ def _batch(args: argparse.Namespace) -> int:
         print("ch11-grade: --docker and --cluster exclude each other", file=sys.stderr)
         return EXIT_REFUSED
     first_server = _first_server(args)
-    from .batch import BatchError, IntakeError, grade_class
+    from .batch import BatchError, BatchOptions, IntakeError, grade_class
     from .batch.report import format_duration, format_progress, grade_rows, render_table
     if args.docker:
         from .batch.docker import DockerError, run_in_docker
@@ -93,9 +99,9 @@ def _batch(args: argparse.Namespace) -> int:
         print(format_progress(event), flush=True)
 
     try:
-        result = grade_class(args.source, args.course, workers=args.workers, sandbox=args.sandbox,
-                             progress=progress, timeout=args.timeout, regrade=args.regrade,
-                             cluster=args.cluster, first_server=first_server)
+        options = BatchOptions(workers=args.workers, sandbox=args.sandbox, timeout=args.timeout, regrade=args.regrade,
+                               cluster=args.cluster)
+        result = grade_class(args.source, args.course, options, progress=progress, first_server=first_server)
     except (BatchError, IntakeError) as exc:
         print(f"ch11-grade: {escape(exc)}", file=sys.stderr)
         return EXIT_REFUSED
@@ -140,7 +146,7 @@ def _write_report(course: Path, *, after_batch: bool) -> bool:
 
 def _report(args: argparse.Namespace) -> int:
     course = args.course.resolve()
-    if not (course / "gradebook.db").is_file():
+    if not (course / GRADEBOOK).is_file():
         print(f"ch11-grade: {course}: no gradebook.db; grade a batch into it first", file=sys.stderr)
         return EXIT_REFUSED
     return EXIT_OK if _write_report(course, after_batch=False) else EXIT_ERRORS

@@ -33,6 +33,7 @@ import nbformat
 
 from .authoring.submissions import answer_sources, fill, read
 from .batch.course import init_course
+from .course_layout import FEEDBACK, GRADEBOOK, SUBMITTED
 from .exercises import NOTEBOOKS
 from .exercises.catalogue import catalogue
 from .nbgrader_cli import run_nbgrader
@@ -115,7 +116,7 @@ def prepare_course(course: Path, class_dir: Path = DEMO_CLASS_DIR) -> None:
         shutil.rmtree(course)
     init_course(course, config=COURSE_CONFIG, source_dir=SOURCE_DIR, assignment=ASSIGNMENT)
     for student_dir in sorted(p for p in class_dir.iterdir() if p.is_dir()):
-        dest = course / "submitted" / student_dir.name / ASSIGNMENT
+        dest = course / SUBMITTED / student_dir.name / ASSIGNMENT
         shutil.copytree(student_dir / ASSIGNMENT, dest)
         (dest / "timestamp.txt").write_text("2026-11-20 12:00:00.000000 UTC\n")
 
@@ -125,7 +126,7 @@ def grade_table(course: Path) -> list[dict[str, str]]:
     from nbgrader.api import Gradebook
 
     rows = []
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+    with Gradebook(f"sqlite:///{course / GRADEBOOK}") as gb:
         assignment = gb.find_assignment(ASSIGNMENT)
         for student in sorted(gb.students, key=lambda s: s.id):
             sub = gb.find_submission(ASSIGNMENT, student.id)
@@ -169,7 +170,7 @@ def run(course: Path = DEFAULT_COURSE, class_dir: Path = DEMO_CLASS_DIR) -> list
         exported = list(csv.DictReader(handle))
     print()
     print(f"nbgrader export: {course / 'grades.csv'} ({len(exported)} rows)")
-    print(f"feedback:        {course / 'feedback'}/<student>/{ASSIGNMENT}/*.html")
+    print(f"feedback:        {course / FEEDBACK}/<student>/{ASSIGNMENT}/*.html")
     print(f"nbgrader log:    {log_path}")
     return rows
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 from ch11_autograder.trusted import ahead
-from ch11_autograder.trusted.preprocessors import SuitesAhead, TrustedVerdicts
+from ch11_autograder.trusted.steps import SuitesAhead, TrustedVerdicts
 from ch11_autograder.trusted.submission_cells import worker_cells
 from ch11_autograder.trusted.verdicts import VERDICT_METADATA_KEY
 from nbgrader.utils import determine_grade

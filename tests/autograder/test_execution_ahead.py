@@ -13,7 +13,7 @@ import pytest
 from ch11_autograder.trusted import execution_ahead
 from ch11_autograder.trusted.execution_ahead import Plan
 from ch11_autograder.trusted.execution_input import ExecutionInput, ExecutionRun
-from ch11_autograder.trusted.preprocessors import LOG_EXECUTED_AHEAD, SANDBOX_ERROR_NAME, SandboxedExecute
+from ch11_autograder.trusted.steps.sandboxed_execute import LOG_EXECUTED_AHEAD, SANDBOX_ERROR_NAME, SandboxedExecute
 from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
 from ch11_autograder.untrusted.capped_run import Deadline, RunResult
 from ch11_autograder.untrusted.launch import EXECUTION_REPORT_ENV

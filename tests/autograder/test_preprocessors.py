@@ -16,14 +16,11 @@ import uuid
 
 import nbformat
 import pytest
-from ch11_autograder.trusted import feedback, preprocessors
-from ch11_autograder.trusted.preprocessors import (
-    SANDBOX_ERROR_NAME,
-    SandboxedExecute,
-    SanitizeFeedback,
-    StripHiddenTests,
-    TrustedVerdicts,
-)
+from ch11_autograder.trusted import feedback
+from ch11_autograder.trusted.steps import SandboxedExecute, SanitizeFeedback, StripHiddenTests, TrustedVerdicts
+from ch11_autograder.trusted.steps.process import grading_process
+from ch11_autograder.trusted.steps.sandboxed_execute import SANDBOX_ERROR_NAME
+from ch11_autograder.trusted.steps.start_sandboxes import LOG_SANDBOXES_STARTED, start_sandboxes
 from ch11_autograder.trusted.submission_cells import strip_hidden_tests, submission_code_cells, worker_cells
 from ch11_autograder.trusted.suite import run_suite
 from ch11_autograder.trusted.verdicts import VERDICT_METADATA_KEY
@@ -387,8 +384,8 @@ def running_app(monkeypatch):
     app = Application.instance()
     yield app
     Application.clear_instance()
-    preprocessors._close_started_for_plan()
-    lane = preprocessors._LAUNCHERS.get(("bwrap", True, True))
+    grading_process().close_kept_for_plan()
+    lane = grading_process().made_launcher("bwrap", fork=True, own_sandbox=True)
     if lane is not None:
         lane.close()
 
@@ -426,14 +423,15 @@ def test_the_hook_starts_the_zygotes_the_plan_and_the_lane_then_use(running_app,
     _settings(running_app)
     # The process's lane launcher may have served earlier tests: count from here, for a student of this test's own.
     student = f"ann-{uuid.uuid4().hex[:8]}"
-    earlier = preprocessors._LAUNCHERS.get(("bwrap", True, True))
+    earlier = grading_process().made_launcher("bwrap", fork=True, own_sandbox=True)
     lane_starts = earlier.zygote_starts if isinstance(earlier, ForkServerLauncher) else 0
     with caplog.at_level("INFO"):
-        preprocessors.start_sandboxes(assignment="toy", student=student, notebooks=["a.ipynb"])
-    assert f"{preprocessors.LOG_SANDBOXES_STARTED}: executions, suites" in caplog.text
-    lane = preprocessors._LAUNCHERS[("bwrap", True, True)]
-    plan = preprocessors._started_for_plan(("toy", student))  # what the plan's first worker takes
-    assert plan is not None and preprocessors._started_for_plan(("toy", student)) is None  # taken once
+        start_sandboxes(assignment="toy", student=student, notebooks=["a.ipynb"])
+    assert f"{LOG_SANDBOXES_STARTED}: executions, suites" in caplog.text
+    lane = grading_process().made_launcher("bwrap", fork=True, own_sandbox=True)
+    assert isinstance(lane, ForkServerLauncher)
+    plan = grading_process().take_for_plan(("toy", student))  # what the plan's first worker takes
+    assert plan is not None and grading_process().take_for_plan(("toy", student)) is None  # taken once
     try:
         _until(lambda: plan.zygote_starts == 1 and lane.zygote_starts == lane_starts + 1)
         assert (plan.submission, lane.submission, plan.runs, lane.runs) == (("toy", student),) * 2 + ("all", "workers")
@@ -452,10 +450,10 @@ def test_the_hook_starts_the_zygotes_the_plan_and_the_lane_then_use(running_app,
 def test_the_hook_starts_nothing_the_steps_will_not_use(running_app, caplog, settings):
     _settings(running_app, **settings)
     with caplog.at_level("INFO"):
-        preprocessors.start_sandboxes(assignment="toy", student="bob", notebooks=["a.ipynb"])
-    assert preprocessors.LOG_SANDBOXES_STARTED not in caplog.text
-    assert preprocessors._started_for_plan(("toy", "bob")) is None
-    lane = preprocessors._LAUNCHERS.get(("bwrap", True, True))
+        start_sandboxes(assignment="toy", student="bob", notebooks=["a.ipynb"])
+    assert LOG_SANDBOXES_STARTED not in caplog.text
+    assert grading_process().take_for_plan(("toy", "bob")) is None
+    lane = grading_process().made_launcher("bwrap", fork=True, own_sandbox=True)
     assert lane is None or lane.submission != ("toy", "bob")  # the lane's launcher was not made ready for bob
 
 
@@ -464,9 +462,9 @@ def test_the_hook_starts_nothing_without_one_named_student(running_app, caplog, 
     # nbgrader passes --student as given: a pattern names no one submission (`nbgrader autograde ch11`: "*").
     _settings(running_app)
     with caplog.at_level("INFO"):
-        preprocessors.start_sandboxes(assignment="toy", student=student, notebooks=["a.ipynb"])
-    assert preprocessors.LOG_SANDBOXES_STARTED not in caplog.text
-    assert preprocessors._started_for_plan(("toy", student)) is None
+        start_sandboxes(assignment="toy", student=student, notebooks=["a.ipynb"])
+    assert LOG_SANDBOXES_STARTED not in caplog.text
+    assert grading_process().take_for_plan(("toy", student)) is None
 
 
 def test_the_hook_starts_nothing_without_an_application(caplog):
@@ -474,6 +472,6 @@ def test_the_hook_starts_nothing_without_an_application(caplog):
 
     Application.clear_instance()
     with caplog.at_level("INFO"):
-        preprocessors.start_sandboxes(assignment="toy", student="ann", notebooks=["a.ipynb"])
-    assert preprocessors.LOG_SANDBOXES_STARTED not in caplog.text
-    assert preprocessors._started_for_plan(("toy", "ann")) is None
+        start_sandboxes(assignment="toy", student="ann", notebooks=["a.ipynb"])
+    assert LOG_SANDBOXES_STARTED not in caplog.text
+    assert grading_process().take_for_plan(("toy", "ann")) is None

@@ -14,7 +14,7 @@ import time
 import nbformat
 import numpy as np
 import pytest
-from ch11_autograder.protocol import Record, roundtrip
+from ch11_autograder.protocol import Record, Reply, roundtrip
 from ch11_autograder.trusted.suite import (
     Call,
     CellSuite,
@@ -28,7 +28,7 @@ from ch11_autograder.trusted.suite import (
     run_suite,
 )
 from ch11_autograder.trusted.verdicts import CellVerdict, Failure, format_value, score_for, verdict_outputs
-from ch11_autograder.trusted.worker_client import CallTimeout, NotDefined, StudentError, WorkerCrashed
+from ch11_autograder.trusted.worker_client import CallTimeout, NotDefined, NotRun, StudentError, WorkerCrashed
 from ch11_autograder.untrusted.launch import SandboxUnavailable
 from hypothesis import strategies as st
 from nbgrader.utils import determine_grade
@@ -56,6 +56,20 @@ class LocalSession:
             raise
         except Exception as exc:
             raise StudentError(type(exc).__name__, str(exc)) from None
+
+    def call_many(self, calls, *, stop_on_error=False, deadline=None):
+        """Each call in order, its outcome not raised, as ``WorkerSession.call_many`` gives it."""
+        outcomes = []
+        for call in calls:
+            if deadline is not None and time.monotonic() > deadline:
+                return outcomes + [NotRun("budget")] * (len(calls) - len(outcomes))
+            try:
+                outcomes.append(Reply(0, True, self.call(call.fn, *call.args, **call.kwargs)))
+            except (StudentError, CallTimeout, WorkerCrashed) as exc:
+                outcomes.append(exc)
+                if stop_on_error or not isinstance(exc, StudentError):
+                    return outcomes + [NotRun("stopped")] * (len(calls) - len(outcomes))
+        return outcomes
 
 
 ADDS = Misconception("adds instead of multiplies", "Return 2 * x, not x + 2.", lambda x: x + 2)
@@ -581,12 +595,12 @@ def test_record_lists_every_property_in_suite_order_with_its_outcome_and_misconc
 
 
 def _recorder(calls_of, *, batched, return_errors=True, seen=None, time_budget=60.0):
-    """A property making ``calls_of(student)`` one by one or with ``call_many``; ``seen`` gets what each came to."""
+    """A property making ``calls_of(student)`` one by one or in one ``batch``; ``seen`` gets what each came to."""
 
     def check(student):
         calls = calls_of(student)
         if batched:
-            seen.extend(student.call_many(calls, return_errors=return_errors))
+            seen.extend(list(student.batch(calls, stop_on_error=not return_errors, return_errors=return_errors)))
         else:
             seen.extend(call_outcomes.one_by_one(student, calls, catch=StudentError if return_errors else ()))
 
@@ -610,7 +624,7 @@ def _both_ways(backend, calls_of, **options):
 
 
 @pytest.mark.parametrize("backend", ["none", "bwrap"])
-def test_student_call_many_gives_each_call_what_call_and_call_watch_give(backend):
+def test_student_batch_gives_each_call_what_call_and_call_watch_give(backend):
     alone, together = _both_ways(backend, lambda student: call_outcomes.ordinary_calls(student.keep([], "stack")))
     assert alone == together
     seen, failure, after, starts = together
@@ -659,27 +673,28 @@ def test_the_time_budget_stops_a_batch_where_it_stops_single_calls():
         assert 2 <= after <= 4 and starts == 1
 
 
-def test_call_many_on_a_session_that_calls_one_at_a_time():
+def test_a_batch_read_whole_is_its_calls_made_in_order():
     student = Student(LocalSession(double=lambda x: 2 * x), 60.0)
-    got = student.call_many([Call("double", (2,)), Call("missing"), Call("double", (3,))], return_errors=True)
+    calls = [Call("double", (2,)), Call("missing"), Call("double", (3,))]
+    got = list(student.batch(calls, stop_on_error=False, return_errors=True))
     assert got[0] == 4 and isinstance(got[1], NotDefined) and got[2] == 6
     with pytest.raises(NotDefined):
-        student.call_many([Call("double", (2,)), Call("missing"), Call("double", (3,))])
-    assert student.last_call == "missing()" and student.call_many([]) == []
+        list(student.batch(calls))
+    assert student.last_call == "missing()" and list(student.batch([])) == []
 
 
 def _judging_each(calls, judge, seen):
-    """A property judging each result of ``call_each(calls)`` in turn (``seen`` gets the results judged)."""
+    """A property judging each result of a ``batch`` of ``calls`` in turn (``seen`` gets the results judged)."""
 
     def check(student):
-        for got in student.call_each(calls, return_errors=True):
+        for got in student.batch(calls, stop_on_error=False, return_errors=True):
             seen.append(got)
             judge(got)
 
     return Property("judges_each", "Judges each call as it is reached.", check)
 
 
-def test_call_each_reports_a_wrong_answer_before_a_later_call_of_the_exchange_that_hangs():
+def test_a_batch_iterated_reports_a_wrong_answer_before_a_later_call_of_the_exchange_that_hangs():
     # double(2) is judged wrong before the hang's timeout is looked at, as calls made one by one stop there.
     def judge(got):
         expect_equal({"x": 2}, 5, got)
@@ -692,14 +707,14 @@ def test_call_each_reports_a_wrong_answer_before_a_later_call_of_the_exchange_th
                                          seen=[]), session)  # fmt: skip
     assert failure.kind == "mismatch" and failure.expected == 5 and failure.got == 4 and seen == [4]
     assert hung
-    assert batched.kind == "timeout"  # call_many's list has no earlier result to judge first
+    assert batched.kind == "timeout"  # read whole, the batch has no earlier result to judge first
 
 
-def test_after_a_mismatch_call_each_makes_each_call_only_when_the_loop_reaches_it():
+def test_after_a_mismatch_a_batch_makes_each_call_only_when_the_loop_reaches_it():
     # Hypothesis replays the failing example: from then on a call after the wrong answer is not made at all.
     @hypothesis_property("stops_early", "Stops at the first wrong answer.", given={"x": st.just(2)}, max_examples=3)
     def stops_early(student, x):
-        for got in student.call_each([Call("double", (x,)), Call("hang")]):
+        for got in student.batch([Call("double", (x,)), Call("hang")]):
             expect_equal({"x": x}, 5, got)
 
     with call_outcomes.launched("none") as launcher, call_outcomes.session(launcher) as session:
@@ -747,15 +762,16 @@ def test_a_batch_goes_on_after_an_error_the_check_catches_as_single_calls_would(
         assert failure.kind == "error" and failure.call == "broken(1)" and session.call("bump") == 6
 
 
-def test_a_batch_on_a_session_that_calls_one_at_a_time_makes_each_call_when_taken():
+def test_a_batch_is_sent_when_first_taken_and_read_in_order():
     made = []
     student = Student(LocalSession(double=lambda x: made.append(x) or 2 * x), 60.0)
     replies = student.batch([Call("double", (1,)), Call("double", (2,))])
     assert len(replies) == 2 and made == []
-    assert replies.take() == 2 and made == [1]
-    assert replies.take() == 4 and made == [1, 2]
+    assert replies.take() == 2 and made == [1, 2]
+    assert next(replies) == 4
     with pytest.raises(IndexError):
         replies.take()
+    assert list(replies) == []
 
 
 # --------------------------------------------------------------------------- an unanswered task

@@ -35,6 +35,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import nbformat
+from ch11_autograder.course_layout import FEEDBACK, GRADEBOOK
 from ch11_autograder.paths import ASSIGNMENT, COURSE_CONFIG, RELEASE_DIR, SOURCE_DIR
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
@@ -79,7 +80,7 @@ def submissions() -> Iterator[tuple[str, str, nbformat.NotebookNode]]:
 
 def test_cell_outputs(nb: nbformat.NotebookNode, config: Config) -> dict[str, list[dict]]:
     """grade_id -> the outputs ``TrustedVerdicts`` writes into that autograded test cell."""
-    from ch11_autograder.trusted.preprocessors import TrustedVerdicts
+    from ch11_autograder.trusted.steps import TrustedVerdicts
     from ch11_autograder.trusted.submission_cells import autograded_test_cells
 
     step = TrustedVerdicts(config=config)
@@ -141,7 +142,7 @@ def demo_outcome(course: Path) -> dict:
     from nbgrader.api import Gradebook
 
     scores: dict[str, dict[str, dict[str, float]]] = {}
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+    with Gradebook(f"sqlite:///{course / GRADEBOOK}") as gb:
         for student in sorted(gb.students, key=lambda s: s.id):
             submission = gb.find_submission(ASSIGNMENT, student.id)
             scores[student.id] = {
@@ -149,8 +150,8 @@ def demo_outcome(course: Path) -> dict:
                 for nb in sorted(submission.notebooks, key=lambda n: n.name)
             }
     feedback = {
-        path.relative_to(course / "feedback").as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
-        for path in sorted((course / "feedback").rglob("*.html"))
+        path.relative_to(course / FEEDBACK).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted((course / FEEDBACK).rglob("*.html"))
     }
     return {"scores": scores, "feedback_sha256": feedback}
 

@@ -33,7 +33,7 @@ from typing import Any
 
 import nbformat
 import pytest
-from ch11_autograder.batch import grade_class
+from ch11_autograder.batch import BatchOptions, grade_class
 from ch11_autograder.cli import main as cli_main
 from ch11_autograder.nbgrader_cli import run_nbgrader
 from nbgrader.api import Gradebook
@@ -86,7 +86,7 @@ def course(tmp_path_factory) -> Path:
     course = batch_support.copy_course(demo, work / "course")
     hostile = work / "hostile-class"
     build_corpus(hostile, Context(course=course, class_dir=hostile, allowed_root=work), [case(n) for n in HOSTILE])
-    report = grade_class(hostile, course, workers=2, sandbox="bwrap", feedback=False)
+    report = grade_class(hostile, course, BatchOptions(workers=2, sandbox="bwrap", feedback=False))
     assert {r.student: r.status for r in report.records} == dict.fromkeys(HOSTILE, "graded"), report.records
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return course

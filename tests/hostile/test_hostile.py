@@ -230,9 +230,10 @@ def new_course(course: Path) -> Path:
 
 
 def run_batch(source: Path, course: Path, sandbox: str, *, progress=None) -> Any:
-    from ch11_autograder.batch import grade_class
+    from ch11_autograder.batch import BatchOptions, grade_class
 
-    return grade_class(source, course, workers=2, sandbox=sandbox, progress=progress, timeout=SUBMISSION_TIMEOUT)
+    return grade_class(source, course, BatchOptions(workers=2, sandbox=sandbox, timeout=SUBMISSION_TIMEOUT),
+                       progress=progress)
 
 
 def docker_image() -> str:

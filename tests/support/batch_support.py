@@ -15,6 +15,8 @@ import threading
 from pathlib import Path
 from typing import ClassVar
 
+from ch11_autograder.course_layout import CONFIG, FEEDBACK, assignment_source
+
 from support import tier_gate
 from support.paths import ASSIGNMENT, COURSE_CONFIG, DEMO_CLASS_DIR, SOURCE_DIR
 
@@ -43,8 +45,8 @@ def inputs(base: Path) -> Path:
         if "inputs" not in _cache:
             root = base / "inputs"
             shutil.copytree(DEMO_CLASS_DIR, root / "class")
-            shutil.copytree(SOURCE_DIR, root / "source" / ASSIGNMENT)
-            shutil.copy2(COURSE_CONFIG, root / "nbgrader_config.py")
+            shutil.copytree(SOURCE_DIR, assignment_source(root, ASSIGNMENT))
+            shutil.copy2(COURSE_CONFIG, root / CONFIG)
             _cache["inputs"] = root
         return _cache["inputs"]
 
@@ -54,7 +56,7 @@ def new_course(base: Path, course: Path) -> Path:
     from ch11_autograder.batch import init_course
 
     root = inputs(base)
-    init_course(course, config=root / "nbgrader_config.py", source_dir=root / "source" / ASSIGNMENT)
+    init_course(course, config=root / CONFIG, source_dir=assignment_source(root, ASSIGNMENT))
     return course
 
 
@@ -83,11 +85,12 @@ def graded_demo_class(base: Path):
     root = inputs(base)
     with _lock:
         if "demo" not in _cache:
-            from ch11_autograder.batch import grade_class
+            from ch11_autograder.batch import BatchOptions, grade_class
 
             events = []
             course = new_course(base, base / "batch-demo-course")
-            report = grade_class(root / "class", course, workers=2, sandbox="bwrap", progress=events.append)
+            report = grade_class(root / "class", course, BatchOptions(workers=2, sandbox="bwrap"),
+                                 progress=events.append)
             _cache["demo"] = (course, report, events)
         return _cache["demo"]
 
@@ -99,7 +102,7 @@ def feedback_html(course: Path) -> dict[str, str]:
     coalesces them (``coalesce_streams``), so two runs of one notebook give the same
     outputs, and any difference here is a real one.
     """
-    root = course / "feedback"
+    root = course / FEEDBACK
     return {p.relative_to(root).as_posix(): p.read_text() for p in sorted(root.rglob("*.html"))}
 
 
@@ -136,14 +139,15 @@ def small_graded_course(base: Path):
     root = inputs(base)
     with _lock:
         if "small" not in _cache:
-            from ch11_autograder.batch import grade_class
+            from ch11_autograder.batch import BatchOptions, grade_class
 
             source = base / "small-class" / "lin" / ASSIGNMENT
             source.mkdir(parents=True)
             for name in ("ex1_fanout.ipynb", "ex3_block_length.ipynb"):
                 shutil.copy2(root / "class" / "lin" / ASSIGNMENT / name, source / name)
             course = new_course(base, base / "small-course")
-            _cache["small"] = (course, grade_class(base / "small-class", course, workers=2, sandbox="bwrap"))
+            options = BatchOptions(workers=2, sandbox="bwrap")
+            _cache["small"] = (course, grade_class(base / "small-class", course, options))
         return _cache["small"]
 
 

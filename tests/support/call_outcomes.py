@@ -1,7 +1,7 @@
 """Calls made one by one and in batches, side by side: the cells, the calls and the comparison.
 
 ``tests/autograder/test_worker_client.py`` (``WorkerSession.call_many``) and
-``tests/autograder/test_verdicts.py`` (``Student.call_many``) run the same calls both
+``tests/autograder/test_verdicts.py`` (``Student.batch``) run the same calls both
 ways through a real worker and compare what each call came to. The calls cover every way
 a call can end: a value, the student's exception, a missing or uncallable name, a value
 that cannot travel, a mutated argument and warnings under watch, state carried across

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import nbformat
 from ch11_autograder.authoring.submissions import answer_sources, fill
+from ch11_autograder.course_layout import CONFIG
 from ch11_autograder.exercises.catalogue import catalogue
 
 from support import course_users
@@ -24,7 +25,7 @@ def write_user_config(user: User, exchange: Path, course_id: str, extra: str = "
     """What a hub puts in each user's nbgrader config: the exchange and the course id (plus ``extra`` lines)."""
     folder = user.home / ".jupyter"
     folder.mkdir(exist_ok=True)
-    (folder / "nbgrader_config.py").write_text(
+    (folder / CONFIG).write_text(
         f"c = get_config()  # noqa: F821\nc.Exchange.root = {str(exchange)!r}\n"
         f"c.CourseDirectory.course_id = {course_id!r}\n{extra}")
     course_users.chown_tree(folder, user)

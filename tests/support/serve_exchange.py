@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ch11_autograder.batch import init_course
+from ch11_autograder.course_layout import CONFIG, EXCHANGE_FEEDBACK, EXCHANGE_INBOUND
 
 from support import course_users, exchange_course
 from support.course_users import User, run_as
@@ -55,11 +56,11 @@ class ServedCourse:
 
     @property
     def inbound(self) -> Path:
-        return self.exchange / self.course_id / "inbound"
+        return self.exchange / self.course_id / EXCHANGE_INBOUND
 
     @property
     def feedback(self) -> Path:
-        return self.exchange / self.course_id / "feedback"
+        return self.exchange / self.course_id / EXCHANGE_FEEDBACK
 
     def cache(self, role: str) -> Path:
         """``role``'s nbgrader cache of this course (where ``submit`` keeps a copy of each submission)."""
@@ -144,7 +145,7 @@ def served_course(course_id: str, roles: Sequence[str], policy: str, *, prefix: 
         for user in users:
             exchange_course.write_user_config(user, exchange, course_id)
         init_course(course, config=COURSE_CONFIG, source_dir=SOURCE_DIR)
-        with (course / "nbgrader_config.py").open("a") as config:
+        with (course / CONFIG).open("a") as config:
             config.write(policy)
         course_users.chown_tree(course, instructor)
         served = make(root, exchange, course, course_id, instructor, students, student_venv, grader_venv)

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+from ch11_autograder.course_layout import CONFIG, GRADEBOOK, RELEASE, SUBMITTED, assignment_source, student_folder
 from nbformat.v4 import new_code_cell
 from nbgrader.api import Gradebook
 
@@ -38,9 +39,9 @@ def nbgrader(course: Path, *args: str, env: dict[str, str] | None = None) -> sub
 
 def make_course(root: Path, config: str) -> Path:
     """A course in ``root`` with the toy source, ``config`` as its nbgrader_config.py, and the release."""
-    (root / "source" / "toy").mkdir(parents=True)
-    shutil.copy(TOY / "toy.ipynb", root / "source" / "toy" / "toy.ipynb")
-    (root / "nbgrader_config.py").write_text(config, encoding="utf-8")
+    assignment_source(root, "toy").mkdir(parents=True)
+    shutil.copy(TOY / "toy.ipynb", assignment_source(root, "toy") / "toy.ipynb")
+    (root / CONFIG).write_text(config, encoding="utf-8")
     nbgrader(root, "generate_assignment", "toy")
     return root
 
@@ -48,7 +49,7 @@ def make_course(root: Path, config: str) -> Path:
 def submit(course: Path, student: str, code: str | None, extra: list[str], *, delete_test: bool = False) -> None:
     """``submitted/<student>/toy/toy.ipynb``: the release with ``code`` in the solution cell (``None``:
     the stub), ``extra`` code cells after it, and the test cell left out with ``delete_test``."""
-    nb = nbformat.read(course / "assignments" / "toy" / "toy.ipynb", as_version=4)
+    nb = nbformat.read(course / RELEASE / "toy" / "toy.ipynb", as_version=4)
     cells = []
     for cell in nb.cells:
         nbgrader_meta = cell.metadata.get("nbgrader", {})
@@ -60,14 +61,14 @@ def submit(course: Path, student: str, code: str | None, extra: list[str], *, de
         if nbgrader_meta.get("solution"):
             cells.extend(new_code_cell(source) for source in extra)
     nb.cells = cells
-    target = course / "submitted" / student / "toy"
+    target = student_folder(course, SUBMITTED, student, "toy")
     target.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, target / "toy.ipynb")
 
 
 def scores(course: Path) -> dict[str, float]:
     """student -> score of the toy's graded cell, from the course's gradebook."""
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+    with Gradebook(f"sqlite:///{course / GRADEBOOK}") as gb:
         return {
             grade.student.id: grade.score
             for submission in gb.find_assignment("toy").submissions

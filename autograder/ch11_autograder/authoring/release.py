@@ -16,6 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..course_layout import CONFIG, RELEASE, SOURCE, assignment_source
 from ..nbgrader_cli import run_nbgrader
 from ..paths import ASSIGNMENT, COURSE_CONFIG, RELEASE_DIR, SOURCE_DIR
 
@@ -23,13 +24,13 @@ from ..paths import ASSIGNMENT, COURSE_CONFIG, RELEASE_DIR, SOURCE_DIR
 def generate(dest: Path) -> Path:
     """Run the real ``nbgrader generate_assignment`` on a copy of source/; returns the release dir."""
     course = dest / "course"
-    (course / "source").mkdir(parents=True)
-    shutil.copy2(COURSE_CONFIG, course / "nbgrader_config.py")
-    shutil.copytree(SOURCE_DIR, course / "source" / ASSIGNMENT)
+    (course / SOURCE).mkdir(parents=True)
+    shutil.copy2(COURSE_CONFIG, course / CONFIG)
+    shutil.copytree(SOURCE_DIR, assignment_source(course, ASSIGNMENT))
     done = run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force", capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"nbgrader generate_assignment failed:\n{done.stdout}\n{done.stderr}")
-    return course / "assignments" / ASSIGNMENT
+    return course / RELEASE / ASSIGNMENT
 
 
 def differences(generated: Path, committed: Path) -> list[str]:

@@ -1,7 +1,7 @@
 """Batch grading at class scale: ``grade_class`` and its records (docs/batch.md).
 
-    from ch11_autograder.batch import grade_class
-    report = grade_class(Path("downloads/submissions.zip"), Path("course"), workers=4)
+    from ch11_autograder.batch import BatchOptions, grade_class
+    report = grade_class(Path("downloads/submissions.zip"), Path("course"), BatchOptions(workers=4))
 
 Modules: :mod:`.orchestrate` (``grade_class``: the batch), :mod:`.intake`
 (folders and LMS zips, hostile-input-safe), :mod:`.cellcheck` (tampered cell
@@ -12,7 +12,7 @@ telling line of a failed run), :mod:`.merge` (into the instructor's gradebook,
 idempotent), :mod:`.ledger` (resume after a kill), :mod:`.records` (what
 happened to each submission), :mod:`.report` (progress, CSV, summary),
 :mod:`.docker` (the whole batch inside the grading image), :mod:`.plan` (a batch's
-settings), :mod:`.runners` (where submissions are graded: the local pool),
+options and plan), :mod:`.runners` (where submissions are graded: the local pool),
 :mod:`.cluster` and :mod:`.jobs` (grading on the workers of a Dask cluster), :mod:`.session`
 (the batch kept open, grading submissions one at a time: ``ch11-grade serve``).
 """
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .intake import Intake, IntakeError, IntakeLimits, StudentSubmission, read_source, sanitize_student_id
     from .merge import gradebook_snapshot
     from .orchestrate import grade_class
+    from .plan import BatchOptions
     from .records import BatchError, BatchReport, ProgressEvent, SubmissionRecord
 
 # The names below are imported on first use: importing one light module of this package
@@ -38,6 +39,7 @@ _HOMES = {
     "read_source": "intake", "sanitize_student_id": "intake",
     "gradebook_snapshot": "merge",
     "grade_class": "orchestrate",
+    "BatchOptions": "plan",
     "BatchError": "records", "BatchReport": "records", "ProgressEvent": "records", "SubmissionRecord": "records",
 }
 
@@ -54,6 +56,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "STATE_DIR",
     "BatchError",
+    "BatchOptions",
     "BatchReport",
     "Intake",
     "IntakeError",

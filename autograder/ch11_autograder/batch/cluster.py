@@ -11,12 +11,12 @@ then merges, writes the ledger and reports exactly as for local workers, one
 transaction per submission on this machine; merging only sets values, so a job
 that Dask ran twice (a retry after a lost worker) merges to the same gradebook.
 
-* ``cluster="local"``: a ``LocalCluster`` of ``plan.workers`` worker processes (one
+* ``cluster="local"``: a ``LocalCluster`` of ``workers`` worker processes (one
   thread each), scheduler and workers listening on 127.0.0.1 only.
 * ``cluster="slurm"`` (``pbs``, ``sge``, ``lsf``, ``htcondor``): a dask-jobqueue cluster
   (:func:`jobqueue_cluster`) whose settings (cores, memory, queue, walltime, job
   directives) come from Dask's configuration file (``jobqueue.<name>.*``); its
-  scheduler runs in this process and asks the batch system for ``plan.workers``
+  scheduler runs in this process and asks the batch system for ``workers``
   workers.
 * ``cluster="tcp://HOST:PORT"`` or ``"tls://HOST:PORT"``: an existing scheduler
   (``dask scheduler``; workers started with ``dask worker``). Dask's own
@@ -46,6 +46,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..course_layout import AUTOGRADED, SUBMITTED
 from .intake import StudentSubmission
 from .isolated import Outcome
 from .jobs import GradingJob, JobResult, check_worker, grade_job, release_digest
@@ -132,10 +133,10 @@ class DaskRunner:
     """Grades on a Dask cluster (see the module docstring). ``say`` reports a step or a warning."""
 
     def __init__(self, plan: BatchPlan, say: Callable[[str], None]) -> None:
-        if plan.cluster is None:
-            raise ValueError("DaskRunner needs plan.cluster")
+        if plan.options.cluster is None:
+            raise ValueError("DaskRunner needs plan.options.cluster")
         self.plan = plan
-        self.address: str = plan.cluster
+        self.address: str = plan.options.cluster
         self.say = say
         # Set by start(), kept until close(): the client (and the cluster this process started), what every job
         # carries along.
@@ -150,15 +151,16 @@ class DaskRunner:
         distributed = _import_distributed()
         plan = self.plan
         if self.address == "local":
-            cluster = distributed.LocalCluster(n_workers=plan.workers, threads_per_worker=1, processes=True,
-                                               host="127.0.0.1", scheduler_port=0, dashboard_address=None)
+            cluster = distributed.LocalCluster(n_workers=plan.options.workers, threads_per_worker=1,
+                                               processes=True, host="127.0.0.1", scheduler_port=0,
+                                               dashboard_address=None)
             return cluster, distributed.Client(cluster)
         if self.address in JOBQUEUE:
             cluster = jobqueue_cluster(self.address)
             warning = connection_warning(cluster.scheduler_address)
             if warning:
                 self.say(warning)
-            cluster.scale(plan.workers)
+            cluster.scale(plan.options.workers)
             return cluster, distributed.Client(cluster)
         warning = connection_warning(self.address)
         if warning:
@@ -176,13 +178,13 @@ class DaskRunner:
             BatchError: the scheduler cannot be reached, or a worker cannot grade (named).
         """
         plan = self.plan
-        self._release = release_digest(plan.course, plan.assignment)
+        self._release = release_digest(plan.course, plan.options.assignment)
         self._template = plan.template.read_bytes()
         self._distributed = _import_distributed()
         self._cluster, self._client = self._connect()
         client = self._client
-        problems = {address: problem for address, problem in
-                    client.run(check_worker, plan.sandbox, self._release, plan.assignment).items() if problem}
+        checks = client.run(check_worker, plan.sandbox, self._release, plan.options.assignment)
+        problems = {address: problem for address, problem in checks.items() if problem}
         if problems:
             raise BatchError("Dask workers cannot grade: " + "; ".join(
                 f"{address}: {problem}" for address, problem in sorted(problems.items())))
@@ -200,8 +202,8 @@ class DaskRunner:
     def submit(self, sub: StudentSubmission, prior: PriorSubmission | None) -> None:
         plan = self.plan
         job = GradingJob(sub.student, sub.sha256, {name: path.read_bytes() for name, path in sub.files.items()},
-                         sub.timestamp, self._release, plan.assignment, plan.sandbox, plan.timeout, self._template,
-                         prior)
+                         sub.timestamp, self._release, plan.options.assignment, plan.sandbox, plan.options.timeout,
+                         self._template, prior)
         # pure=False and a fresh key: a rerun never reuses a result the scheduler still holds.
         future = self._client.submit(grade_job, job, pure=False, key=f"ch11-{sub.student}-{uuid.uuid4().hex}")
         self._futures[future] = (sub, time.monotonic())
@@ -258,8 +260,8 @@ class DaskRunner:
         if job.error is not None or job.result is None:
             error = job.error or "the Dask worker returned no result"
             return Outcome(sub, work, job.seconds, error.replace(job.log_path, str(log)) if job.log_path else error)
-        for folder, files in (("autograded", job.autograded), ("submitted", job.submitted)):
-            target = work / folder / sub.student / plan.assignment
+        for folder, files in ((AUTOGRADED, job.autograded), (SUBMITTED, job.submitted)):
+            target = work / folder / sub.student / plan.options.assignment
             target.mkdir(parents=True)
             for name, data in files.items():
                 if name != Path(name).name:  # install_files takes one level: a name with a slash is not ours

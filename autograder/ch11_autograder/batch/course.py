@@ -19,6 +19,7 @@ from pathlib import Path
 
 from nbgrader.api import MissingEntry
 
+from ..course_layout import CONFIG, GRADEBOOK, SOURCE, assignment_source
 from ..nbgrader_cli import nbgrader_env, run_nbgrader
 from ..paths import ASSIGNMENT, COURSE_CONFIG, REPO_ROOT
 from .gradebook import open_gradebook
@@ -55,9 +56,9 @@ def init_course(
             (an installed package without the repository).
     """
     config = config or COURSE_CONFIG
-    source_dir = source_dir or REPO_ROOT / "source" / assignment
-    if (course / "nbgrader_config.py").is_file():
-        if not (course / "source" / assignment).is_dir():
+    source_dir = source_dir or assignment_source(REPO_ROOT, assignment)
+    if (course / CONFIG).is_file():
+        if not assignment_source(course, assignment).is_dir():
             raise BatchError(f"{course} has no source/{assignment}/: not a course for {assignment}")
         return False
     if course.exists() and (not course.is_dir() or any(course.iterdir())):
@@ -67,16 +68,16 @@ def init_course(
         raise BatchError(f"cannot create {course}: the course config ({config}) or source notebooks ({source_dir}) "
                          "are not available here; create the course from a repository checkout first")
     course.mkdir(parents=True, exist_ok=True)
-    (course / "source").mkdir()
-    shutil.copy2(config, course / "nbgrader_config.py")
-    shutil.copytree(source_dir, course / "source" / assignment)
+    (course / SOURCE).mkdir()
+    shutil.copy2(config, course / CONFIG)
+    shutil.copytree(source_dir, assignment_source(course, assignment))
     return True
 
 
 def _has_assignment(course: Path, assignment: str) -> bool:
-    if not (course / "gradebook.db").is_file():
+    if not (course / GRADEBOOK).is_file():
         return False
-    with open_gradebook(course / "gradebook.db") as gb:
+    with open_gradebook(course / GRADEBOOK) as gb:
         try:
             return bool(gb.find_assignment(assignment).notebooks)
         except MissingEntry:
@@ -102,7 +103,7 @@ def ensure_assignment(course: Path, assignment: str, log_path: Path) -> None:
 def make_template(course: Path, dest: Path, assignment: str) -> None:
     """A copy of the course gradebook holding only ``assignment``: no students, no other assignments."""
     dest.unlink(missing_ok=True)
-    with contextlib.closing(sqlite3.connect(course / "gradebook.db")) as src, \
+    with contextlib.closing(sqlite3.connect(course / GRADEBOOK)) as src, \
             contextlib.closing(sqlite3.connect(dest)) as out:
         src.backup(out)
     with open_gradebook(dest) as gb:

@@ -27,6 +27,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..course_layout import AUTOGRADED
 from ..nbgrader_cli import nbgrader_env
 from .course import course_step
 from .nbgrader_fork import NbgraderForkServer, start_nbgrader
@@ -42,7 +43,7 @@ def feedback_lanes() -> int:
 
 def graded_students(course: Path, assignment: str) -> list[str]:
     """The students with at least one notebook under ``autograded/<student>/<assignment>/``, sorted."""
-    pattern = course / "autograded" / "*" / glob.escape(assignment) / "*.ipynb"
+    pattern = course / AUTOGRADED / "*" / glob.escape(assignment) / "*.ipynb"
     return sorted({Path(p).parent.parent.name for p in glob.glob(str(pattern))})
 
 

@@ -77,6 +77,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from ..course_layout import SUBMITTED
 from ..paths import ASSIGNMENT
 
 __all__ = [
@@ -308,7 +309,7 @@ def _canonical_notebook(filename: str, notebooks: set[str]) -> str | None:
 
 
 def _folder_entries(source: Path, assignment: str, notes: list[str]) -> list[_Entry]:
-    submitted = source / "submitted"
+    submitted = source / SUBMITTED
     root = submitted if submitted.is_dir() and not submitted.is_symlink() else source
     entries: list[_Entry] = []
     for student_dir in sorted(root.iterdir()):
@@ -390,7 +391,7 @@ def _zip_entries(
             notes.append(f"{info.filename}: not inside <student>/{assignment}/, ignored")
             continue
         prefix = parts[: at - 1]
-        if at == 0 or len(prefix) > 2 or (len(prefix) == 2 and prefix[1] != "submitted"):
+        if at == 0 or len(prefix) > 2 or (len(prefix) == 2 and prefix[1] != SUBMITTED):
             notes.append(f"{info.filename}: not in the layout [top/][submitted/]<student>/{assignment}/, ignored")
             continue
         student = parts[at - 1]

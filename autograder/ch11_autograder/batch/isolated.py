@@ -35,6 +35,7 @@ from pathlib import Path
 
 from nbgrader.api import MissingEntry
 
+from ..course_layout import AUTOGRADED, CONFIG, GRADEBOOK, SOURCE, SUBMITTED, assignment_source, student_folder
 from ..grading_digest import VERDICT_CACHE_ENV
 from ..nbgrader_cli import nbgrader_env
 from ..untrusted.launch import EXECUTION_REPORT_ENV, SANDBOX_ENV, SLOT_ENV
@@ -195,13 +196,13 @@ def grade_isolated(
         return Outcome(sub, work, time.monotonic() - started, result, read_execution_report(work / EXECUTION_REPORT))
 
     try:
-        shutil.copy2(course / "nbgrader_config.py", work / "nbgrader_config.py")
-        (work / "source").mkdir()
-        shutil.copytree(course / "source" / assignment, work / "source" / assignment)
-        shutil.copy2(template, work / "gradebook.db")
+        shutil.copy2(course / CONFIG, work / CONFIG)
+        (work / SOURCE).mkdir()
+        shutil.copytree(assignment_source(course, assignment), assignment_source(work, assignment))
+        shutil.copy2(template, work / GRADEBOOK)
         if prior is not None:
             seed_prior(work, assignment, sub.student, prior)
-        submitted = work / "submitted" / sub.student / assignment
+        submitted = student_folder(work, SUBMITTED, sub.student, assignment)
         submitted.mkdir(parents=True)
         for name, path in sorted(sub.files.items()):
             shutil.copy2(path, submitted / name)
@@ -227,7 +228,7 @@ def grade_isolated(
         # Pin the isolated course on the command line (it wins over the config file): a course config that
         # names an absolute root or database must not send this run into the instructor's course.
         args: tuple[str, ...] = ("autograde", assignment, f"--student={sub.student}", f"--CourseDirectory.root={work}",
-                f"--CourseDirectory.db_url=sqlite:///{work / 'gradebook.db'}")
+                f"--CourseDirectory.db_url=sqlite:///{work / GRADEBOOK}")
         if spare_core is not None:
             args += (f"--SuitesAhead.enabled={spare_core}", f"--ExecutionAhead.workers={int(spare_core)}")
         timed_out = False
@@ -256,7 +257,7 @@ def grade_isolated(
             result = read_result(work, assignment, sub.student)
         except MissingEntry:
             return done(f"nbgrader autograde recorded no grades for {sub.student} (log: {log_path})")
-        if not (work / "autograded" / sub.student / assignment).is_dir():
+        if not student_folder(work, AUTOGRADED, sub.student, assignment).is_dir():
             return done(f"nbgrader autograde wrote no autograded notebooks (log: {log_path})")
         return done(result)
     except OSError as exc:  # disk full, permissions: this submission fails, the batch goes on

@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..course_layout import AUTOGRADED, CONFIG, SUBMITTED, student_folder
 from ..grading_digest import release_digest
 from ..paths import COURSE_CONFIG
 from .guards import check_sandbox
@@ -180,7 +181,7 @@ def _fork_servers(course: Path) -> SlotServers:
         servers = _servers.get(course)
         if servers is None:
             enabled = os.environ.get(WORKER_FORK_ENV, "1") != "0"
-            servers = _servers[course] = SlotServers(course / "nbgrader_config.py", enabled=enabled)
+            servers = _servers[course] = SlotServers(course / CONFIG, enabled=enabled)
             atexit.register(servers.close)
         return servers
 
@@ -241,8 +242,8 @@ def grade_job(job: GradingJob) -> JobResult:
         if isinstance(outcome.result, str):
             return failed(outcome.result, log_text, str(log))
         return JobResult(job.student, job.sha256, worker, outcome.seconds, outcome.result, None,
-                         autograded=_read_dir(outcome.work / "autograded" / job.student / job.assignment),
-                         submitted=_read_dir(outcome.work / "submitted" / job.student / job.assignment),
+                         autograded=_read_dir(student_folder(outcome.work, AUTOGRADED, job.student, job.assignment)),
+                         submitted=_read_dir(student_folder(outcome.work, SUBMITTED, job.student, job.assignment)),
                          log=log_text, log_path=str(log), execution=outcome.execution)
     except OSError as exc:  # a full disk on the worker: this submission fails, the batch goes on
         return failed(f"Dask worker {worker} could not prepare or read the isolated course: {exc}")

@@ -44,6 +44,7 @@ from pathlib import Path
 from nbgrader.api import Gradebook, MissingEntry
 from sqlalchemy.exc import SAWarning
 
+from ..course_layout import GRADEBOOK
 from .gradebook import open_gradebook
 
 __all__ = [
@@ -61,7 +62,7 @@ __all__ = [
 
 
 def _db_url(course: Path) -> str:
-    return f"sqlite:///{course / 'gradebook.db'}"
+    return f"sqlite:///{course / GRADEBOOK}"
 
 
 @dataclass(frozen=True)

@@ -289,7 +289,7 @@ def die_with_parent() -> None:
 # ---------------------------------------------------------------------------- server side
 
 
-#: Where the course config names its hidden suite modules (``trusted/preprocessors.py``), read as a
+#: Where the course config names its hidden suite modules (``trusted/steps/trusted_verdicts.py``), read as a
 #: setting: the batch never imports the grading engine, the config it loads does.
 SUITE_MODULES_SETTING = ("TrustedVerdicts", "suite_modules")
 

@@ -50,12 +50,12 @@ import logging
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..paths import ASSIGNMENT
+from ..course_layout import AUTOGRADED, CONFIG, FEEDBACK, GRADEBOOK, SUBMITTED, assignment_source, student_folder
 from ..untrusted.choose import resolve_backend
 from . import report
 from .cellcheck import check_submission, load_released
@@ -63,67 +63,39 @@ from .course import course_step, ensure_assignment, init_course, make_template
 from .feedback import generate_feedback
 from .gradebook import open_gradebook
 from .guards import BatchLock, check_private, check_sandbox
-from .intake import IntakeError, IntakeLimits, StudentSubmission, read_source
+from .intake import IntakeError, StudentSubmission, read_source
 from .isolated import Outcome, kill_slot
 from .ledger import Ledger, LedgerEntry
 from .merge import PriorSubmission, autograded_cells, install_files, merge_result, read_prior
 from .nbgrader_fork import ForkServerGone, NbgraderForkServer
-from .plan import BatchPlan
+from .plan import DEFAULT_OPTIONS, DEFAULT_TIMEOUT, BatchOptions, BatchPlan
 from .records import BatchError, BatchReport, EarlierGrades, ProgressEvent, SubmissionRecord
 from .runners import LocalPool, Runner, stream
 
-__all__ = ["DEFAULT_TIMEOUT", "BatchPlan", "Released", "due_date", "earlier_grades", "finish", "grade_class",
-           "open_plan", "prepare", "runner", "triage"]
+__all__ = ["DEFAULT_OPTIONS", "DEFAULT_TIMEOUT", "BatchOptions", "BatchPlan", "Released", "due_date", "earlier_grades",
+           "finish", "grade_class", "open_plan", "prepare", "runner", "triage"]
 
 log = logging.getLogger(__name__)
-
-#: Wall-time limit per submission, seconds.
-DEFAULT_TIMEOUT = 1800.0
 
 
 def grade_class(
     source: Path,
     course: Path,
+    options: BatchOptions = DEFAULT_OPTIONS,
     *,
-    workers: int = 2,
-    sandbox: str | None = None,
     progress: Callable[[ProgressEvent], None] | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    limits: IntakeLimits | None = None,
-    regrade: bool = False,
-    assignment: str = ASSIGNMENT,
-    keep_work: bool = False,
-    feedback: bool = True,
-    cluster: str | None = None,
-    fork_nbgrader: bool = True,
     first_server: NbgraderForkServer | None = None,
 ) -> BatchReport:
-    """Grade every submission in ``source`` into the nbgrader course ``course``.
+    """Grade every submission in ``source`` into the nbgrader course ``course``, as ``options`` say.
 
     Args:
         source: a folder in nbgrader layout or an LMS zip (see :mod:`.intake`).
         course: the instructor's course directory (created when absent, see
             :func:`.course.init_course`). The batch keeps its files in ``<course>/.ch11-batch/``
             and its reports in ``<course>/reports/``.
-        workers: submissions graded at the same time (each an ``nbgrader``
-            process with its own ``CH11_SLOT``).
-        sandbox: backend name for student code (``bwrap``, ``container-user``,
-            ``none``); ``None`` reads ``$CH11_SANDBOX`` (default ``bwrap``). It is
-            checked before anything is graded.
+        options: how to grade (:class:`.plan.BatchOptions`: workers, sandbox, timeout, cluster, ...).
         progress: called in this thread after each finished submission and at
             each batch step.
-        timeout: wall-time limit per submission, seconds.
-        limits: intake caps.
-        regrade: grade everything again, ignoring the ledger.
-        keep_work: keep the isolated course directories (for debugging).
-        feedback: run ``nbgrader generate_feedback`` and ``export`` at the end
-            (the Gradescope autograder, which reports through results.json, does not).
-        cluster: ``None`` grades on this machine (``workers`` threads); a Dask scheduler's
-            address (``tcp://HOST:8786``, ``tls://...``) or ``"local"`` (a ``LocalCluster`` of
-            ``workers`` processes on 127.0.0.1) grades on that cluster's workers instead
-            (:mod:`.cluster`; needs the ``dask`` extra). Everything else is the same.
-        fork_nbgrader: each slot forks its ``nbgrader`` runs from one pre-imported process
-            (:mod:`.nbgrader_fork`); ``False`` starts each run afresh.
         first_server: a fork server already started (by this thread, or one that outlives the
             batch) for ``<course>/nbgrader_config.py``, e.g. by ``ch11-grade batch`` before its own
             imports: the local pool uses it as slot 0's. Closed when the batch ends, used or not.
@@ -135,9 +107,7 @@ def grade_class(
         IntakeError: the source is refused as a whole.
     """
     try:
-        plan = open_plan(source, course, workers=workers, sandbox=sandbox, progress=progress, timeout=timeout,
-                         limits=limits, regrade=regrade, assignment=assignment, keep_work=keep_work,
-                         feedback=feedback, cluster=cluster, fork_nbgrader=fork_nbgrader)
+        plan = open_plan(source, course, options, progress)
         lock = BatchLock(plan.state / "lock")
         try:
             return _run(plan, first_server)
@@ -151,18 +121,8 @@ def grade_class(
 def open_plan(
     source: Path | None,
     course: Path,
-    *,
-    workers: int,
-    sandbox: str | None,
+    options: BatchOptions,
     progress: Callable[[ProgressEvent], None] | None,
-    timeout: float,
-    limits: IntakeLimits | None,
-    regrade: bool,
-    assignment: str,
-    keep_work: bool,
-    feedback: bool,
-    cluster: str | None,
-    fork_nbgrader: bool,
 ) -> BatchPlan:
     """The checks before anything is graded, and the plan (arguments as :func:`grade_class`'s; the course is
     created when absent and its state folder made). ``source`` ``None``: submissions come one at a time
@@ -172,14 +132,14 @@ def open_plan(
         BatchError, IntakeError: as :func:`grade_class`.
     """
     started = time.monotonic()
-    if workers < 1:
+    if options.workers < 1:
         raise BatchError("workers must be at least 1")
-    if cluster is not None:
+    if options.cluster is not None:
         from .cluster import require_dask
 
         require_dask()
     try:
-        sandbox = resolve_backend(sandbox)
+        options = replace(options, sandbox=resolve_backend(options.sandbox))
     except ValueError as exc:
         raise BatchError(str(exc)) from exc
     course = Path(course).resolve()
@@ -187,15 +147,11 @@ def open_plan(
         source = Path(source).resolve()
         if not source.exists():
             raise IntakeError(f"{source}: no such folder or zip file")
-    if cluster is None or cluster == "local":
-        check_sandbox(sandbox, workers)  # a remote cluster's workers check their own (.cluster.check_worker)
-    init_course(course, assignment=assignment)
-    if source is None:
-        source = course
-    check_private(sandbox, [source, course])
-    plan = BatchPlan(source, course, workers=workers, sandbox=sandbox, timeout=timeout, limits=limits,
-                     regrade=regrade, assignment=assignment, keep_work=keep_work, feedback=feedback,
-                     progress=progress, started=started, cluster=cluster, fork_nbgrader=fork_nbgrader)
+    plan = BatchPlan(source if source is not None else course, course, options, progress, started)
+    if options.cluster is None or options.cluster == "local":  # a remote cluster's workers check their own
+        check_sandbox(plan.sandbox, options.workers)  # (.cluster.check_worker)
+    init_course(course, assignment=options.assignment)
+    check_private(plan.sandbox, [plan.source, course])
     plan.state.mkdir(mode=0o700, exist_ok=True)
     return plan
 
@@ -222,17 +178,17 @@ def prepare(plan: BatchPlan) -> Released:
     Raises:
         BatchError: the assignment cannot be generated or its notebooks read.
     """
-    course, assignment, logs = plan.course, plan.assignment, plan.logs
+    course, assignment, logs = plan.course, plan.options.assignment, plan.logs
     logs.mkdir(exist_ok=True)
     if plan.work_root.exists():
         shutil.rmtree(plan.work_root)  # left by a killed run
     plan.work_root.mkdir()
-    for slot in range(plan.workers):
+    for slot in range(plan.options.workers):
         kill_slot(plan.sandbox, slot)
     ensure_assignment(course, assignment, logs / "generate_assignment.log")
-    notebooks = sorted(p.name for p in (course / "source" / assignment).glob("*.ipynb"))
+    notebooks = sorted(p.name for p in assignment_source(course, assignment).glob("*.ipynb"))
     try:
-        cells = load_released(course / "source" / assignment, notebooks)
+        cells = load_released(assignment_source(course, assignment), notebooks)
     except ValueError as exc:
         raise BatchError(f"cannot read the assignment's notebooks: {exc}") from exc
     return Released(notebooks, cells, _max_score(course, assignment))
@@ -242,7 +198,7 @@ def _run(plan: BatchPlan, first_server: NbgraderForkServer | None = None) -> Bat
     released = prepare(plan)
     # The local pool grades slot 0 on the server started first, which outlives the pool: the course-wide
     # steps fork from it at the end, and no second server imports nbgrader beside the first submissions.
-    shared = first_server is not None and plan.cluster is None and plan.fork_nbgrader
+    shared = first_server is not None and plan.options.cluster is None and plan.options.fork_nbgrader
     steps = first_server if shared else course_server(plan)
     try:
         return _grade_and_report(plan, released, steps, first_server)
@@ -257,10 +213,10 @@ def course_server(plan: BatchPlan) -> NbgraderForkServer | None:
     Started only when the plan runs those steps and forks nbgrader; one that cannot start
     leaves the steps to start nbgrader afresh.
     """
-    if not (plan.feedback and plan.fork_nbgrader):
+    if not (plan.options.feedback and plan.options.fork_nbgrader):
         return None
     try:
-        return NbgraderForkServer(plan.course / "nbgrader_config.py", wait=False)
+        return NbgraderForkServer(plan.course / CONFIG, wait=False)
     except ForkServerGone as exc:
         log.warning("the course-wide steps start nbgrader afresh: %s", exc)
         return None
@@ -268,7 +224,7 @@ def course_server(plan: BatchPlan) -> NbgraderForkServer | None:
 
 def _grade_and_report(plan: BatchPlan, released: Released, steps: NbgraderForkServer | None,
                       first_server: NbgraderForkServer | None = None) -> BatchReport:
-    course, assignment, logs = plan.course, plan.assignment, plan.logs
+    course, assignment, logs = plan.course, plan.options.assignment, plan.logs
 
     def emit(done: int, total: int, record: SubmissionRecord | None, message: str = "",
              eta: float | None = None) -> None:
@@ -277,9 +233,9 @@ def _grade_and_report(plan: BatchPlan, released: Released, steps: NbgraderForkSe
 
     max_score = released.max_score
     intake = read_source(plan.source, plan.state / "staging", released.notebooks, assignment=assignment,
-                         limits=plan.limits)
+                         limits=plan.options.limits)
     ledger = Ledger(plan.ledger)
-    latest = {} if plan.regrade else ledger.latest()
+    latest = {} if plan.options.regrade else ledger.latest()
     last_graded = ledger.latest_graded()  # read even with regrade: the gradebook keeps those grades either way
     duedate, priors = read_prior(course, assignment)
 
@@ -317,7 +273,7 @@ def _grade_and_report(plan: BatchPlan, released: Released, steps: NbgraderForkSe
                 student = outcome.sub.student
                 record = finish(outcome, plan, max_score, ledger,
                                 earlier_grades(priors.get(student), last_graded.get(student)), due(student))
-                if not plan.keep_work:
+                if not plan.options.keep_work:
                     shutil.rmtree(outcome.work, ignore_errors=True)
                 records[record.student] = record
                 done += 1
@@ -329,10 +285,10 @@ def _grade_and_report(plan: BatchPlan, released: Released, steps: NbgraderForkSe
     ordered = [records[s.student] for s in intake.submissions]
     reports = plan.reports
     reports.mkdir(exist_ok=True)
-    if plan.feedback and any(r.status != "error" for r in ordered):
+    if plan.options.feedback and any(r.status != "error" for r in ordered):
         emit(done, total, None, "nbgrader generate_feedback")
         problems += generate_feedback(course, logs / "generate_feedback.log", assignment, forks=steps)
-    if plan.feedback:
+    if plan.options.feedback:
         emit(done, total, None, "nbgrader export")
         problems += course_step(course, logs / "export.log", "export", "--to",
                                 str(reports / f"{assignment}-nbgrader-export.csv"), forks=steps)
@@ -342,15 +298,15 @@ def _grade_and_report(plan: BatchPlan, released: Released, steps: NbgraderForkSe
     elapsed = time.monotonic() - plan.started
     summary_path = reports / f"{assignment}-summary.txt"
     report.write_atomically(summary_path, report.summary_text(
-        ordered, elapsed_seconds=elapsed, workers=plan.workers, sandbox=plan.sandbox, source=str(plan.source),
-        intake_notes=intake.notes, batch_problems=problems))
+        ordered, elapsed_seconds=elapsed, workers=plan.options.workers, sandbox=plan.sandbox,
+        source=str(plan.source), intake_notes=intake.notes, batch_problems=problems))
     report.write_atomically(reports / f"{assignment}-records.json", report.records_json(ordered))
-    return BatchReport(ordered, csv_path, summary_path, course / "feedback", elapsed, problems)
+    return BatchReport(ordered, csv_path, summary_path, course / FEEDBACK, elapsed, problems)
 
 
 def runner(plan: BatchPlan, say: Callable[[str], None]) -> Runner:
     """The plan's runner: this machine's pool, or a Dask cluster (imported only then: an optional extra)."""
-    if plan.cluster is None:
+    if plan.options.cluster is None:
         return LocalPool(plan)
     from .cluster import DaskRunner
 
@@ -368,7 +324,7 @@ def triage(
     row in the course; ``due``: the student's due date (ISO); ``earlier``: see :func:`earlier_grades`.
     """
     merged = {sub.student} if prior is not None else set()
-    resumable = sub.error is None and _resumable(entry, sub, plan.course, merged, plan.assignment, due)
+    resumable = sub.error is None and _resumable(entry, sub, plan.course, merged, plan.options.assignment, due)
     if sub.error is None and not resumable:
         # Before nbgrader, which fails on tampered cell metadata without naming the cell.
         try:
@@ -406,7 +362,7 @@ def _resumable(
         and entry.sha256 == sub.sha256
         and entry.due == due
         and sub.student in merged
-        and (course / "autograded" / sub.student / assignment).is_dir()
+        and student_folder(course, AUTOGRADED, sub.student, assignment).is_dir()
     )
 
 
@@ -415,7 +371,7 @@ def _iso(moment: datetime | None) -> str | None:
 
 
 def _max_score(course: Path, assignment: str) -> float:
-    with open_gradebook(course / "gradebook.db") as gb:
+    with open_gradebook(course / GRADEBOOK) as gb:
         return round(sum(p for cells in autograded_cells(gb, assignment).values() for p in cells.values()), 6)
 
 
@@ -471,7 +427,7 @@ def finish(
     ``due``: the student's due date the grading used (ISO, naive UTC), kept in the ledger for resuming.
     """
     sub, result = outcome.sub, outcome.result
-    course, assignment = plan.course, plan.assignment
+    course, assignment = plan.course, plan.options.assignment
     log = str(plan.log_for(sub.student))
 
     def failed(cause: str, earlier: EarlierGrades | None) -> SubmissionRecord:
@@ -487,11 +443,11 @@ def finish(
         merge_result(course, assignment, result)
         # The grades are committed: should installing the files fail, the gradebook holds these grades.
         earlier = EarlierGrades(sub.sha256, datetime.now(UTC).isoformat(timespec="seconds"), result.score, max_score)
-        install_files(outcome.work / "autograded" / sub.student / assignment,
-                      course / "autograded" / sub.student / assignment)
+        install_files(student_folder(outcome.work, AUTOGRADED, sub.student, assignment),
+                      student_folder(course, AUTOGRADED, sub.student, assignment))
         if not plan.source_inside_course:
-            install_files(outcome.work / "submitted" / sub.student / assignment,
-                          course / "submitted" / sub.student / assignment)
+            install_files(student_folder(outcome.work, SUBMITTED, sub.student, assignment),
+                          student_folder(course, SUBMITTED, sub.student, assignment))
     except Exception as exc:  # recorded; the rerun regrades and merges again (merging only sets values)
         return failed(f"merging into the course failed: {type(exc).__name__}: {str(exc)[:300]}", earlier)
     record = SubmissionRecord(sub.student, "graded", None, result.score, max_score, dict(result.per_notebook),

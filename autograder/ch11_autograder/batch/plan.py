@@ -1,7 +1,11 @@
-"""One batch's settings, checked and resolved, and where its files are (:class:`BatchPlan`).
+"""A batch's options (:class:`BatchOptions`), and one batch's plan: those options checked and
+resolved, and where its files are (:class:`BatchPlan`).
 
-Shared by the orchestrator (:mod:`.orchestrate`) and the runners that grade its
-submissions (:mod:`.runners`, :mod:`.cluster`).
+:class:`BatchOptions` is the one record of the settings a batch takes: the command line
+(``ch11-grade batch``), the Gradescope autograder and the grade-on-submit service each build one
+and pass it to :func:`.orchestrate.grade_class` or :class:`.session.GradingSession`, which check it
+into a :class:`BatchPlan`. The plan is shared by the orchestrator (:mod:`.orchestrate`) and the
+runners that grade its submissions (:mod:`.runners`, :mod:`.cluster`).
 """
 
 from __future__ import annotations
@@ -10,51 +14,88 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..paths import ASSIGNMENT
 from .course import REPORTS_DIR, STATE_DIR
 from .intake import IntakeLimits
 from .records import ProgressEvent
 
-__all__ = ["BatchPlan"]
+__all__ = ["DEFAULT_OPTIONS", "DEFAULT_TIMEOUT", "BatchOptions", "BatchPlan"]
+
+#: Wall-time limit per submission, seconds.
+DEFAULT_TIMEOUT = 1800.0
 
 
 @dataclass(frozen=True)
-class BatchPlan:
-    """One batch's settings: :func:`grade_class`'s arguments, checked and resolved.
+class BatchOptions:
+    """How a batch grades (the defaults are ``ch11-grade batch``'s without options).
 
     Attributes:
-        source: the folder or zip to grade (resolved).
-        course: the instructor's course directory (resolved).
-        workers: submissions graded at the same time (slots ``0 .. workers - 1``).
-        sandbox: backend name for student code (lower case, ``$CH11_SANDBOX`` already applied).
+        workers: submissions graded at the same time (slots ``0 .. workers - 1``, each an ``nbgrader``
+            process with its own ``CH11_SLOT``); at least 1.
+        sandbox: backend name for student code (``bwrap``, ``container-user``, ``none``); ``None`` reads
+            ``$CH11_SANDBOX`` (default ``bwrap``). Checked before anything is graded; a plan holds it
+            resolved (lower case, never ``None``).
         timeout: wall-time limit per submission, seconds.
         limits: intake caps (``None``: intake's defaults).
         regrade: grade everything again, ignoring the ledger.
         assignment: nbgrader assignment name.
-        keep_work: keep the isolated course directories.
-        feedback: run ``nbgrader generate_feedback`` and ``export`` at the end.
+        keep_work: keep the isolated course directories (for debugging).
+        feedback: run ``nbgrader generate_feedback`` and ``export`` at the end (the Gradescope
+            autograder, which reports through results.json, does not; a grading session never does).
+        cluster: ``None`` grades on this machine (:class:`.runners.LocalPool`, ``workers`` threads); a
+            Dask scheduler's address (``tcp://HOST:8786``, ``tls://...``) or ``"local"`` (a
+            ``LocalCluster`` of ``workers`` processes on 127.0.0.1) grades on that cluster's workers
+            instead (:class:`.cluster.DaskRunner`; needs the ``dask`` extra). Everything else is the same.
+        fork_nbgrader: each slot forks its ``nbgrader`` runs from one pre-imported process
+            (:mod:`.nbgrader_fork`); ``False`` starts each run afresh.
+    """
+
+    workers: int = 2
+    sandbox: str | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    limits: IntakeLimits | None = None
+    regrade: bool = False
+    assignment: str = ASSIGNMENT
+    keep_work: bool = False
+    feedback: bool = True
+    cluster: str | None = None
+    fork_nbgrader: bool = True
+
+
+#: The options of ``ch11-grade batch`` without flags (frozen: a default argument that cannot change).
+DEFAULT_OPTIONS = BatchOptions()
+
+
+@dataclass(frozen=True)
+class BatchPlan:
+    """One batch's plan: its options checked and resolved (:func:`.orchestrate.open_plan`).
+
+    Attributes:
+        source: the folder or zip to grade (resolved).
+        course: the instructor's course directory (resolved).
+        options: the batch's options, the sandbox resolved (:attr:`sandbox`).
         progress: called in the orchestrating thread after each finished submission and at each step.
         started: ``time.monotonic()`` when the batch started (elapsed times and ETAs count from it).
-        cluster: where the submissions are graded: ``None`` for this machine's worker pool
-            (:class:`.runners.LocalPool`), else a Dask scheduler address or ``"local"``
-            (:class:`.cluster.DaskRunner`).
-        fork_nbgrader: the local pool starts each submission's nbgrader as a fork of a
-            pre-imported one per slot (:mod:`.nbgrader_fork`); False starts a fresh process each time.
+
+    Raises:
+        ValueError: ``options.sandbox`` is not resolved (``None``).
     """
 
     source: Path
     course: Path
-    workers: int
-    sandbox: str
-    timeout: float
-    limits: IntakeLimits | None
-    regrade: bool
-    assignment: str
-    keep_work: bool
-    feedback: bool
+    options: BatchOptions
     progress: Callable[[ProgressEvent], None] | None
     started: float
-    cluster: str | None = None
-    fork_nbgrader: bool = True
+
+    def __post_init__(self) -> None:
+        if self.options.sandbox is None:
+            raise ValueError("a batch plan needs its sandbox resolved (ch11_autograder.untrusted.choose)")
+
+    @property
+    def sandbox(self) -> str:
+        """The backend name for student code, resolved (lower case, ``$CH11_SANDBOX`` already applied)."""
+        assert self.options.sandbox is not None  # checked in __post_init__
+        return self.options.sandbox
 
     @property
     def state(self) -> Path:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from nbgrader.api import MissingEntry
 
+from ..course_layout import GRADEBOOK
 from ..textsafe import escape
 from .gradebook import open_gradebook
 from .merge import autograded_cells
@@ -91,7 +92,7 @@ class CsvRow:
 def grade_rows(course: Path, assignment: str, records: Sequence[SubmissionRecord]) -> list[CsvRow]:
     """One row per record, scores read from the instructor's gradebook (manual overrides count)."""
     rows = []
-    with open_gradebook(course / "gradebook.db") as gb:
+    with open_gradebook(course / GRADEBOOK) as gb:
         auto = autograded_cells(gb, assignment)
         max_total = round(sum(p for cells in auto.values() for p in cells.values()), 6)
         for record in sorted(records, key=lambda r: r.student):

@@ -27,6 +27,7 @@ from collections.abc import Generator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Protocol
 
+from ..course_layout import CONFIG
 from .intake import StudentSubmission
 from .isolated import Outcome, RunningGraders, grade_isolated, kill_slot
 from .merge import PriorSubmission
@@ -112,18 +113,18 @@ REFILL_SECONDS = 5
 
 
 class LocalPool:
-    """``plan.workers`` threads on this machine, slot ``k`` of ``0 .. workers - 1`` each (``CH11_SLOT``)."""
+    """The plan's ``workers`` threads on this machine, slot ``k`` of ``0 .. workers - 1`` each (``CH11_SLOT``)."""
 
     def __init__(self, plan: BatchPlan) -> None:
         self.plan = plan
         self.running = RunningGraders()
         self._slots: queue.Queue[int] = queue.Queue()
-        for slot in range(plan.workers):
+        for slot in range(plan.options.workers):
             self._slots.put(slot)
         #: The slots' fork servers, kept for the pool's life (``servers.started`` counts their starts).
-        self.servers = SlotServers(plan.course / "nbgrader_config.py", enabled=plan.fork_nbgrader)
+        self.servers = SlotServers(plan.course / CONFIG, enabled=plan.options.fork_nbgrader)
         # The threads live as long as the pool: a fork server dies with the thread that started it.
-        self._pool = ThreadPoolExecutor(max_workers=plan.workers, thread_name_prefix="ch11-grade")
+        self._pool = ThreadPoolExecutor(max_workers=plan.options.workers, thread_name_prefix="ch11-grade")
         self._pending: set[Future[Outcome]] = set()
 
     def start(self, expected: int | None = None) -> None:
@@ -133,12 +134,12 @@ class LocalPool:
         # start of the ones that are (a single submission takes slot 0; a later slot starts on first use).
         # A submission may then start on a free thread while its slot is still warming: SlotServers.for_slot
         # makes it wait for that start instead of starting a second server.
-        warm = self.plan.workers if expected is None else min(self.plan.workers, expected)
+        warm = self.plan.options.workers if expected is None else min(self.plan.options.workers, expected)
         for slot in range(warm):
             self._pool.submit(self.servers.for_slot, slot)
 
     def free(self) -> int:
-        return max(0, self.plan.workers - len(self._pending))
+        return max(0, self.plan.options.workers - len(self._pending))
 
     def in_flight(self) -> int:
         return len(self._pending)
@@ -151,12 +152,13 @@ class LocalPool:
         slot = self._slots.get()
         # The suites go ahead of execution only with a core to spare beyond one per busy slot (this one included):
         # a submission graded alone finishes sooner, and a full pool does not pay the second zygote's start.
-        spare = plan.workers - self._slots.qsize() < len(os.sched_getaffinity(0))
+        spare = plan.options.workers - self._slots.qsize() < len(os.sched_getaffinity(0))
         try:
             return grade_isolated(sub, course=plan.course, template=plan.template, work_root=plan.work_root,
                                   log_path=plan.log_for(sub.student), slot=slot, sandbox=plan.sandbox,
-                                  timeout=plan.timeout, assignment=plan.assignment, running=self.running,
-                                  prior=prior, forks=self.servers.for_slot(slot), spare_core=spare)
+                                  timeout=plan.options.timeout, assignment=plan.options.assignment,
+                                  running=self.running, prior=prior, forks=self.servers.for_slot(slot),
+                                  spare_core=spare)
         finally:
             self._slots.put(slot)
 
@@ -173,6 +175,6 @@ class LocalPool:
     def cancel(self) -> None:
         self.running.kill_all()
         self._pool.shutdown(wait=True, cancel_futures=True)
-        for slot in range(self.plan.workers):
+        for slot in range(self.plan.options.workers):
             kill_slot(self.plan.sandbox, slot)
         self.servers.close()

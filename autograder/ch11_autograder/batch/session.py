@@ -43,16 +43,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
-from ..paths import ASSIGNMENT
 from .course import make_template
 from .guards import BatchLock
-from .intake import IntakeLimits, read_source
+from .intake import read_source
 from .ledger import Ledger
 from .merge import read_prior
 from .nbgrader_fork import NbgraderForkServer
-from .orchestrate import DEFAULT_TIMEOUT, due_date, earlier_grades, finish, open_plan, prepare, runner, triage
-from .plan import BatchPlan
+from .orchestrate import due_date, earlier_grades, finish, open_plan, prepare, runner, triage
+from .plan import DEFAULT_OPTIONS, BatchOptions, BatchPlan
 from .records import EarlierGrades, SubmissionRecord
 from .runners import LocalPool, Runner
 
@@ -72,31 +72,28 @@ class _InFlight:
 class GradingSession:
     """The batch grader kept open on ``course`` (see the module). A context manager: leaving it closes it.
 
-    Arguments are :func:`.orchestrate.grade_class`'s (``workers`` slots; ``cluster``: ``None``, ``"local"``,
-    a batch system or a scheduler address); ``say`` reports a runner's steps and warnings.
+    ``options``: how to grade, as :func:`.orchestrate.grade_class` takes them (``workers`` slots; ``cluster``:
+    ``None``, ``"local"``, a batch system or a scheduler address); a session never regrades what the ledger
+    holds or writes the course-wide feedback and export, so its plan has ``regrade`` and ``feedback`` off.
+    ``settings``: fields of :class:`.plan.BatchOptions` set over ``options`` (for callers that name them one
+    by one). ``say`` reports a runner's steps and warnings.
 
     Raises:
         BatchError: the course, the sandbox, the lock or the cluster is unusable (as
             :func:`.orchestrate.grade_class`); nothing is left open.
+        TypeError: ``settings`` names no field of :class:`.plan.BatchOptions`.
     """
 
     def __init__(
         self,
         course: Path,
+        options: BatchOptions = DEFAULT_OPTIONS,
         *,
-        workers: int = 2,
-        sandbox: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        limits: IntakeLimits | None = None,
-        assignment: str = ASSIGNMENT,
-        keep_work: bool = False,
-        cluster: str | None = None,
-        fork_nbgrader: bool = True,
         say: Callable[[str], None] | None = None,
+        **settings: Any,
     ) -> None:
-        self.plan = open_plan(None, course, workers=workers, sandbox=sandbox, progress=None, timeout=timeout,
-                              limits=limits, regrade=False, assignment=assignment, keep_work=keep_work,
-                              feedback=False, cluster=cluster, fork_nbgrader=fork_nbgrader)
+        options = replace(options, **settings, regrade=False, feedback=False)
+        self.plan = open_plan(None, course, options, None)
         self._lock = BatchLock(self.plan.state / "lock")
         self._in_flight: dict[str, _InFlight] = {}
         self._seq = itertools.count(1)
@@ -106,7 +103,7 @@ class GradingSession:
             self.released = prepare(self.plan)
             shutil.rmtree(self._staging, ignore_errors=True)  # left by a killed batch or session
             self._staging.mkdir()
-            make_template(self.plan.course, self.plan.template, assignment)
+            make_template(self.plan.course, self.plan.template, options.assignment)
             self.ledger = Ledger(self.plan.ledger)
             self.runner: Runner = runner(self.plan, say or (lambda _line: None))
             self.runner.start()
@@ -154,8 +151,8 @@ class GradingSession:
         """
         plan = replace(self.plan, source=Path(folder).resolve())
         staging = self._staging / str(next(self._seq))
-        intake = read_source(plan.source, staging, self.released.notebooks, assignment=plan.assignment,
-                             limits=plan.limits)
+        intake = read_source(plan.source, staging, self.released.notebooks, assignment=plan.options.assignment,
+                             limits=plan.options.limits)
         busy = sorted(s.student for s in intake.submissions if s.student in self._in_flight)
         if busy:
             shutil.rmtree(staging, ignore_errors=True)
@@ -164,7 +161,7 @@ class GradingSession:
         records: list[SubmissionRecord] = []
         for sub in intake.submissions:
             # Read now, for this student alone: an earlier submission of theirs merged since changes their row.
-            duedate, priors = read_prior(plan.course, plan.assignment, sub.student)
+            duedate, priors = read_prior(plan.course, plan.options.assignment, sub.student)
             prior = priors.get(sub.student)
             due = due_date(duedate, prior)
             earlier = earlier_grades(prior, last_graded.get(sub.student))
@@ -186,7 +183,7 @@ class GradingSession:
         for outcome in self.runner.wait(timeout):
             job = self._in_flight.pop(outcome.sub.student)
             records.append(finish(outcome, job.plan, self.released.max_score, self.ledger, job.earlier, job.due))
-            if not self.plan.keep_work:
+            if not self.plan.options.keep_work:
                 shutil.rmtree(outcome.work, ignore_errors=True)
             if not any(other.staging == job.staging for other in self._in_flight.values()):
                 shutil.rmtree(job.staging, ignore_errors=True)

@@ -54,10 +54,12 @@ class CountingSession:
         self.messages += 1
         return self._session.call_watch(fn, *args, **kwargs)
 
-    def call_many(self, calls: Sequence[Call], **options: Any) -> list[Outcome]:
+    def call_many(
+        self, calls: Sequence[Call], *, stop_on_error: bool = False, deadline: float | None = None
+    ) -> list[Outcome]:
         self.calls += len(calls)
         self.messages += 1
-        return self._session.call_many(calls, **options)
+        return self._session.call_many(calls, stop_on_error=stop_on_error, deadline=deadline)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._session, name)

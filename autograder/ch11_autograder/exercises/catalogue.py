@@ -30,7 +30,7 @@ import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from ..trusted.suite import Misconception
+from ..api.suite import Misconception
 from . import exercise as _exercise
 
 __all__ = ["WrongAnswer", "catalogue", "in_order", "misconception", "seen_through", "wrong_answer"]

@@ -39,9 +39,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from ..protocol import Kept
-from ..trusted.contract import Clause
-from ..trusted.suite import Call, Session
+from ..api.contract import Clause
+from ..api.suite import Call, Kept, Session
 
 __all__ = [
     "Family",
@@ -462,10 +461,12 @@ class Renamed:
     def call_watch(self, fn: str, *args: Any, **kwargs: Any) -> Any:
         return self.session.call_watch(self.names.get(fn, fn), *args, **kwargs)
 
-    def call_many(self, calls: Sequence[Call], **options: Any) -> Any:
+    def call_many(
+        self, calls: Sequence[Call], *, stop_on_error: bool = False, deadline: float | None = None
+    ) -> list[Any]:
         """The session's ``call_many`` (``WorkerSession.call_many``) with the calls renamed: one exchange still."""
         renamed = [dataclasses.replace(call, fn=self.names.get(call.fn, call.fn)) for call in calls]
-        return self.session.call_many(renamed, **options)  # type: ignore[attr-defined]
+        return self.session.call_many(renamed, stop_on_error=stop_on_error, deadline=deadline)
 
     def keep(self, value: Any, label: str = "") -> Kept:
         return self.session.keep(value, label)

@@ -34,6 +34,7 @@ import zipfile
 from importlib import resources
 from pathlib import Path
 
+from ..course_layout import CONFIG, GRADEBOOK, SOURCE, assignment_source
 from ..paths import ASSIGNMENT, COURSE_CONFIG, SOURCE_DIR
 from .results import VISIBILITIES, failure_results, results_for, write_results
 
@@ -87,9 +88,9 @@ def build_zip(
             _add(archive, "run_autograder", (SCRIPTS / "run_autograder").read_bytes(), 0o755)
             settings = {"assignment": ASSIGNMENT, "visibility": visibility, "timeout": timeout}
             _add(archive, "ch11/config.json", (json.dumps(settings, indent=1, sort_keys=True) + "\n").encode())
-            _add(archive, "ch11/course/nbgrader_config.py", COURSE_CONFIG.read_bytes())
+            _add(archive, f"ch11/course/{CONFIG}", COURSE_CONFIG.read_bytes())
             for notebook in sorted(SOURCE_DIR.glob("*.ipynb")):
-                _add(archive, f"ch11/course/source/{ASSIGNMENT}/{notebook.name}", notebook.read_bytes())
+                _add(archive, f"ch11/course/{SOURCE}/{ASSIGNMENT}/{notebook.name}", notebook.read_bytes())
             for path in sorted(wheelhouse.iterdir()):
                 if path.is_file() and (path.suffix == ".whl" or path.name.endswith("requirements.txt")):
                     _add(archive, f"ch11/wheelhouse/{path.name}", path.read_bytes())
@@ -115,7 +116,7 @@ def prepare(root: Path) -> Path:
 
     bundled = root / "source" / "ch11" / "course"
     course = _work(root) / "course"
-    init_course(course, config=bundled / "nbgrader_config.py", source_dir=bundled / "source" / ASSIGNMENT)
+    init_course(course, config=bundled / CONFIG, source_dir=assignment_source(bundled, ASSIGNMENT))
     logs = course / STATE_DIR / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     ensure_assignment(course, ASSIGNMENT, logs / "generate_assignment.log")
@@ -149,7 +150,7 @@ def _stage_submission(submission: Path, dest: Path) -> list[str]:
 
 def run(root: Path) -> int:
     """Grade ``root/submission`` and write ``root/results/results.json``; returns 0 when it was written."""
-    from ..batch import grade_class
+    from ..batch import BatchOptions, grade_class
 
     started = time.monotonic()
     results = root / "results" / "results.json"
@@ -160,14 +161,15 @@ def run(root: Path) -> int:
                 os.chmod(private, 0o700)  # Gradescope's advice: student code must not read or write these
         work = _work(root)
         course = work / "course"
-        if not (course / "gradebook.db").is_file():
+        if not (course / GRADEBOOK).is_file():
             prepare(root)
         incoming = work / "in"
         if incoming.exists():
             shutil.rmtree(incoming)
         notes = _stage_submission(root / "submission", incoming / GRADESCOPE_STUDENT / ASSIGNMENT)
-        report = grade_class(incoming, course, workers=1, sandbox="container-user",
-                             timeout=float(settings.get("timeout", DEFAULT_TIMEOUT)), regrade=True, feedback=False)
+        options = BatchOptions(workers=1, sandbox="container-user", regrade=True, feedback=False,
+                               timeout=float(settings.get("timeout", DEFAULT_TIMEOUT)))
+        report = grade_class(incoming, course, options)
         record = next(r for r in report.records if r.student == GRADESCOPE_STUDENT)
         record.notes[:0] = notes
         data = results_for(course, record, assignment=ASSIGNMENT, visibility=settings.get("visibility", "visible"),

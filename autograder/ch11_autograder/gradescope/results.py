@@ -29,6 +29,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from ..batch.merge import autograded_cells
 from ..batch.records import SubmissionRecord
 from ..batch.report import format_score
+from ..course_layout import AUTOGRADED, GRADEBOOK, student_folder
 
 __all__ = ["VISIBILITIES", "failure_results", "results_for", "write_results"]
 
@@ -78,7 +79,7 @@ def results_for(
     """results.json content for ``record``'s student in ``course`` (graded, or an error)."""
     if visibility not in VISIBILITIES:
         raise ValueError(f"visibility must be one of {', '.join(VISIBILITIES)}")
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+    with Gradebook(f"sqlite:///{course / GRADEBOOK}") as gb:
         cells = autograded_cells(gb, assignment)
         order = {nb.name: i for i, nb in enumerate(sorted(gb.find_assignment(assignment).notebooks,
                                                              key=lambda n: n.name))}
@@ -97,7 +98,7 @@ def results_for(
     tests = []
     graded = record.status != "error" and bool(scores)
     for notebook in sorted(cells, key=lambda n: order.get(n, 0)):
-        path = course / "autograded" / record.student / assignment / f"{notebook}.ipynb"
+        path = student_folder(course, AUTOGRADED, record.student, assignment) / f"{notebook}.ipynb"
         texts: dict[str, str] = {}
         in_order = list(cells[notebook])
         if graded and path.is_file():

@@ -14,6 +14,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..course_layout import GRADEBOOK
+
 __all__ = ["StudentScore", "read_scores"]
 
 
@@ -50,7 +52,7 @@ def read_scores(course: Path, assignment: str) -> dict[str, StudentScore]:
     from nbgrader.api import Gradebook, MissingEntry
     from sqlalchemy.exc import SAWarning
 
-    db = course / "gradebook.db"
+    db = course / GRADEBOOK
     if not db.is_file():
         raise FileNotFoundError(f"{course}: no gradebook.db (is this the instructor's nbgrader course directory?)")
     out: dict[str, StudentScore] = {}

@@ -31,6 +31,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from ..batch.course import REPORTS_DIR, STATE_DIR
 from ..batch.ledger import Ledger
 from ..batch.merge import autograded_cells
+from ..course_layout import AUTOGRADED, GRADEBOOK, student_folder
 from ..exercises import EXERCISES
 from ..exercises.catalogue import WrongAnswer, catalogue
 from ..trusted.verdicts import OUTCOMES, VERDICT_METADATA_KEY
@@ -214,7 +215,7 @@ def collect(course: Path, assignment: str) -> ClassReport:
         FileNotFoundError: ``course`` has no ``gradebook.db``.
         MissingEntry: the gradebook does not know ``assignment``.
     """
-    db = course / "gradebook.db"
+    db = course / GRADEBOOK
     if not db.is_file():
         raise FileNotFoundError(f"{db}: no gradebook (is {course} an nbgrader course graded by ch11-grade batch?)")
     notes: list[str] = []
@@ -293,7 +294,7 @@ def _verdicts(course: Path, assignment: str, students: Sequence[StudentScores],
         for notebook, cells in sorted(auto_cells.items()):
             if not cells:
                 continue
-            path = course / "autograded" / student.student / assignment / f"{notebook}.ipynb"
+            path = student_folder(course, AUTOGRADED, student.student, assignment) / f"{notebook}.ipynb"
             found = _read_records(path, set(cells)) if path.is_file() else {}
             for grade_id in sorted(cells):
                 record = found.get(grade_id)

@@ -24,6 +24,8 @@ from traitlets import Enum, Float, Integer, Unicode
 from traitlets.config import Config, Configurable
 from traitlets.config.loader import ConfigFileNotFound, PyFileConfigLoader
 
+from ..course_layout import CONFIG, EXCHANGE_FEEDBACK, EXCHANGE_INBOUND
+
 __all__ = ["FEEDBACK_LEVELS", "ServePolicy", "ServeSettings", "load_config", "load_settings"]
 
 #: What a student sees of a graded submission before the due date (see :class:`ServePolicy`).
@@ -90,11 +92,11 @@ class ServeSettings:
 
     @property
     def inbound(self) -> Path:
-        return self.exchange / self.course_id / "inbound"
+        return self.exchange / self.course_id / EXCHANGE_INBOUND
 
     @property
     def feedback(self) -> Path:
-        return self.exchange / self.course_id / "feedback"
+        return self.exchange / self.course_id / EXCHANGE_FEEDBACK
 
 
 def _config_dirs() -> list[str]:
@@ -111,7 +113,7 @@ def load_config(course: Path) -> Config:
     merged = Config()
     for directory in [*reversed(_config_dirs()), str(course)]:
         try:
-            merged.merge(PyFileConfigLoader("nbgrader_config.py", path=directory).load_config())
+            merged.merge(PyFileConfigLoader(CONFIG, path=directory).load_config())
         except ConfigFileNotFound:
             continue
     return merged

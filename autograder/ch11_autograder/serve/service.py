@@ -48,6 +48,7 @@ from ..batch import BatchError, IntakeError, SubmissionRecord
 from ..batch.course import course_step
 from ..batch.records import format_score
 from ..batch.session import GradingSession
+from ..course_layout import AUTOGRADED, CONFIG, FEEDBACK, SOURCE, assignment_source, student_folder
 from ..paths import ASSIGNMENT
 from ..textsafe import escape
 from ..trusted.verdict_cache import lookups_in_log
@@ -92,7 +93,7 @@ class Service:
         self.state.mkdir(mode=0o700, exist_ok=True)
         self.queue = Queue(self.state / "queue.db")
         self.publisher = Publisher(settings.feedback)
-        self.notebooks = {p.name for p in (settings.course / "source" / assignment).glob("*.ipynb")}
+        self.notebooks = {p.name for p in assignment_source(settings.course, assignment).glob("*.ipynb")}
         self.publish_lock = threading.Lock()
         self.work = threading.Event()
         self.stopping = threading.Event()
@@ -112,12 +113,12 @@ class Service:
     def _prepare_practice(self) -> None:
         """The practice course: the course's config and source notebooks, its own gradebook."""
         practice, course = self.practice, self.settings.course
-        if (practice / "nbgrader_config.py").is_file():
+        if (practice / CONFIG).is_file():
             return
         practice.mkdir(mode=0o700, parents=True, exist_ok=True)
-        (practice / "source").mkdir(exist_ok=True)
-        shutil.copy2(course / "nbgrader_config.py", practice / "nbgrader_config.py")
-        shutil.copytree(course / "source" / self.assignment, practice / "source" / self.assignment,
+        (practice / SOURCE).mkdir(exist_ok=True)
+        shutil.copy2(course / CONFIG, practice / CONFIG)
+        shutil.copytree(assignment_source(course, self.assignment), assignment_source(practice, self.assignment),
                         dirs_exist_ok=True)
 
     def say(self, line: str) -> None:
@@ -358,10 +359,10 @@ class Service:
         for nb in sub.notebooks:
             stem = nb.removesuffix(".ipynb")
             if level == "full":
-                path = self.practice / "feedback" / sub.student / self.assignment / f"{stem}.html"
+                path = student_folder(self.practice, FEEDBACK, sub.student, self.assignment) / f"{stem}.html"
                 pages[nb] = path.read_text(encoding="utf-8")
             else:
-                path = self.practice / "autograded" / sub.student / self.assignment / nb
+                path = student_folder(self.practice, AUTOGRADED, sub.student, self.assignment) / nb
                 notebook = json.loads(path.read_text(encoding="utf-8"))
                 pages[nb] = feedback_page(stem, sub.stamp, level, notebook, record.score, record.max_score)
         return pages

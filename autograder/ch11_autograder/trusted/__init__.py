@@ -3,8 +3,8 @@
 ``worker_client`` talks to the sandboxed verdict worker, ``suite`` is the API
 hidden property suites are written against, ``registry`` maps grade ids to
 the suites that modules named in configuration register, ``verdicts`` turns property
-results into scores and student-readable messages, ``preprocessors`` plugs all
-of it into nbgrader, ``feedback`` sanitizes what untrusted execution produced,
+results into scores and student-readable messages, ``steps`` plugs all
+of it into nbgrader (one step per module), ``feedback`` sanitizes what untrusted execution produced,
 and ``submission_cells`` decides which cells of a submission are code to run.
 Nothing here imports ``ch11_autograder.exercises``: exercises depend on this
 package, never the reverse.

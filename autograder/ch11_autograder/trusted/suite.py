@@ -1,10 +1,10 @@
-"""The API hidden property suites are written against.
+"""The engine behind the API hidden property suites are written against (``ch11_autograder.api.suite``).
 
-A suite grades one autograded test cell (by its nbgrader ``grade_id``)::
+A suite imports its names from the facade, never from here. It grades one autograded
+test cell (by its nbgrader ``grade_id``)::
 
     from hypothesis import strategies as st
-    from ch11_autograder.trusted.registry import register
-    from ch11_autograder.trusted.suite import CellSuite, Misconception, expect_equal, hypothesis_property
+    from ch11_autograder.api.suite import CellSuite, Misconception, expect_equal, hypothesis_property, register
 
     @hypothesis_property(
         "doubles_integers",
@@ -140,11 +140,11 @@ class Misconception:
 
 
 class Session(Protocol):
-    """What the engine needs from a worker session (``WorkerSession`` or a test double).
+    """What the engine needs from a worker session; each method is ``WorkerSession``'s.
 
-    A session may also offer ``call_many(calls, *, stop_on_error, deadline)`` as
-    ``WorkerSession.call_many`` does; :meth:`Student.call_many` and :meth:`Student.batch`
-    make the calls one by one through ``call``/``call_watch`` on a session without it.
+    Implemented by ``WorkerSession``, by wrappers of one (``exercises.witness.Renamed``), by
+    ``InProcessSession`` (``trusted/in_process.py``) and by test doubles. ``call_many`` gives
+    one outcome per call, in order: the ``Reply``, or the exception ``call`` would raise, not raised.
     """
 
     report: tuple[CellOutcome, ...]
@@ -152,6 +152,10 @@ class Session(Protocol):
     def call(self, fn: str, *args: Any, **kwargs: Any) -> Any: ...
 
     def call_watch(self, fn: str, *args: Any, **kwargs: Any) -> Any: ...
+
+    def call_many(
+        self, calls: Sequence[Call], *, stop_on_error: bool = False, deadline: float | None = None
+    ) -> list[Outcome]: ...
 
     def keep(self, value: Any, label: str = "") -> Kept: ...
 
@@ -331,75 +335,48 @@ class Student:
         """
         return self._guarded(f"(preparing {label or 'an argument'})", lambda: self._session.keep(value, label))
 
-    def call_many(self, calls: Sequence[Call], *, return_errors: bool = False) -> list[Any]:
-        """Several calls in one exchange with the worker; each as :meth:`call` or :meth:`call_watch` gives it.
+    def batch(self, calls: Sequence[Call], *, stop_on_error: bool = True, return_errors: bool = False) -> Replies:
+        """Several calls in one exchange with the worker, taken one at a time in order: THE way to batch calls.
 
         ``calls`` are :class:`Call` records (``Call("double", (3,))``; ``watch=True`` for a
-        watched call, ``timeout`` for a limit other than the session's). The result has one
-        entry per call, in order: the value, or a :class:`Watched` for a watched call. The
-        calls are made in order in the same worker, so state one leaves behind (on a kept
-        object, in the student's globals) is what the next one sees.
+        watched call, ``timeout`` for a limit other than the session's). The calls are made in
+        order in the same worker, so state one leaves behind (on a kept object, in the
+        student's globals) is what the next one sees. Nothing is sent until the first is taken.
 
-        Everything is as if the calls were made one by one: a timeout, crash or malformed
-        reply ends the property at that call (its own time limit; feedback names that
-        call), the time budget is checked before each call, and with ``return_errors``
-        false the first ``StudentError`` is raised at its call and the calls after it are
-        not made, as ``[student.call(...) for ...]`` would. With ``return_errors`` true
-        each ``StudentError`` (and ``NotDefined``, ``Unencodable``) takes its call's place
-        in the result instead, as when every single call is wrapped in ``try``/``except
-        StudentError``.
-        """
-        return list(self.call_each(calls, return_errors=return_errors))
-
-    def call_each(self, calls: Sequence[Call], *, return_errors: bool = False) -> Iterator[Any]:
-        """:meth:`call_many`'s results one at a time, for a check that judges each before it reads the next.
-
-        A :meth:`batch` read in order: the calls go in one exchange when the first result is
-        asked for, but what a call came to is looked at only when the loop reaches it, so a
-        check that fails on one result (a :class:`Mismatch`) ends the property with that
-        failure even where a later call of the exchange timed out, crashed or found the budget
-        spent, as calls made one by one would have stopped at the wrong answer. With
-        ``return_errors`` each ``StudentError`` is yielded in its call's place instead of raised.
-        """
-        replies = self.batch(calls, stop_on_error=not return_errors)
-        for _ in range(len(replies)):
-            try:
-                yield replies.take()
-            except StudentError as exc:
-                if not return_errors:
-                    raise
-                yield exc
-
-    def batch(self, calls: Sequence[Call], *, stop_on_error: bool = True) -> Replies:
-        """``calls`` sent in one exchange when the first is taken; :meth:`Replies.take` gives each in turn.
-
-        For a check that judges each answer before it would make the next call: it takes
-        the outcomes in order, and each ``take()`` is what :meth:`call` (or :meth:`call_watch`,
-        for a watched call) would have done at that point, raising included. So a check that
-        stops at a wrong answer reports it even when a later call of the batch raised, hung or
+        Read the result with :meth:`Replies.take` or by iterating it (``for got in ...``,
+        ``next(replies)``, ``a, b = student.batch(...)``): each is what :meth:`call` (or
+        :meth:`call_watch`, for a watched call) would have done at that point, raising
+        included: the call's ``StudentError``, or the end of the property at its timeout,
+        crash, malformed reply or the spent budget, only when taken. So a check that stops
+        at a wrong answer reports it even when a later call of the exchange raised, hung or
         ended the worker: that later outcome is never taken. The later calls were made,
         though: their time counts against the budget, a hang among them costs its limit and a
         fresh worker, and state they leave in the student's code is what later calls meet.
 
-        ``stop_on_error``: true when a ``StudentError`` ends the check (the calls after an
-        error are then made only if taken, in a new exchange); false when the check expects
-        errors and goes on (every call travels in the one exchange).
+        Args:
+            stop_on_error: how the calls travel, never what a take gives. True when a
+                ``StudentError`` ends the check: the worker makes no call after an error, and
+                the calls after it are sent again, in a new exchange, only if taken. False when
+                errors are expected answers (with ``return_errors``, or a check that catches
+                them): every call travels in the one exchange.
+            return_errors: a call's ``StudentError`` (and ``NotDefined``, ``Unencodable``) is
+                taken as its value instead of raised, as when each single call is wrapped in
+                ``try``/``except StudentError``.
         """
-        return Replies(self, list(calls), stop_on_error)
+        return Replies(self, list(calls), stop_on_error, return_errors)
 
     def _send(self, calls: list[Call], stop_on_error: bool) -> list[Outcome | None]:
         """The outcomes of ``calls`` made in one exchange (``None`` each: made one at a time when taken).
 
         Once the property has recorded a mismatch (hypothesis replays and shrinks a failure), the calls
         are made one at a time as they are taken, so that from then on no call after a wrong answer is
-        made at all; so also on a session that makes calls one at a time."""
-        many = getattr(self._session, "call_many", None)
-        if many is None or self.mismatches:
+        made at all."""
+        if self.mismatches:
             return [None] * len(calls)
         head = calls[0]
         return self._guarded(
             (head.fn, tuple(head.args), dict(head.kwargs)),
-            lambda: many(calls, stop_on_error=stop_on_error, deadline=self._deadline),
+            lambda: self._session.call_many(calls, stop_on_error=stop_on_error, deadline=self._deadline),
         )
 
     def _taken(self, call: Call, outcome: Outcome | None) -> Any:
@@ -449,23 +426,36 @@ class Student:
 
 
 class Replies:
-    """The calls of one :meth:`Student.batch`, taken one at a time in order (``len()``: how many)."""
+    """The calls of one :meth:`Student.batch`, taken one at a time in order (``len()``: how many).
 
-    def __init__(self, student: Student, calls: list[Call], stop_on_error: bool) -> None:
+    An iterator: ``next(replies)`` and ``for got in replies`` take the calls not yet taken.
+    """
+
+    def __init__(self, student: Student, calls: list[Call], stop_on_error: bool, return_errors: bool) -> None:
         self._student = student
         self._calls = calls
         self._stop_on_error = stop_on_error
+        self._return_errors = return_errors
         self._outcomes: list[Outcome | None] = []
         self._next = 0
 
     def __len__(self) -> int:
         return len(self._calls)
 
+    def __iter__(self) -> Replies:
+        return self
+
+    def __next__(self) -> Any:
+        if self._next == len(self._calls):
+            raise StopIteration
+        return self.take()
+
     def take(self) -> Any:
         """The next call's value (a :class:`Watched` for a watched call), as :meth:`Student.call` gives it.
 
-        Raises what that call would raise alone: its ``StudentError``, or the end of the
-        property at it (timeout, crash, malformed reply, spent budget).
+        Raises what that call would raise alone: its ``StudentError`` (returned instead
+        under ``return_errors``), or the end of the property at it (timeout, crash,
+        malformed reply, spent budget).
 
         Raises:
             IndexError: every call was taken already (a bug in the suite).
@@ -479,7 +469,12 @@ class Replies:
             # First taken, or after an error the check went on from (or a fatal ending it caught):
             # the rest goes now, as the next single call would.
             self._outcomes[index:] = self._student._send(self._calls[index:], self._stop_on_error)
-        return self._student._taken(self._calls[index], self._outcomes[index])
+        try:
+            return self._student._taken(self._calls[index], self._outcomes[index])
+        except StudentError as exc:
+            if not self._return_errors:
+                raise
+            return exc
 
 
 def _watched(reply: Any) -> Watched:

@@ -38,12 +38,13 @@ def make_demo_course(tmp_path_factory, demo_inputs):
     from unittest import mock
 
     from ch11_autograder import demo
+    from ch11_autograder.course_layout import CONFIG, assignment_source
 
     root = tmp_path_factory.mktemp("make-demo")
     for student in batch_support.MAKE_DEMO_STUDENTS:
         shutil.copytree(demo_inputs / "class" / student, root / "class" / student)
     course = root / "course"
-    with mock.patch.object(demo, "SOURCE_DIR", demo_inputs / "source" / "ch11"), \
-            mock.patch.object(demo, "COURSE_CONFIG", demo_inputs / "nbgrader_config.py"):
+    with mock.patch.object(demo, "SOURCE_DIR", assignment_source(demo_inputs, batch_support.ASSIGNMENT)), \
+            mock.patch.object(demo, "COURSE_CONFIG", demo_inputs / CONFIG):
         demo.run(course=course, class_dir=root / "class")
     return course

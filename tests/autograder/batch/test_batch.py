@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from ch11_autograder.batch import grade_class, gradebook_snapshot
+from ch11_autograder.batch import BatchOptions, grade_class, gradebook_snapshot
 from ch11_autograder.batch.ledger import Ledger
 from ch11_autograder.cli import main as cli_main
 from support import batch_support
@@ -81,8 +81,8 @@ def test_batch_of_the_demo_class_equals_make_demo(demo_graded, make_demo_course)
 _ORCHESTRATOR = """
 import sys
 from pathlib import Path
-from ch11_autograder.batch import grade_class
-grade_class(Path(sys.argv[1]), Path(sys.argv[2]), workers=2, sandbox="bwrap")
+from ch11_autograder.batch import BatchOptions, grade_class
+grade_class(Path(sys.argv[1]), Path(sys.argv[2]), BatchOptions(workers=2, sandbox="bwrap"))
 """
 
 
@@ -110,7 +110,7 @@ def test_sigkill_mid_batch_then_rerun_equals_an_uninterrupted_run(demo_graded, d
     time.sleep(2.0)
     assert batch_support.processes_under(course / ".ch11-batch") == [], "graders outlived the killed orchestrator"
 
-    report = grade_class(source, course, workers=2, sandbox="bwrap")
+    report = grade_class(source, course, BatchOptions(workers=2, sandbox="bwrap"))
     statuses = {r.student: r.status for r in report.records}
     assert statuses == {s: "skipped_resume" if s in merged_before else "graded" for s in students}
     # Nothing lost, nothing counted twice: the gradebook equals the uninterrupted run's, cell by cell.
@@ -133,7 +133,7 @@ def test_a_changed_submission_is_regraded_and_the_rest_skipped(demo_graded, demo
     shutil.copytree(demo, src)
     shutil.copy2(ada / "ex1_fanout.ipynb", src / "blank" / "ch11" / "ex1_fanout.ipynb")
     before = gradebook_snapshot(course, "ch11")
-    report = grade_class(src, course, workers=2)
+    report = grade_class(src, course, BatchOptions(workers=2))
     records = {r.student: r for r in report.records}
     assert {s: r.status for s, r in records.items()} == {
         "ada": "skipped_resume", "blank": "graded", "hal": "skipped_resume", "lin": "skipped_resume"}

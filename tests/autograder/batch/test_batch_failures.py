@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from ch11_autograder.batch import BatchError, grade_class, gradebook_snapshot
+from ch11_autograder.batch import BatchError, BatchOptions, grade_class, gradebook_snapshot
 from nbgrader.api import Gradebook
 from support import batch_support
 
@@ -53,7 +53,7 @@ def test_broken_and_missing_notebooks_are_recorded_and_others_unaffected(ada, tm
     (partial / "notes.docx").write_bytes(b"PK\x03\x04 not really")
 
     course = _course(tmp_path)
-    report = grade_class(src, course, workers=2)
+    report = grade_class(src, course, BatchOptions(workers=2))
     records = {r.student: r for r in report.records}
     assert records["broken"].status == "error"
     assert "ex2_finite_difference.ipynb" in records["broken"].error and "malformed JSON" in records["broken"].error
@@ -87,7 +87,7 @@ def test_time_limit_stops_a_submission_and_leaves_nothing_running(ada, tmp_path,
     nb.cells.insert(0, sleeper)  # the kernel is busy when the time limit strikes
     nbformat.write(nb, src / "ex1_fanout.ipynb")
     course = _course(tmp_path)
-    report = grade_class(tmp_path / "src", course, workers=1, timeout=15.0, sandbox=sandbox)
+    report = grade_class(tmp_path / "src", course, BatchOptions(workers=1, timeout=15.0, sandbox=sandbox))
     (record,) = report.records
     assert record.status == "error" and record.error.startswith("time limit: grading took longer than 15 s")
     assert 15.0 <= record.seconds < 60
@@ -99,9 +99,9 @@ def test_time_limit_stops_a_submission_and_leaves_nothing_running(ada, tmp_path,
 def test_refusals_happen_before_anything_is_graded(demo, tmp_path):
     course = batch_support.copy_course(batch_support.small_graded_course(tmp_path.parent)[0], tmp_path / "course")
     with pytest.raises(BatchError, match="--docker IMAGE"):
-        grade_class(demo, course, sandbox="docker")
+        grade_class(demo, course, BatchOptions(sandbox="docker"))
     with pytest.raises(BatchError, match="unknown sandbox backend"):
-        grade_class(demo, course, sandbox="chroot")
+        grade_class(demo, course, BatchOptions(sandbox="chroot"))
     (tmp_path / "notacourse").mkdir()
     (tmp_path / "notacourse" / "file.txt").write_text("x")
     with pytest.raises(BatchError, match="not an nbgrader course"):

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from ch11_autograder.batch import grade_class, isolated
+from ch11_autograder.batch import BatchOptions, grade_class, isolated
 from ch11_autograder.nbgrader_cli import run_nbgrader
 from nbgrader.api import Gradebook
 from sqlalchemy.exc import SAWarning
@@ -88,7 +88,7 @@ def test_late_penalties_equal_nbgrader_in_the_real_course(setup, tmp_path, monke
     assert reference["bob"][0] == 86400 and reference["bob"][1]["ex4_audit"] == 5.5
 
     wrong_course = batch_support.copy_course(course, tmp_path / "wrong")
-    report = grade_class(source, course, workers=2, feedback=False)
+    report = grade_class(source, course, BatchOptions(workers=2, feedback=False))
     assert [r.status for r in report.records] == ["graded", "graded"]
     assert _lateness(course) == reference
     csv_rows = report.csv_path.read_text().splitlines()
@@ -99,18 +99,18 @@ def test_late_penalties_equal_nbgrader_in_the_real_course(setup, tmp_path, monke
     # The same comparison catches the isolated course without the student's own row (the behaviour before):
     # ada's extension is lost (penalised 4) and bob's hand score is missing from his penalty (4, not 5.5).
     monkeypatch.setattr(isolated, "seed_prior", lambda *args, **kwargs: None)
-    grade_class(source, wrong_course, workers=2, feedback=False)
+    grade_class(source, wrong_course, BatchOptions(workers=2, feedback=False))
     wrong = _lateness(wrong_course)
     assert wrong != reference
     assert wrong["ada"][1]["ex4_audit"] == 4.0 and wrong["bob"][1]["ex4_audit"] == 4.0
     monkeypatch.undo()
 
     # Unchanged inputs and due dates: resumed. An extension granted since: that student is graded again.
-    assert [r.status for r in grade_class(source, course, workers=1, feedback=False).records] == [
+    assert [r.status for r in grade_class(source, course, BatchOptions(workers=1, feedback=False)).records] == [
         "skipped_resume", "skipped_resume"]
     with Gradebook(_db(course)) as gb:
         gb.grant_extension("ch11", "bob", days=3)
-    rerun = {r.student: r.status for r in grade_class(source, course, workers=1, feedback=False).records}
+    rerun = {r.student: r.status for r in grade_class(source, course, BatchOptions(workers=1, feedback=False)).records}
     assert rerun == {"ada": "skipped_resume", "bob": "graded"}
     after = _lateness(course)
     assert after["bob"][0] == 0 and after["bob"][1]["ex4_audit"] is None and after["ada"] == reference["ada"]

@@ -19,7 +19,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from ch11_autograder.batch import grade_class
+from ch11_autograder.batch import BatchOptions, grade_class
 from conftest import tiny_notebook
 from support import batch_support
 
@@ -49,7 +49,7 @@ def test_canvas_late_flag_reaches_the_csv_and_summary_and_no_penalty_is_invented
         f"roelee_late_31_900007_{NOTEBOOK}": b"{",  # late and broken
     })
     course = batch_support.assigned_course(tmp_path.parent, tmp_path / "course")
-    report = grade_class(source, course, workers=1, feedback=False)
+    report = grade_class(source, course, BatchOptions(workers=1, feedback=False))
     records = {r.student: r for r in report.records}
     assert {s: (r.status, r.lms_late) for s, r in records.items()} == {
         "doejane_777": ("graded", True), "roelee_31": ("error", True), "smithjohn_12345": ("error", False)}
@@ -74,7 +74,7 @@ def test_a_students_own_zip_in_a_canvas_download_is_graded(demo_inputs, tmp_path
         archive.writestr(f"__MACOSX/Homework 11/._{NOTEBOOK}", b"\0\5\26\7")
     source = _canvas_zip(tmp_path / "submissions.zip", {"parkmin_4242_900010_Homework 11.zip": inner.getvalue()})
     course = batch_support.assigned_course(tmp_path.parent, tmp_path / "course")
-    (record,) = grade_class(source, course, workers=1, feedback=False).records
+    (record,) = grade_class(source, course, BatchOptions(workers=1, feedback=False)).records
     assert (record.student, record.status, record.score) == ("parkmin_4242", "graded", 4.0)
     assert record.per_notebook["ex4_audit"] == 4.0
     assert "parkmin_4242_900010_Homework 11.zip: the student's own zip, unpacked (2 members)" in record.notes

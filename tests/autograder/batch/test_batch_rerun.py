@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from ch11_autograder.batch import grade_class, gradebook_snapshot
+from ch11_autograder.batch import BatchOptions, grade_class, gradebook_snapshot
 from ch11_autograder.batch.ledger import Ledger
 from ch11_autograder.batch.records import EarlierGrades, SubmissionRecord
 from ch11_autograder.batch.report import summary_text
@@ -49,7 +49,7 @@ def graded_once(demo_inputs, tmp_path):
     (source / "ada" / "ch11").mkdir(parents=True)
     shutil.copy2(demo_inputs / "class" / "ada" / "ch11" / NOTEBOOK, source / "ada" / "ch11" / NOTEBOOK)
     course = batch_support.assigned_course(tmp_path.parent, tmp_path / "course")
-    (first,) = grade_class(source, course, workers=1, feedback=False).records
+    (first,) = grade_class(source, course, BatchOptions(workers=1, feedback=False)).records
     assert first.status == "graded" and first.score == 4.0, first
     (entry,) = Ledger(course / ".ch11-batch" / "ledger.jsonl").entries()
     return source, course, first, entry
@@ -60,7 +60,7 @@ def test_a_rerun_that_fails_at_intake_keeps_and_names_the_earlier_grades(graded_
     before = gradebook_snapshot(course, "ch11")
     path = source / "ada" / "ch11" / NOTEBOOK
     path.write_text(path.read_text()[:200])  # the new upload is cut off: malformed JSON
-    report = grade_class(source, course, workers=1, feedback=False)
+    report = grade_class(source, course, BatchOptions(workers=1, feedback=False))
     (record,) = report.records
     rows, summary = _csv_rows(report.csv_path), report.summary_path.read_text()
     assert _says_earlier_grades_kept(record, rows["ada"], summary, first.sha256, entry.at, "malformed JSON")
@@ -68,7 +68,7 @@ def test_a_rerun_that_fails_at_intake_keeps_and_names_the_earlier_grades(graded_
     # Nothing lost: the gradebook still holds the grades of the first version, cell by cell.
     assert gradebook_snapshot(course, "ch11") == before and before["ada"]
     # A second failing run names the same earlier grading (the ledger's last *graded* entry), not the error.
-    again = grade_class(source, course, workers=1, feedback=False)
+    again = grade_class(source, course, BatchOptions(workers=1, feedback=False))
     assert again.records[0].error == record.error
     assert again.csv_path.read_bytes() == report.csv_path.read_bytes()
 
@@ -87,7 +87,7 @@ def test_a_rerun_that_fails_in_grading_keeps_and_names_the_earlier_grades(graded
     before = gradebook_snapshot(course, "ch11")
     path = source / "ada" / "ch11" / NOTEBOOK
     path.write_text(path.read_text().replace('"nbformat_minor"', '"metadata_x": 1, "nbformat_minor"', 1))
-    report = grade_class(source, course, workers=1, feedback=False, timeout=0.5)
+    report = grade_class(source, course, BatchOptions(workers=1, feedback=False, timeout=0.5))
     (record,) = report.records
     rows, summary = _csv_rows(report.csv_path), report.summary_path.read_text()
     assert _says_earlier_grades_kept(record, rows["ada"], summary, first.sha256, entry.at, "time limit")
@@ -95,7 +95,7 @@ def test_a_rerun_that_fails_in_grading_keeps_and_names_the_earlier_grades(graded
 
     # The same inputs failing on a retry (--regrade under load): the grades kept are of this same submission.
     path.write_bytes((course / "submitted" / "ada" / "ch11" / NOTEBOOK).read_bytes())
-    retry = grade_class(source, course, workers=1, feedback=False, timeout=0.5, regrade=True).records[0]
+    retry = grade_class(source, course, BatchOptions(workers=1, feedback=False, timeout=0.5, regrade=True)).records[0]
     assert retry.sha256 == first.sha256
     assert "gradebook keeps the grades of this same submission graded" in retry.error
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import nbformat
 import pytest
-from ch11_autograder.batch import grade_class, gradebook_snapshot
+from ch11_autograder.batch import BatchOptions, grade_class, gradebook_snapshot
 from ch11_autograder.batch.cellcheck import check_cells, check_submission, load_released
 from support import batch_support, hostile_corpus
 from support.paths import DEMO_CLASS_DIR, RELEASE_DIR, SOURCE_DIR
@@ -333,7 +333,7 @@ def test_the_check_agrees_with_nbgrader(tmp_path, caplog):
 @pytest.mark.slow
 def test_the_batch_records_the_error_without_running_nbgrader(hostile, tmp_path):
     course = batch_support.assigned_course(tmp_path.parent, tmp_path / "course")
-    report = grade_class(hostile, course, workers=2, sandbox="bwrap", feedback=False)
+    report = grade_class(hostile, course, BatchOptions(workers=2, sandbox="bwrap", feedback=False))
     records = {r.student: r for r in report.records}
     for name in ("test_cell_renamed", "test_cell_duplicated", "metadata_tampered"):
         record = records[name]

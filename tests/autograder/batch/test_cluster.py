@@ -46,7 +46,7 @@ from pathlib import Path
 
 import pytest
 from behaviour import capture
-from ch11_autograder.batch import BatchError, grade_class, gradebook_snapshot
+from ch11_autograder.batch import BatchError, BatchOptions, grade_class, gradebook_snapshot
 from ch11_autograder.batch.cluster import connection_warning, is_loopback_address
 from support import batch_support
 from support.paths import ASSIGNMENT, REPO_ROOT
@@ -169,7 +169,8 @@ class _HeldTasks:
 
 def _graded_on(cluster: Cluster, source: Path, course: Path):
     events = []
-    report = grade_class(source, course, workers=2, sandbox="bwrap", progress=events.append, cluster=cluster.address)
+    report = grade_class(source, course, BatchOptions(workers=2, sandbox="bwrap", cluster=cluster.address),
+                         progress=events.append)
     return report, events
 
 
@@ -285,8 +286,8 @@ def test_a_worker_with_another_course_refuses_the_batch_before_anything_is_grade
         cluster.start_worker("other", {"CH11_WORKER_COURSE": str(other)})
         cluster.wait_for_workers(1)
         with pytest.raises(BatchError) as refused:
-            grade_class(batch_support.inputs(base) / "class", course, workers=1, sandbox="bwrap",
-                        cluster=cluster.address)
+            grade_class(batch_support.inputs(base) / "class", course,
+                        BatchOptions(workers=1, sandbox="bwrap", cluster=cluster.address))
     finally:
         cluster.stop()
     message = str(refused.value)

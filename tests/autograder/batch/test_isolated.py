@@ -11,12 +11,9 @@ from ch11_autograder.batch.intake import StudentSubmission
 from ch11_autograder.batch.isolated import RunningGraders, grade_isolated, read_execution_report
 from ch11_autograder.batch.records import ExecutionUse
 from ch11_autograder.trusted.budget import ExecutionBudget
-from ch11_autograder.trusted.preprocessors import (
-    LOG_AHEAD,
-    LOG_EXECUTED_AHEAD,
-    LOG_GRADED_AHEAD,
-    LOG_SANDBOXES_STARTED,
-)
+from ch11_autograder.trusted.steps.sandboxed_execute import LOG_EXECUTED_AHEAD
+from ch11_autograder.trusted.steps.start_sandboxes import LOG_SANDBOXES_STARTED
+from ch11_autograder.trusted.steps.suites_ahead import LOG_AHEAD, LOG_GRADED_AHEAD
 from ch11_autograder.trusted.submission_cells import autograded_test_cells
 from ch11_autograder.trusted.verdicts import VERDICT_METADATA_KEY
 from ch11_autograder.untrusted.launch import EXECUTION_REPORT_ENV

@@ -9,12 +9,18 @@ from pathlib import Path
 import pytest
 from ch11_autograder.batch.intake import StudentSubmission
 from ch11_autograder.batch.ledger import LedgerEntry
-from ch11_autograder.batch.orchestrate import BatchPlan, _resumable
+from ch11_autograder.batch.orchestrate import BatchOptions, BatchPlan, _resumable
 
 
 def _plan(source: Path, course: Path) -> BatchPlan:
-    return BatchPlan(source, course, workers=2, sandbox="bwrap", timeout=60.0, limits=None, regrade=False,
-                     assignment="ch11", keep_work=False, feedback=True, progress=None, started=0.0)
+    return BatchPlan(source, course, BatchOptions(workers=2, sandbox="bwrap", timeout=60.0), progress=None,
+                     started=0.0)
+
+
+def test_a_plan_holds_its_sandbox_resolved(tmp_path):
+    assert _plan(tmp_path, tmp_path).sandbox == "bwrap"
+    with pytest.raises(ValueError, match="sandbox resolved"):
+        BatchPlan(tmp_path, tmp_path, BatchOptions(), progress=None, started=0.0)
 
 
 def test_the_plan_places_the_batch_s_files_in_the_course(tmp_path):
@@ -34,11 +40,14 @@ def test_the_plan_knows_a_source_inside_the_course(tmp_path):
     assert _plan(course / "submitted", course).source_inside_course
 
 
-def test_the_plan_is_frozen(tmp_path):
+def test_the_plan_and_its_options_are_frozen(tmp_path):
     plan = _plan(tmp_path / "class", tmp_path / "course")
     with pytest.raises(dataclasses.FrozenInstanceError):
-        plan.workers = 3  # type: ignore[misc]
-    assert replace(plan, workers=3).workers == 3 and plan.workers == 2
+        plan.source = tmp_path  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.options.workers = 3  # type: ignore[misc]
+    more = replace(plan, options=replace(plan.options, workers=3))
+    assert more.options.workers == 3 and plan.options.workers == 2
 
 
 def test_resuming_compares_the_due_date_of_the_last_grading(tmp_path):

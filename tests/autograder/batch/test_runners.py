@@ -11,7 +11,7 @@ import shutil
 import time
 
 import pytest
-from ch11_autograder.batch import IntakeError, grade_class, nbgrader_fork, orchestrate
+from ch11_autograder.batch import BatchOptions, IntakeError, grade_class, nbgrader_fork, orchestrate
 from ch11_autograder.batch.plan import BatchPlan
 from ch11_autograder.batch.runners import LocalPool
 from support import batch_support
@@ -21,8 +21,8 @@ _CountedServer = batch_support.counted_server_class()
 
 
 def _plan(course, workers: int) -> BatchPlan:
-    return BatchPlan(course, course, workers=workers, sandbox="bwrap", timeout=60.0, limits=None, regrade=False,
-                     assignment="ch11", keep_work=False, feedback=False, progress=None, started=time.monotonic())
+    return BatchPlan(course, course, BatchOptions(workers=workers, sandbox="bwrap", timeout=60.0, feedback=False),
+                     progress=None, started=time.monotonic())
 
 
 @pytest.mark.parametrize(("expected", "warmed"), [(1, 1), (2, 2), (5, 2), (None, 2)])
@@ -57,7 +57,8 @@ def test_a_batch_of_one_submission_grades_on_the_server_it_was_handed_and_starts
     monkeypatch.setattr(nbgrader_fork, "NbgraderForkServer", _CountedServer)
     monkeypatch.setattr(orchestrate, "NbgraderForkServer", _CountedServer)
     _CountedServer.pids = []
-    report = grade_class(root / "class", course, workers=2, sandbox="bwrap", feedback=feedback, first_server=first)
+    report = grade_class(root / "class", course, BatchOptions(workers=2, sandbox="bwrap", feedback=feedback),
+                         first_server=first)
     assert [r.status for r in report.records] == ["graded"]
     assert _CountedServer.pids == []  # the pool adopted the server it was handed for slot 0
     if feedback:
@@ -73,5 +74,5 @@ def test_a_refused_batch_closes_the_server_it_was_handed(tmp_path):
     config.write_text("c = get_config()  # noqa: F821\n")
     first = nbgrader_fork.NbgraderForkServer(config, wait=False)
     with pytest.raises(IntakeError):
-        grade_class(tmp_path / "no-such-folder", tmp_path / "course", sandbox="bwrap", first_server=first)
+        grade_class(tmp_path / "no-such-folder", tmp_path / "course", BatchOptions(sandbox="bwrap"), first_server=first)
     assert not first.alive

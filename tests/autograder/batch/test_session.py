@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from ch11_autograder.batch import grade_class, gradebook_snapshot, nbgrader_fork
+from ch11_autograder.batch import BatchOptions, grade_class, gradebook_snapshot, nbgrader_fork
 from ch11_autograder.batch.ledger import Ledger
 from ch11_autograder.batch.session import GradingSession
 from support import batch_support
@@ -50,7 +50,7 @@ def session_graded(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(nbgrader_fork, "NbgraderForkServer", _CountedServer)
         _CountedServer.pids = []
-        with GradingSession(course, workers=1, sandbox="bwrap") as session:
+        with GradingSession(course, BatchOptions(workers=1, sandbox="bwrap")) as session:
             for n, student in enumerate(STUDENTS):
                 for record in session.submit(_folder(root / f"in-{n}", student, inputs)):
                     records[record.student] = record
@@ -79,7 +79,7 @@ def test_the_session_s_records_equal_grade_class_s_for_the_same_submissions(sess
     for student in STUDENTS:
         _folder(source, student, inputs)
     batch_course = batch_support.assigned_course(base, root / "course")
-    report = grade_class(source, batch_course, workers=2, sandbox="bwrap", feedback=False)
+    report = grade_class(source, batch_course, BatchOptions(workers=2, sandbox="bwrap", feedback=False))
 
     def outcome(record):
         return (record.status, record.score, record.max_score, record.per_notebook, record.sha256,
@@ -102,7 +102,7 @@ def test_a_submission_merged_before_is_resumed_and_a_student_in_flight_refused(s
     inputs = batch_support.inputs(tmp_path_factory.getbasetemp())
     work = tmp_path / "course"
     shutil.copytree(course, work, symlinks=True)
-    with GradingSession(work, workers=1, sandbox="bwrap") as session:
+    with GradingSession(work, BatchOptions(workers=1, sandbox="bwrap")) as session:
         again = session.submit(_folder(tmp_path / "again", "ada", inputs))
         assert [(r.status, r.score) for r in again] == [("skipped_resume", records["ada"].score)]
         assert not session.in_flight()
@@ -136,7 +136,7 @@ def test_the_open_session_compacts_the_ledger_under_its_own_lock(session_graded,
     for _ in range(3):  # three more gradings of the same student: only the last one is read
         ledger.append(first)
     before = len(list(ledger.entries()))
-    with GradingSession(work, workers=1, sandbox="bwrap") as session:
+    with GradingSession(work, BatchOptions(workers=1, sandbox="bwrap")) as session:
         assert compact_ledger(work) is None  # the lock is the session's
         assert session.compact_ledger() == (before, before - 3)
     with pytest.raises(ValueError, match="closed"):

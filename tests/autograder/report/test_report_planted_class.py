@@ -77,12 +77,12 @@ def _planted_source(root: Path) -> Path:
 @pytest.fixture(scope="module")
 def planted_course(tmp_path_factory):
     """The demo class's graded course, copied, with the planted students batch-graded into it."""
-    from ch11_autograder.batch import grade_class
+    from ch11_autograder.batch import BatchOptions, grade_class
 
     base = tmp_path_factory.getbasetemp()
     demo_course = batch_support.graded_demo_class(base)[0]
     course = batch_support.copy_course(demo_course, base / "planted-course")
-    report = grade_class(_planted_source(base / "planted-class"), course, workers=2, sandbox="bwrap")
+    report = grade_class(_planted_source(base / "planted-class"), course, BatchOptions(workers=2, sandbox="bwrap"))
     assert {r.student: r.status for r in report.records} == {**dict.fromkeys(PLANTED, "graded"), BROKEN: "error"}
     assert cli_main(["report", "--course", str(course)]) == 0
     return course

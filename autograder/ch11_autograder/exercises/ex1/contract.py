@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from ...trusted.contract import Clause, scalars
+from ...api.contract import Clause, scalars
 
 NOTEBOOK = "ex1_fanout"
 

@@ -69,10 +69,21 @@ from ch11_solutions import ex1_fanout as ref
 from hypothesis import strategies as st
 from trainable_harness import TapeNode, reverse_accumulate
 
-from ...protocol import roundtrip, wire_equal
-from ...trusted.registry import register
-from ...trusted.suite import Call, CellSuite, Misconception, Mismatch, Property, Student, hypothesis_property
-from ...trusted.worker_client import NotDefined, StudentError, Unencodable
+from ...api.suite import (
+    Call,
+    CellSuite,
+    Misconception,
+    Mismatch,
+    NotDefined,
+    Property,
+    Student,
+    StudentError,
+    Unencodable,
+    hypothesis_property,
+    register,
+    roundtrip,
+    wire_equal,
+)
 from ..catalogue import catalogue, misconception, seen_through
 from .contract import CONTRIBUTIONS_TESTS, GRADIENT_TESTS, POINTS, TAPE_TESTS
 
@@ -431,14 +442,14 @@ def _asked(student: Student, function: str, points: Sequence[tuple[Any, Any]]) -
 
     A check that fails on one outcome ends the property there, whatever the later calls came to.
     """
-    results = student.call_each([Call(function, point) for point in points], return_errors=True)
+    results = student.batch([Call(function, point) for point in points], stop_on_error=False, return_errors=True)
     return (_answer(result) for result in results)
 
 
 def _answer(result: Any) -> Any:
     """A call's return value, or its exception as a :class:`_Raised` (how feedback shows a raise).
 
-    ``result`` is what ``Student.call_each(..., return_errors=True)`` gives for the call. A missing
+    ``result`` is what a ``Student.batch(..., return_errors=True)`` gives for the call. A missing
     function and an unreadable return value are not outcomes: they fail the property as they are.
     """
     if isinstance(result, NotDefined | Unencodable):
@@ -654,7 +665,9 @@ def _contract_properties(
     def repeated_calls(student: Student) -> None:
         rounds = CALL_ROUNDS[function]
         # Every round in one exchange, made in order in the same worker; each answer judged as it is reached.
-        results = student.call_each([Call(function, point) for calls in rounds for point in calls], return_errors=True)
+        results = student.batch(
+            [Call(function, point) for calls in rounds for point in calls], stop_on_error=False, return_errors=True
+        )
         for calls in rounds:
             first: dict[tuple[str, ...], tuple[int, Any]] = {}
             for count, (x, y) in enumerate(calls, start=1):
@@ -721,7 +734,7 @@ def _vector_properties(
     misconceptions = _misconceptions(function)
 
     def visible(student: Student) -> None:
-        answers = student.call_each([Call(function, point) for point in VISIBLE_POINTS])
+        answers = student.batch([Call(function, point) for point in VISIBLE_POINTS])
         for (x, y), got in zip(VISIBLE_POINTS, answers, strict=True):
             inputs = {"x": x, "y": y}
             expected = reference(x, y)

@@ -11,7 +11,7 @@ from typing import Any
 
 from ch11_solutions import ex1_fanout as ref
 
-from ...trusted.contract import Clause
+from ...api.contract import Clause
 from ..witness import Family, Witness, Witnesses, by_hand, clause_lookup, converted, other_exception, refused, wrapper
 from .contract import CONTRACT, CONTRIBUTIONS_CELL, GRADIENT_CELL, TAPE_CELL
 

@@ -115,19 +115,23 @@ from hypothesis import assume
 from hypothesis import strategies as st
 from trainable_harness import opening_objective_exact
 
-from ...protocol import Once, Record, roundtrip, wire_equal
-from ...trusted.registry import register
-from ...trusted.suite import (
+from ...api.suite import (
     Call,
     CellSuite,
     Misconception,
     Mismatch,
+    Once,
     Property,
+    Record,
     Student,
+    StudentError,
+    Unencodable,
     Watched,
     hypothesis_property,
+    register,
+    roundtrip,
+    wire_equal,
 )
-from ...trusted.worker_client import StudentError, Unencodable
 from ..catalogue import catalogue, in_order, misconception
 from .contract import (
     ESTIMATE_TESTS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from ...trusted.contract import Clause, Drawn, ends, scalars
+from ...api.contract import Clause, Drawn, ends, scalars
 
 NOTEBOOK = "ex3_block_length"
 

@@ -58,20 +58,23 @@ import numpy as np
 from ch11_solutions import ex3_block_length as ref
 from hypothesis import strategies as st
 
-from ...protocol import Once, Record, roundtrip, wire_equal
-from ...trusted.registry import register
-from ...trusted.suite import (
+from ...api.suite import (
     MAX_EVIDENCE,
     Call,
     CellSuite,
     Misconception,
     Mismatch,
+    Once,
     Property,
+    Record,
     Replies,
     Student,
+    StudentError,
     hypothesis_property,
+    register,
+    roundtrip,
+    wire_equal,
 )
-from ...trusted.worker_client import StudentError
 from ..catalogue import WrongAnswer, catalogue, in_order, misconception, seen_through
 from .contract import BEST_TESTS, GRADED_MAX_DEPTH, POINTS, TABLE_TESTS
 
@@ -822,7 +825,7 @@ def _iterable_fetch(student: Student, depths: Any) -> tuple[Any, Any]:
     # Compared with the student's own table for the same depths as a list: whether the records are
     # right is the other properties' business, this one is about the kind of iterable alone.
     # The two calls in one message; the call asked again only when they differ must come right after them.
-    as_list, got = student.call_many([Call("block_table", (_items(depths),)), Call("block_table", (depths,))])
+    as_list, got = student.batch([Call("block_table", (_items(depths),)), Call("block_table", (depths,))])
     if not _same_table(as_list, got):
         # Asked again right after, the list meets whatever state the iterable's call met: an
         # answer that depends on earlier calls is repeated_calls' business, not this property's.

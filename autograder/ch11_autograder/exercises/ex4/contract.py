@@ -11,7 +11,7 @@ from types import MappingProxyType
 
 from ch11_solutions import ex4_audit as ref
 
-from ...trusted.contract import Clause
+from ...api.contract import Clause
 
 NOTEBOOK = "ex4_audit"
 #: The one graded function, defined in the notebook's answer cell.

@@ -34,10 +34,7 @@ from typing import Any
 
 from ch11_solutions import ex4_audit as ref
 
-from ...protocol import Record, truncate
-from ...trusted.registry import register
-from ...trusted.suite import CellSuite, Misconception, Mismatch, Property, Student
-from ...trusted.verdicts import NOTHING
+from ...api.suite import NOTHING, CellSuite, Misconception, Mismatch, Property, Record, Student, register, truncate
 from ..catalogue import WrongAnswer, catalogue, misconception
 from .contract import FUNCTION, MARKS_TESTS, POINTS
 

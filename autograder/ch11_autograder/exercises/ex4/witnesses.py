@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ch11_solutions import ex4_audit as ref
 
-from ...trusted.contract import Clause
+from ...api.contract import Clause
 from ..witness import Witness, Witnesses, by_hand, find_clause
 from .contract import CONTRACT, FUNCTION, MARKS_CELL
 

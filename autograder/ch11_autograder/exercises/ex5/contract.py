@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from ...trusted.contract import Clause, ends, scalars
+from ...api.contract import Clause, ends, scalars
 
 NOTEBOOK = "ex5_replay"
 

@@ -37,7 +37,7 @@ Comparison rules, and why:
   state the first left it in.
 
 Catalogue entries (``wrong_answers.py``) are hooked in per
-property. Each property is written once as a function of a *caller*, so the
+property. Each property is written once as a function of the ``Student`` it calls, so the
 same code that judges the student computes what a catalogued mistake would
 have reported; feedback names the mistake whose report equals the student's.
 Entries whose outputs coincide everywhere (four ways to replay from an
@@ -48,16 +48,29 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 from ch11_solutions import ex5_replay as ref
 from trainable_harness import make_chain
 
-from ...protocol import Kept, Record, RngSeed, decode_value, encode_value, roundtrip, watch_form, wire_equal
-from ...trusted.registry import register
-from ...trusted.suite import Call, CellSuite, Misconception, Mismatch, Property, Watched, hypothesis_property
-from ...trusted.worker_client import StudentError
+from ...api.suite import (
+    Call,
+    CellSuite,
+    Misconception,
+    Mismatch,
+    Property,
+    Record,
+    RngSeed,
+    Student,
+    StudentError,
+    Watched,
+    hypothesis_property,
+    in_process_student,
+    register,
+    roundtrip,
+    wire_equal,
+)
 from ..catalogue import WrongAnswer, catalogue
 from .contract import CHECKPOINTED_TESTS, COTANGENT_RTOL, MISMATCH_TESTS, POINTS, REPORT_TESTS, STORE_ALL_TESTS
 from .strategies import (
@@ -153,46 +166,9 @@ def _from_shown(shown: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any
 
 # --------------------------------------------------------------------------- callers
 
-Caller = Callable[..., Any]
-
-
-class Worker(Protocol):
-    """Where a judge's calls run: the student's worker, or the reference with one entry swapped in.
-
-    Calling it is ``Student.call``; ``call_watch``, ``each`` (``Student.call_each``) and
-    ``keep`` are those of :class:`~ch11_autograder.trusted.suite.Student`, so one judge
-    both grades the student and predicts what a catalogued mistake reports, kept objects
-    included.
-    """
-
-    def __call__(self, fn: str, *args: Any, **kwargs: Any) -> Any: ...
-
-    def call_watch(self, fn: str, *args: Any, **kwargs: Any) -> Watched: ...
-
-    def each(self, calls: Sequence[Call], *, return_errors: bool = False) -> Iterator[Any]: ...
-
-    def keep(self, value: Any, label: str = "") -> Kept: ...
-
-
-@dataclass(frozen=True)
-class _StudentWorker:
-    student: Any
-
-    def __call__(self, fn: str, *args: Any, **kwargs: Any) -> Any:
-        return self.student.call(fn, *args, **kwargs)
-
-    def call_watch(self, fn: str, *args: Any, **kwargs: Any) -> Watched:
-        return self.student.call_watch(fn, *args, **kwargs)
-
-    def each(self, calls: Sequence[Call], *, return_errors: bool = False) -> Iterator[Any]:
-        return self.student.call_each(calls, return_errors=return_errors)
-
-    def keep(self, value: Any, label: str = "") -> Kept:
-        return self.student.keep(value, label)
-
-
-def _student_caller(student: Any) -> Worker:
-    return _StudentWorker(student)
+# A judge takes the Student it calls: the student's, or the reference with one catalogue entry
+# swapped in (``_local_student``), so one judge both grades the student and predicts what a
+# catalogued mistake reports, kept objects included.
 
 
 def _compose_report(functions: Mapping[str, Callable]) -> Callable:
@@ -221,64 +197,8 @@ def _compose_report(functions: Mapping[str, Callable]) -> Callable:
     return replay_report
 
 
-class _LocalWorker:
-    """The reference functions in this process, with one catalogue entry in place of its function.
-
-    Arguments travel as they would to the worker: each call gets a fresh chain and
-    generator from the wire form, except a :class:`Kept` marker, which is the one
-    object :meth:`keep` decoded, so state a function leaves on it carries over as in
-    the worker. ``call_watch`` returns the arguments in their wire form after the call.
-    """
-
-    def __init__(self, functions: Mapping[str, Callable]) -> None:
-        self._functions = functions
-        self._kept: dict[str, Any] = {}
-
-    def keep(self, value: Any, label: str = "") -> Kept:
-        name = f"kept{len(self._kept) + 1}"
-        self._kept[name] = decode_value(encode_value(value, request=True), request=True)
-        return Kept(name, label)
-
-    def _argument(self, value: Any) -> Any:
-        if isinstance(value, Kept):
-            return self._kept[value.name]
-        return decode_value(encode_value(value, request=True), request=True)
-
-    def _run(self, name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Watched:
-        wire_args = [self._argument(a) for a in args]
-        wire_kwargs = {k: self._argument(v) for k, v in kwargs.items()}
-        try:
-            value = self._functions[name](*wire_args, **wire_kwargs)
-        except Exception as exc:
-            # As the worker reports it, so a judge reads a refusal the same way from either side.
-            raise StudentError(type(exc).__name__, str(exc)) from None
-        return Watched(
-            roundtrip(value),
-            tuple(decode_value(watch_form(a)) for a in wire_args),
-            {k: decode_value(watch_form(v)) for k, v in wire_kwargs.items()},
-        )
-
-    def __call__(self, fn: str, *args: Any, **kwargs: Any) -> Any:
-        return self._run(fn, args, kwargs).value
-
-    def call_watch(self, fn: str, *args: Any, **kwargs: Any) -> Watched:
-        return self._run(fn, args, kwargs)
-
-    def each(self, calls: Sequence[Call], *, return_errors: bool = False) -> Iterator[Any]:
-        """Each call made when the loop reaches it, as ``Student.call_each`` gives its result."""
-        for call in calls:
-            try:
-                watched = self._run(call.fn, call.args, call.kwargs)
-            except StudentError as exc:
-                if not return_errors:
-                    raise
-                yield exc
-                continue
-            yield watched if call.watch else watched.value
-
-
-def _local_caller(entry: WrongAnswer | None = None) -> _LocalWorker:
-    """Calls the reference functions in this process, with ``entry`` replacing its function."""
+def _local_student(entry: WrongAnswer | None = None) -> Student:
+    """The reference functions called in this process, with ``entry`` replacing its function."""
     functions: dict[str, Callable] = {
         "store_all_cotangents": ref.store_all_cotangents,
         "checkpointed_cotangents": ref.checkpointed_cotangents,
@@ -290,7 +210,7 @@ def _local_caller(entry: WrongAnswer | None = None) -> _LocalWorker:
         functions["replay_report"] = entry.function
     else:
         functions["replay_report"] = _compose_report(functions)
-    return _LocalWorker(functions)
+    return in_process_student(functions)
 
 
 # --------------------------------------------------------------------------- reading replies
@@ -327,9 +247,9 @@ def _form_problem(run: Any, case: Mapping[str, Any], record: str = "ReplayRun") 
     return ""
 
 
-def _run(caller: Caller, shown: Mapping[str, Any], name: str, *args: Any, **kwargs: Any) -> Record:
+def _run(student: Student, shown: Mapping[str, Any], name: str, *args: Any, **kwargs: Any) -> Record:
     """Call ``name`` and insist on a well-formed ReplayRun."""
-    return _checked_run(shown, caller(name, *args, **kwargs))
+    return _checked_run(shown, student.call(name, *args, **kwargs))
 
 
 def _checked_run(shown: Mapping[str, Any], run: Any) -> Record:
@@ -342,7 +262,7 @@ def _checked_run(shown: Mapping[str, Any], run: Any) -> Record:
 
 
 def _value(outcome: Any) -> Any:
-    """A call's value from ``each(..., return_errors=True)``: its error raised, as the call alone would."""
+    """A call's value from ``Student.batch(..., return_errors=True)``: its error raised, as the call alone would."""
     if isinstance(outcome, StudentError):
         raise outcome
     return outcome
@@ -389,9 +309,9 @@ def _expected_counts(case: Mapping[str, Any]) -> tuple[int, int, int]:
 # --------------------------------------------------------------------------- the judgements
 
 
-def judge_store_all_values(caller: Caller, case: Mapping[str, Any]) -> None:
+def judge_store_all_values(student: Student, case: Mapping[str, Any]) -> None:
     shown = _shown(case, block_size=False)
-    run = _run(caller, shown, "store_all_cotangents", _chain(case), case["z0"], RngSeed(case["seed"]))
+    run = _run(student, shown, "store_all_cotangents", _chain(case), case["z0"], RngSeed(case["seed"]))
     want = _reference_saved(case)
     if not _agrees(run["cotangents"], want):
         raise Mismatch(
@@ -399,9 +319,9 @@ def judge_store_all_values(caller: Caller, case: Mapping[str, Any]) -> None:
         )
 
 
-def judge_store_all_counts(caller: Caller, case: Mapping[str, Any]) -> None:
+def judge_store_all_counts(student: Student, case: Mapping[str, Any]) -> None:
     shown = _shown(case, block_size=False)
-    run = _run(caller, shown, "store_all_cotangents", _chain(case), case["z0"], RngSeed(case["seed"]))
+    run = _run(student, shown, "store_all_cotangents", _chain(case), case["z0"], RngSeed(case["seed"]))
     depth = case["depth"]
     want = (depth, 0, depth + 1)
     if _counts(run) != want:
@@ -420,14 +340,14 @@ def _checkpointed_call(case: Mapping[str, Any], matched: bool, block_size: Any =
     return Call("checkpointed_cotangents", (_chain(case), case["z0"], k, RngSeed(case["seed"])), {"matched": matched})
 
 
-def _checkpointed(caller: Caller, case: Mapping[str, Any], matched: bool, block_size: int | None = None) -> Record:
+def _checkpointed(student: Student, case: Mapping[str, Any], matched: bool, block_size: int | None = None) -> Record:
     call = _checkpointed_call(case, matched, block_size)
-    return _run(caller, _shown(case, matched=matched), call.fn, *call.args, **call.kwargs)
+    return _run(student, _shown(case, matched=matched), call.fn, *call.args, **call.kwargs)
 
 
-def judge_checkpointed_counts(worker: Worker, case: Mapping[str, Any]) -> None:
+def judge_checkpointed_counts(student: Student, case: Mapping[str, Any]) -> None:
     want = _expected_counts(case)
-    runs = worker.each([_checkpointed_call(case, matched) for matched in (True, False)])
+    runs = student.batch([_checkpointed_call(case, matched) for matched in (True, False)])
     for matched, value in zip((True, False), runs, strict=True):
         run = _checked_run(_shown(case, matched=matched), value)
         if _counts(run) != want:
@@ -440,9 +360,9 @@ def judge_checkpointed_counts(worker: Worker, case: Mapping[str, Any]) -> None:
             )
 
 
-def judge_matched_bitwise(caller: Caller, case: Mapping[str, Any]) -> None:
+def judge_matched_bitwise(student: Student, case: Mapping[str, Any]) -> None:
     shown = _shown(case, matched=True)
-    got = _checkpointed(caller, case, True)["cotangents"]
+    got = _checkpointed(student, case, True)["cotangents"]
     saved = _reference_saved(case)
     if _bits_equal(got, saved):
         return
@@ -450,7 +370,7 @@ def judge_matched_bitwise(caller: Caller, case: Mapping[str, Any]) -> None:
         raise Mismatch(shown, saved, got, f"Expected: the store-all derivatives. {_HOW_TO_REBUILD}")
     # Another operation order: the claim is then checked against the student's own run
     # without replay (block_size=1 keeps every state).
-    own = _checkpointed(caller, case, True, block_size=1)["cotangents"]
+    own = _checkpointed(student, case, True, block_size=1)["cotangents"]
     if not _bits_equal(got, own):
         raise Mismatch(
             shown,
@@ -461,9 +381,9 @@ def judge_matched_bitwise(caller: Caller, case: Mapping[str, Any]) -> None:
         )
 
 
-def judge_unmatched_layout(caller: Caller, case: Mapping[str, Any]) -> None:
+def judge_unmatched_layout(student: Student, case: Mapping[str, Any]) -> None:
     shown = _shown(case, matched=False)
-    got = _checkpointed(caller, case, False)["cotangents"]
+    got = _checkpointed(student, case, False)["cotangents"]
     saved = _reference_saved(case)
     want = _reference_replayed(case, False).cotangents
     if not _agrees(got, want):
@@ -477,7 +397,7 @@ def judge_unmatched_layout(caller: Caller, case: Mapping[str, Any]) -> None:
     got_rows = _differing_rows(got, saved)
     if got_rows == want_rows:
         return
-    own = _checkpointed(caller, case, False, block_size=1)["cotangents"]
+    own = _checkpointed(student, case, False, block_size=1)["cotangents"]
     own_rows = _differing_rows(got, own)
     if own_rows != want_rows:
         raise Mismatch(
@@ -489,7 +409,7 @@ def judge_unmatched_layout(caller: Caller, case: Mapping[str, Any]) -> None:
 
 
 def _judge_refusal(shown: Mapping[str, Any], kind: str, outcome: Any) -> None:
-    """A call's ``outcome`` (from ``each(..., return_errors=True)``) must be exactly ``kind`` raised.
+    """A call's ``outcome`` (from ``Student.batch(..., return_errors=True)``) must be exactly ``kind`` raised.
 
     Not a subclass, not another exception, not a return value.
     """
@@ -535,21 +455,22 @@ def _refusal_calls(
     return [Call(name, tuple({**good, argument: value}.values()), kwargs) for argument, value, _ in bad]
 
 
-def judge_store_all_refusals(worker: Worker, case: Mapping[str, Any]) -> None:
+def judge_store_all_refusals(student: Student, case: Mapping[str, Any]) -> None:
     """Raises: TypeError for a chain or rng of another type, ValueError for any z0 but a float64 (width,) array."""
     good = {"chain": _chain(case), "z0": case["z0"], "rng": RngSeed(case["seed"])}
     bad = _refusals(case, block_size=False)
-    outcomes = worker.each(_refusal_calls("store_all_cotangents", good, bad), return_errors=True)
+    outcomes = student.batch(_refusal_calls("store_all_cotangents", good, bad), stop_on_error=False, return_errors=True)
     for (argument, value, kind), outcome in zip(bad, outcomes, strict=True):
         shown = _shown(case, block_size=False, refused_argument=argument, refused_value=value)
         _judge_refusal(shown, kind, outcome)
 
 
-def judge_checkpointed_refusals(worker: Worker, case: Mapping[str, Any]) -> None:
+def judge_checkpointed_refusals(student: Student, case: Mapping[str, Any]) -> None:
     """Raises: as store-all, and TypeError / ValueError for a block_size that is not an integer in [1, L]."""
     good = {"chain": _chain(case), "z0": case["z0"], "block_size": case["block_size"], "rng": RngSeed(case["seed"])}
     bad = _refusals(case, block_size=True)
-    outcomes = worker.each(_refusal_calls("checkpointed_cotangents", good, bad, matched=True), return_errors=True)
+    calls = _refusal_calls("checkpointed_cotangents", good, bad, matched=True)
+    outcomes = student.batch(calls, stop_on_error=False, return_errors=True)
     for (argument, value, kind), outcome in zip(bad, outcomes, strict=True):
         shown = _shown(case, matched=True, refused_argument=argument, refused_value=value)
         _judge_refusal(shown, kind, outcome)
@@ -563,7 +484,7 @@ def _run_summary(run: Record) -> dict[str, Any]:
     return {"counts": _counts(run), "cotangents": run["cotangents"]}
 
 
-def judge_checkpointed_arguments(worker: Worker, case: Mapping[str, Any]) -> None:
+def judge_checkpointed_arguments(student: Student, case: Mapping[str, Any]) -> None:
     """``matched`` omitted is ``matched=True``; a numpy integer block_size is the same k.
 
     Each call is compared with the student's own call with ``matched=True`` and
@@ -581,7 +502,7 @@ def judge_checkpointed_arguments(worker: Worker, case: Mapping[str, Any]) -> Non
     made = [_checkpointed_call(case, True)]
     made += [Call("checkpointed_cotangents", (_chain(case), case["z0"], size, RngSeed(case["seed"])), kwargs)
              for _, size, kwargs in calls]  # fmt: skip
-    outcomes = worker.each(made, return_errors=True)
+    outcomes = student.batch(made, stop_on_error=False, return_errors=True)
     explicit = _checked_run(_shown(case, matched=True), _value(next(outcomes)))
     for (how, size, _), outcome in zip(calls, outcomes, strict=True):
         shown = {**_shown(case, block_size=False), "block_size": size, "call": how}
@@ -597,7 +518,7 @@ def judge_checkpointed_arguments(worker: Worker, case: Mapping[str, Any]) -> Non
             )
 
 
-def _judge_call_sequence(worker: Worker, sequence: Mapping[str, Any], name: str) -> None:
+def _judge_call_sequence(student: Student, sequence: Mapping[str, Any], name: str) -> None:
     """No call of a sequence depends on the calls before it.
 
     Two history checks, which any function without state passes whether its
@@ -615,7 +536,7 @@ def _judge_call_sequence(worker: Worker, sequence: Mapping[str, Any], name: str)
     else:
         made = [_checkpointed_call(case, call["matched"]) for case, call in zip(cases, calls, strict=True)]
     # The whole sequence in one exchange, in order in the same worker: its state carries over as alone.
-    runs = worker.each(made)
+    runs = student.batch(made)
     seen: list[tuple[dict[str, Any], Record, Any]] = []
     for position, (call, case, value) in enumerate(zip(calls, cases, runs, strict=True)):
         shown = {"calls": calls, "failing_call": position + 1}
@@ -650,12 +571,12 @@ def _wire_equal_calls(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     )
 
 
-def judge_store_all_sequence(worker: Worker, sequence: Mapping[str, Any]) -> None:
-    _judge_call_sequence(worker, sequence, "store_all_cotangents")
+def judge_store_all_sequence(student: Student, sequence: Mapping[str, Any]) -> None:
+    _judge_call_sequence(student, sequence, "store_all_cotangents")
 
 
-def judge_checkpointed_sequence(worker: Worker, sequence: Mapping[str, Any]) -> None:
-    _judge_call_sequence(worker, sequence, "checkpointed_cotangents")
+def judge_checkpointed_sequence(student: Student, sequence: Mapping[str, Any]) -> None:
+    _judge_call_sequence(student, sequence, "checkpointed_cotangents")
 
 
 # --------------------------------------------------------------------------- arguments after a call, shared objects
@@ -762,17 +683,17 @@ def _judge_left_arguments(
         )
 
 
-def judge_store_all_left_arguments(worker: Worker, case: Mapping[str, Any]) -> None:
+def judge_store_all_left_arguments(student: Student, case: Mapping[str, Any]) -> None:
     shown = _shown(case, block_size=False)
-    watched = worker.call_watch("store_all_cotangents", _chain(case), case["z0"], RngSeed(case["seed"]))
+    watched = student.call_watch("store_all_cotangents", _chain(case), case["z0"], RngSeed(case["seed"]))
     reference_rng = np.random.default_rng(case["seed"])
     reference = ref.store_all_cotangents(_chain(case), case["z0"], reference_rng)
     _judge_left_arguments(shown, case, watched, reference, reference_rng)
 
 
-def judge_checkpointed_left_arguments(worker: Worker, case: Mapping[str, Any]) -> None:
+def judge_checkpointed_left_arguments(student: Student, case: Mapping[str, Any]) -> None:
     made = [_checkpointed_call(case, matched) for matched in (True, False)]
-    outcomes = worker.each([Call(c.fn, c.args, c.kwargs, watch=True) for c in made])
+    outcomes = student.batch([Call(c.fn, c.args, c.kwargs, watch=True) for c in made])
     for matched, watched in zip((True, False), outcomes, strict=True):
         shown = _shown(case, matched=matched)
         reference_rng = np.random.default_rng(case["seed"])
@@ -813,7 +734,7 @@ def _result_problem(value: Any, case: Mapping[str, Any]) -> str:
     return _form_problem(value, case)
 
 
-def _judge_used_chain(worker: Worker, sequence: Mapping[str, Any], function: str) -> None:
+def _judge_used_chain(student: Student, sequence: Mapping[str, Any], function: str) -> None:
     """Each call of ``function`` on one chain that other calls use too answers as on a fresh chain.
 
     The sequence's calls (``store_all_cotangents``, ``checkpointed_cotangents``,
@@ -826,7 +747,7 @@ def _judge_used_chain(worker: Worker, sequence: Mapping[str, Any], function: str
     """
     z0 = sequence["z0"]
     case = {key: sequence[key] for key in ("depth", "random_layer", "width", "chain_seed")}
-    chain = worker.keep(_chain(case), "chain")
+    chain = student.keep(_chain(case), "chain")
     # One exchange per call of ``function``: the calls before it, then it on a fresh chain and on the used one.
     # The next exchange starts after its judgement, which may make calls of its own (_runs_change_z0).
     exchanges: list[list[tuple[int, str, Call]]] = [[]]
@@ -842,7 +763,7 @@ def _judge_used_chain(worker: Worker, sequence: Mapping[str, Any], function: str
     counter: Any = 0
     fresh: Any = None
     for exchange in exchanges:
-        outcomes = worker.each([made for _, _, made in exchange], return_errors=True)
+        outcomes = student.batch([made for _, _, made in exchange], stop_on_error=False, return_errors=True)
         for (position, role, _), outcome in zip(exchange, outcomes, strict=True):
             if role == "other" and isinstance(outcome, StudentError):
                 counter = None  # it may have applied some layers before it failed: the count is unknown
@@ -861,11 +782,11 @@ def _judge_used_chain(worker: Worker, sequence: Mapping[str, Any], function: str
                         problem,
                     )
                 continue
-            counter = _judge_used_call(worker, sequence, function, position, fresh, _value(outcome), counter)
+            counter = _judge_used_call(student, sequence, function, position, fresh, _value(outcome), counter)
 
 
 def _judge_used_call(
-    worker: Worker, sequence: Mapping[str, Any], function: str, position: int, fresh: Watched, used: Watched,
+    student: Student, sequence: Mapping[str, Any], function: str, position: int, fresh: Watched, used: Watched,
     counter: Any,
 ) -> Any:  # fmt: skip
     """The used-chain judgement of call ``position`` (see :func:`_judge_used_chain`); the chain's counter after it.
@@ -889,7 +810,7 @@ def _judge_used_call(
         )
     left = used.args[1] if len(used.args) > 1 else None
     changed = not (isinstance(left, np.ndarray) and _bits_equal(left, z0))
-    if function == "replay_report" and changed and not _runs_change_z0(worker, case, z0, call):
+    if function == "replay_report" and changed and not _runs_change_z0(student, case, z0, call):
         # Its docstring's "arguments unmodified": z0 as the call left it (the chain's counter is below).
         # Charged only when the student's own runs leave z0 alone: a run that changes it in place is
         # that run's mistake, which its own cell's properties charge.
@@ -909,7 +830,7 @@ def _judge_used_call(
     return after
 
 
-def _runs_change_z0(worker: Worker, case: Mapping[str, Any], z0: np.ndarray, call: Mapping[str, Any]) -> bool:
+def _runs_change_z0(student: Student, case: Mapping[str, Any], z0: np.ndarray, call: Mapping[str, Any]) -> bool:
     """Whether the student's store-all or checkpointed run, called as ``call``'s report calls them, changes z0."""
     runs: tuple[tuple[str, tuple[Any, ...], dict[str, Any]], ...] = (
         ("store_all_cotangents", (_chain(case), z0, RngSeed(call["seed"])), {}),
@@ -918,7 +839,7 @@ def _runs_change_z0(worker: Worker, case: Mapping[str, Any], z0: np.ndarray, cal
     )
     for function, args, kwargs in runs:
         try:
-            watched = worker.call_watch(function, *args, **kwargs)
+            watched = student.call_watch(function, *args, **kwargs)
         except StudentError:
             return True  # a failing run is its own cell's business; the report is not charged for it
         left = watched.args[1] if len(watched.args) > 1 else None
@@ -927,19 +848,19 @@ def _runs_change_z0(worker: Worker, case: Mapping[str, Any], z0: np.ndarray, cal
     return False
 
 
-def judge_store_all_used_chain(worker: Worker, sequence: Mapping[str, Any]) -> None:
-    _judge_used_chain(worker, sequence, "store_all_cotangents")
+def judge_store_all_used_chain(student: Student, sequence: Mapping[str, Any]) -> None:
+    _judge_used_chain(student, sequence, "store_all_cotangents")
 
 
-def judge_checkpointed_used_chain(worker: Worker, sequence: Mapping[str, Any]) -> None:
-    _judge_used_chain(worker, sequence, "checkpointed_cotangents")
+def judge_checkpointed_used_chain(student: Student, sequence: Mapping[str, Any]) -> None:
+    _judge_used_chain(student, sequence, "checkpointed_cotangents")
 
 
-def judge_report_used_chain(worker: Worker, sequence: Mapping[str, Any]) -> None:
-    _judge_used_chain(worker, sequence, "replay_report")
+def judge_report_used_chain(student: Student, sequence: Mapping[str, Any]) -> None:
+    _judge_used_chain(student, sequence, "replay_report")
 
 
-def judge_checkpointed_used_generator(worker: Worker, case: Mapping[str, Any]) -> None:
+def judge_checkpointed_used_generator(student: Student, case: Mapping[str, Any]) -> None:
     """A generator that drew before the call: replay repeats this forward pass's draws, not the seed's.
 
     One kept ``default_rng(seed)`` is used by two calls with the same arguments.
@@ -952,9 +873,9 @@ def judge_checkpointed_used_generator(worker: Worker, case: Mapping[str, Any]) -
     """
     for matched in (True, False):
         shown = _shown(case, matched=matched, rng="default_rng(seed), used by one earlier call with these arguments")
-        rng = worker.keep(RngSeed(case["seed"]), "rng")
+        rng = student.keep(RngSeed(case["seed"]), "rng")
         args = (_chain(case), case["z0"], case["block_size"], rng)
-        first = worker.call_watch("checkpointed_cotangents", *args, matched=matched)
+        first = student.call_watch("checkpointed_cotangents", *args, matched=matched)
         problem = _form_problem(first.value, case)
         if problem:
             raise Mismatch(shown, "a ReplayRun", first.value, problem)
@@ -965,7 +886,7 @@ def judge_checkpointed_used_generator(worker: Worker, case: Mapping[str, Any]) -
         if start is None:
             continue  # the caller's rng is unreadable after the call: checkpointed_leaves_arguments judges it
         want = ref.checkpointed_cotangents(_chain(case), case["z0"], case["block_size"], start, matched=matched)
-        got = _run(worker, shown, "checkpointed_cotangents", *args, matched=matched)["cotangents"]
+        got = _run(student, shown, "checkpointed_cotangents", *args, matched=matched)["cotangents"]
         if not _agrees(got, want.cotangents):
             raise Mismatch(
                 shown,
@@ -979,7 +900,7 @@ def judge_checkpointed_used_generator(worker: Worker, case: Mapping[str, Any]) -
 # --------------------------------------------------------------------------- first_mismatch
 
 
-def _first_mismatch_judge(worker: Worker, pair: Mapping[str, Any], note: str, *, watch: bool = False) -> Any:
+def _first_mismatch_judge(student: Student, pair: Mapping[str, Any], note: str, *, watch: bool = False) -> Any:
     """The pair, then the pair swapped, then the pair again: the index is symmetric and kept from no earlier call.
 
     With ``watch``, one more call of the pair, watched, goes in the same exchange; its :class:`Watched`
@@ -991,7 +912,7 @@ def _first_mismatch_judge(worker: Worker, pair: Mapping[str, Any], note: str, *,
     calls = [Call("first_mismatch", order) for order in orders]
     if watch:
         calls.append(Call("first_mismatch", (saved, replayed), watch=True))
-    outcomes = worker.each(calls)
+    outcomes = student.batch(calls)
     for call, (a, b) in enumerate(orders):
         got = _count(next(outcomes))
         if got is None and want is None:
@@ -1002,9 +923,9 @@ def _first_mismatch_judge(worker: Worker, pair: Mapping[str, Any], note: str, *,
     return next(outcomes) if watch else None
 
 
-def judge_first_mismatch(worker: Worker, pair: Mapping[str, Any]) -> None:
+def judge_first_mismatch(student: Student, pair: Mapping[str, Any]) -> None:
     note = "The largest row index whose bytes differ (going backward from the last row), or None."
-    watched = _first_mismatch_judge(worker, pair, note, watch=True)
+    watched = _first_mismatch_judge(student, pair, note, watch=True)
     # The contract's "arrays unmodified": both arrays as a watched call left them, bit for bit.
     saved, replayed = pair["saved"], pair["replayed"]
     left = tuple(watched.args)
@@ -1016,9 +937,9 @@ def judge_first_mismatch(worker: Worker, pair: Mapping[str, Any]) -> None:
                        "first_mismatch compares the arrays; it leaves both as they were given.")
 
 
-def judge_first_mismatch_bits(worker: Worker, pair: Mapping[str, Any]) -> None:
+def judge_first_mismatch_bits(student: Student, pair: Mapping[str, Any]) -> None:
     _first_mismatch_judge(
-        worker, pair, "Rows are compared by their bytes: 0.0 and -0.0 differ, two NaNs with the same bits agree."
+        student, pair, "Rows are compared by their bytes: 0.0 and -0.0 differ, two NaNs with the same bits agree."
     )
 
 
@@ -1043,9 +964,9 @@ def _checked_report(case: Mapping[str, Any], matched: bool, report: Any) -> Reco
     return report
 
 
-def _reports(worker: Worker, case: Mapping[str, Any]) -> Iterator[tuple[bool, Record]]:
+def _reports(student: Student, case: Mapping[str, Any]) -> Iterator[tuple[bool, Record]]:
     """``(matched, report)`` for matched True then False, both in one exchange; each checked when reached."""
-    outcomes = worker.each([_report_call(case, matched) for matched in (True, False)])
+    outcomes = student.batch([_report_call(case, matched) for matched in (True, False)])
     for matched, report in zip((True, False), outcomes, strict=True):
         yield matched, _checked_report(case, matched, report)
 
@@ -1054,8 +975,8 @@ def _reference_report(case: Mapping[str, Any], matched: bool) -> ref.ReplayRepor
     return ref.replay_report(_chain(case), case["z0"], case["block_size"], case["seed"], matched=matched)
 
 
-def judge_report_work(worker: Worker, case: Mapping[str, Any]) -> None:
-    for matched, report in _reports(worker, case):
+def judge_report_work(student: Student, case: Mapping[str, Any]) -> None:
+    for matched, report in _reports(student, case):
         want = _reference_report(case, matched)
         expected = (want.block_size, want.matched, want.extra_forward_evaluations)
         got = (_count(report["block_size"]), report["matched"], _count(report["extra_forward_evaluations"]))
@@ -1069,8 +990,8 @@ def judge_report_work(worker: Worker, case: Mapping[str, Any]) -> None:
             )
 
 
-def judge_report_peak(worker: Worker, case: Mapping[str, Any]) -> None:
-    for matched, report in _reports(worker, case):
+def judge_report_peak(student: Student, case: Mapping[str, Any]) -> None:
+    for matched, report in _reports(student, case):
         want = _reference_report(case, matched)
         expected = (want.saved_peak_states, want.replayed_peak_states)
         got = (_count(report["saved_peak_states"]), _count(report["replayed_peak_states"]))
@@ -1083,13 +1004,13 @@ def judge_report_peak(worker: Worker, case: Mapping[str, Any]) -> None:
             )
 
 
-def judge_report_mismatch(worker: Worker, case: Mapping[str, Any]) -> None:
+def judge_report_mismatch(student: Student, case: Mapping[str, Any]) -> None:
     """The first mismatch, shown with whether each run agrees with the reference.
 
     The two flags tell the student where a wrong index comes from (the index
     alone is the same, e.g. ``depth - 1``, for several different mistakes).
     """
-    for matched, report in _reports(worker, case):
+    for matched, report in _reports(student, case):
         want = _reference_report(case, matched)
         got_index = _count(report["first_mismatch"])
         if (got_index is None and want.first_mismatch is None) or (
@@ -1117,8 +1038,8 @@ def judge_report_mismatch(worker: Worker, case: Mapping[str, Any]) -> None:
         )
 
 
-def judge_report_runs(worker: Worker, case: Mapping[str, Any]) -> None:
-    for matched, report in _reports(worker, case):
+def judge_report_runs(student: Student, case: Mapping[str, Any]) -> None:
+    for matched, report in _reports(student, case):
         shown = _shown(case, matched=matched)
         want = _reference_report(case, matched)
         for name, reference in (("saved", want.saved), ("replayed", want.replayed)):
@@ -1138,7 +1059,7 @@ def judge_report_runs(worker: Worker, case: Mapping[str, Any]) -> None:
                 )
 
 
-def judge_report_arguments(worker: Worker, case: Mapping[str, Any]) -> None:
+def judge_report_arguments(student: Student, case: Mapping[str, Any]) -> None:
     """A numpy integer block_size is the same k; bad arguments raise as in checkpointed_cotangents.
 
     The numpy report is compared with the student's own report for the int
@@ -1155,7 +1076,7 @@ def judge_report_arguments(worker: Worker, case: Mapping[str, Any]) -> None:
     numpy_sizes = (np.int64(k), np.int32(k))
     calls = [_report_call(case, matched, size) for matched in (True, False) for size in (k, *numpy_sizes)]
     calls += _refusal_calls("replay_report", good, bad, matched=True)
-    outcomes = worker.each(calls, return_errors=True)
+    outcomes = student.batch(calls, stop_on_error=False, return_errors=True)
     for matched, size in ((matched, size) for matched in (True, False) for size in (None, *numpy_sizes)):
         if size is None:
             own = _checked_report(case, matched, _value(next(outcomes)))
@@ -1186,7 +1107,7 @@ def judge_report_arguments(worker: Worker, case: Mapping[str, Any]) -> None:
 # --------------------------------------------------------------------------- misconceptions
 
 
-def _misconceptions(grade_id: str, judge: Callable[[Worker, Any], None], unpack: Callable) -> list[Misconception]:
+def _misconceptions(grade_id: str, judge: Callable[[Student, Any], None], unpack: Callable) -> list[Misconception]:
     """Catalogue entries that must lose in ``grade_id``, as what ``judge`` would report for them.
 
     ``unpack(shown)`` turns a counterexample's inputs back into the judge's
@@ -1209,7 +1130,7 @@ def _misconceptions(grade_id: str, judge: Callable[[Worker, Any], None], unpack:
 
         def implementation(_entry: WrongAnswer = entry, **shown: Any) -> Any:
             try:
-                judge(_local_caller(_entry), unpack(shown))
+                judge(_local_student(_entry), unpack(shown))
             except Mismatch as mismatch:
                 return mismatch.got
             raise _NoReport(_entry.name)
@@ -1232,7 +1153,7 @@ def _unpack_pair(shown: Mapping[str, Any]) -> dict[str, Any]:
 class _Spec:
     name: str
     description: str
-    judge: Callable[[Worker, Any], None]
+    judge: Callable[[Student, Any], None]
     strategy: Any
     examples: tuple[Any, ...]
     unpack: Callable[[Mapping[str, Any]], Any] = _unpack_case
@@ -1251,7 +1172,7 @@ def _property(grade_id: str, spec: _Spec) -> Property:
         misconceptions=misconceptions,
     )
     def check(student: Any, case: Any) -> None:
-        spec.judge(_student_caller(student), case)
+        spec.judge(student, case)
 
     return check
 
@@ -1265,7 +1186,7 @@ def _store_all_form(student: Any, case: Mapping[str, Any]) -> None:
     short = np.zeros(case["width"] + 1)
     z0s = (case["z0"], bad, short)
     calls = [Call("store_all_cotangents", (_chain(case), z0, RngSeed(case["seed"]))) for z0 in z0s]
-    outcomes = student.call_each(calls, return_errors=True)
+    outcomes = student.batch(calls, stop_on_error=False, return_errors=True)
     _checked_run(shown, _value(next(outcomes)))
     for z0, outcome in zip(z0s[1:], outcomes, strict=True):
         _judge_refusal({**shown, "z0": z0}, "ValueError", outcome)
@@ -1275,7 +1196,7 @@ def _checkpointed_form(student: Any, case: Mapping[str, Any]) -> None:
     refused = (0, case["depth"] + 1)
     calls = [_checkpointed_call(case, matched) for matched in (True, False)]
     calls += [_checkpointed_call(case, True, k) for k in refused]
-    outcomes = student.call_each(calls, return_errors=True)
+    outcomes = student.batch(calls, stop_on_error=False, return_errors=True)
     for matched in (True, False):
         _checked_run(_shown(case, matched=matched), _value(next(outcomes)))
     for k, outcome in zip(refused, outcomes, strict=True):
@@ -1288,7 +1209,8 @@ def _first_mismatch_errors(student: Any, pair: Mapping[str, Any]) -> None:
     retyped = saved.astype(np.float64 if saved.dtype == np.float32 else np.float32)
     scalar = np.float64(1.0)
     pairs = ((saved, shorter), (saved, retyped), (scalar, scalar))
-    outcomes = student.call_each([Call("first_mismatch", arrays) for arrays in pairs], return_errors=True)
+    calls = [Call("first_mismatch", arrays) for arrays in pairs]
+    outcomes = student.batch(calls, stop_on_error=False, return_errors=True)
     for (a, b), outcome in zip(pairs, outcomes, strict=True):
         _judge_refusal({"saved": a, "replayed": b}, "ValueError", outcome)
 

@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 import pytest
+from ch11_autograder.api.suite import Mismatch, in_process_student
 from ch11_autograder.authoring.build import build_notebook
 from ch11_autograder.exercises import WORKER_SKIP_CELLS
 from ch11_autograder.exercises.catalogue import WrongAnswer, catalogue
@@ -26,7 +27,6 @@ from ch11_autograder.exercises.ex5.notebook import cells as notebook_cells
 from ch11_autograder.trusted.grading import grade_suites
 from ch11_autograder.trusted.registry import get_suite
 from ch11_autograder.trusted.submission_cells import WorkerCells, autograded_test_cells, worker_cells
-from ch11_autograder.trusted.suite import Mismatch, Watched
 from ch11_autograder.trusted.verdicts import CellVerdict
 from ch11_autograder.trusted.worker_client import WorkerSession
 from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
@@ -63,11 +63,11 @@ CHAIN_JUDGES = (
 
 def failing_judges(entry: WrongAnswer | None, case: dict) -> list[str]:
     """Names of the chain judges that reject ``entry`` (the reference when None) on ``case``."""
-    caller = suites._local_caller(entry)
+    student = suites._local_student(entry)
     failed = []
     for judge in CHAIN_JUDGES:
         try:
-            judge(caller, case)
+            judge(student, case)
         except Mismatch:
             failed.append(judge.__name__)
     return failed
@@ -175,9 +175,9 @@ def test_the_grouped_snapshot_entries_report_the_same_derivatives(case):
     # The premise of naming them as one misconception: on any input their outputs coincide.
     outputs = []
     for name in suites.STREAM_GROUP:
-        call = suites._local_caller(ENTRIES[name])
+        call = suites._local_student(ENTRIES[name])
         for matched in (True, False):
-            run = call("checkpointed_cotangents", suites._chain(case), case["z0"], case["block_size"],
+            run = call.call("checkpointed_cotangents", suites._chain(case), case["z0"], case["block_size"],
                        suites.RngSeed(case["seed"]), matched=matched)  # fmt: skip
             outputs.append((matched, run["cotangents"].tobytes()))
     assert len(set(outputs)) == 2
@@ -186,12 +186,12 @@ def test_the_grouped_snapshot_entries_report_the_same_derivatives(case):
 def test_an_entry_outside_the_group_reports_other_derivatives():
     # The same comparison tells a whole-block replay apart (the grouping check can fail).
     case = strategies.make_case(8, 3, 2, 0, [0.1, 0.2], 4, 1)
-    grouped = suites._local_caller(ENTRIES["unmatched_stream"])
-    other = suites._local_caller(ENTRIES["whole_block_replayed"])
+    grouped = suites._local_student(ENTRIES["unmatched_stream"])
+    other = suites._local_student(ENTRIES["whole_block_replayed"])
     args = (suites._chain(case), case["z0"], 4, suites.RngSeed(1))
     assert not suites._bits_equal(
-        grouped("checkpointed_cotangents", *args, matched=False)["cotangents"],
-        other("checkpointed_cotangents", *args, matched=False)["cotangents"],
+        grouped.call("checkpointed_cotangents", *args, matched=False)["cotangents"],
+        other.call("checkpointed_cotangents", *args, matched=False)["cotangents"],
     )
 
 
@@ -278,15 +278,8 @@ def test_a_first_mismatch_index_may_be_a_numpy_integer_but_not_a_bool_or_float()
     pair = suites._VISIBLE_PAIRS[1]
 
     def caller_returning(value):
-        def call(name, *args):
-            return value
-
-        # A watched call leaves the arrays as given (largest_differing_row also checks that).
-        call.call_watch = lambda name, *args: Watched(value, args, {}, ())
-        call.each = lambda calls, return_errors=False: iter(
-            [Watched(value, tuple(c.args), {}, ()) if c.watch else value for c in calls]
-        )
-        return call
+        # A function that leaves the arrays as given (largest_differing_row also checks that).
+        return in_process_student({"first_mismatch": lambda saved, replayed: value})
 
     suites.judge_first_mismatch(caller_returning(np.int64(4)), pair)
     for wrong in (4.0, np.float64(4.0), True, "4", 3):
@@ -295,8 +288,8 @@ def test_a_first_mismatch_index_may_be_a_numpy_integer_but_not_a_bool_or_float()
 
 
 def test_the_report_feedback_says_which_run_is_off():
-    shared = suites._local_caller(ENTRIES["report_shares_one_generator"])
-    inputs = suites._local_caller(ENTRIES["rule_reads_input_state"])
+    shared = suites._local_student(ENTRIES["report_shares_one_generator"])
+    inputs = suites._local_student(ENTRIES["rule_reads_input_state"])
     got = {}
     for name, caller in (("shared", shared), ("inputs", inputs)):
         with pytest.raises(Mismatch) as caught:
@@ -351,17 +344,17 @@ def _cached_checkpointed():
 
 def test_the_sequence_judges_reject_state_kept_across_calls():
     small, big = strategies.make_case(3, 1, 2, 5, [0.1, 0.2], 1, 1), strategies.make_case(9, 4, 2, 6, [0.1, 0.2], 3, 2)
-    ledger = suites._local_caller(_stateful_store_all())
+    ledger = suites._local_student(_stateful_store_all())
     with pytest.raises(Mismatch) as caught:
         suites.judge_store_all_sequence(ledger, {"calls": [small, big, small]})
     assert "repeats call 1" in caught.value.note
     same_shape = {**small, "seed": 99, "z0": np.array([0.5, -0.5]), "matched": True}
-    cached = suites._local_caller(_cached_checkpointed())
+    cached = suites._local_student(_cached_checkpointed())
     with pytest.raises(Mismatch) as caught:
         suites.judge_checkpointed_sequence(cached, {"calls": [{**small, "matched": True}, same_shape, same_shape]})
     assert "returned exactly the result of call 1" in caught.value.note
     # Without state, a wrong answer passes them: its values are judged elsewhere.
-    wrong = suites._local_caller(ENTRIES["rule_reads_input_state"])
+    wrong = suites._local_student(ENTRIES["rule_reads_input_state"])
     suites.judge_store_all_sequence(wrong, {"calls": [small, big, small]})
 
 
@@ -394,7 +387,7 @@ def failing_state_judges(entry: WrongAnswer | None, examples: int = 15) -> set[s
         @given(drawn=strategy)
         def run(drawn):
             try:
-                judge(suites._local_caller(entry), drawn)
+                judge(suites._local_student(entry), drawn)
             except Mismatch:
                 failed.add(judge.__name__)
 
@@ -431,7 +424,7 @@ def test_a_counter_reset_shows_on_a_used_chain_only():
     assert failing_judges(resets, VISIBLE) == []
     sequence = suites._used_chain_example(suites._CHECKPOINTED_CALL, suites._STORE_ALL_CALL)
     with pytest.raises(Mismatch) as caught:
-        suites.judge_store_all_used_chain(suites._local_caller(resets), sequence)
+        suites.judge_store_all_used_chain(suites._local_student(resets), sequence)
     assert caught.value.expected == {"chain.forward_evaluations grows by": 16}
     assert caught.value.got == {"chain.forward_evaluations grows by": 16 - 28}
 
@@ -440,13 +433,13 @@ def test_the_rng_is_reported_in_draws_of_the_random_layer():
     rewinds = ENTRIES["snapshot_restored_into_callers_rng"]
     case = {**VISIBLE, "random_layer": 9}  # a later block than the first, so the last restore rewinds to the seed
     with pytest.raises(Mismatch) as caught:
-        suites.judge_checkpointed_left_arguments(suites._local_caller(rewinds), case)
+        suites.judge_checkpointed_left_arguments(suites._local_student(rewinds), case)
     assert caught.value.expected == {"rng_draws_of_width_normals": 1}
     assert caught.value.got == {"rng_draws_of_width_normals": 0}
 
 
 def test_the_local_worker_keeps_one_object_and_watches_like_the_worker():
-    local = suites._local_caller(None)
+    local = suites._local_student(None)
     chain = local.keep(suites._chain(VISIBLE), "chain")
     for expected in (16, 32):
         watched = local.call_watch("store_all_cotangents", chain, VISIBLE["z0"], suites.RngSeed(2))

@@ -1,0 +1,83 @@
+"""What a hidden suite and a witness table import from the engine: this module and nothing else.
+
+A suite grades one autograded test cell with properties, each a check of the student's
+code; the reference (``ch11_solutions``) gives the expected values in the trusted
+process. The reference of each name is its own docstring; docs/architecture.md
+("Writing a suite") shows them together, and docs/authoring.md a whole exercise.
+
+Suites and properties:
+    :class:`CellSuite` (one test cell's properties and points), :func:`register` (make
+    it gradable: call it at import), :class:`Property` (a check), the decorator
+    :func:`hypothesis_property` (a check run over hypothesis examples),
+    :class:`Mismatch` (what a check raises on a wrong answer), :func:`expect_equal`,
+    :class:`Misconception` (a catalogued mistake the feedback may name),
+    :data:`MAX_EVIDENCE`.
+
+Calling the student's code, from a check:
+    :class:`Student`: ``call``, ``call_watch`` (returns a :class:`Watched`), ``keep``
+    (returns a :class:`Kept`), ``defaults``, ``report``, and ``batch``, the one way to
+    make several calls in one exchange (a list of :class:`Call`; read the
+    :class:`Replies` with ``take()`` or by iterating). What the student's code raises:
+    :class:`StudentError`, with :class:`NotDefined` and :class:`Unencodable`.
+    :func:`in_process_student` is a ``Student`` over trusted functions of this process
+    (the reference with a catalogue entry swapped in), to predict what a mistake reports
+    with the very check that grades it. :class:`Session` is what a ``Student`` calls
+    through, for a wrapper of one (``exercises.witness.Renamed``).
+
+Values as they come back over the wire:
+    :class:`Record` (a dataclass instance), :func:`roundtrip` (a reference value as a
+    student's value reads after the wire), :func:`wire_equal` (exact equality of wire
+    values), :func:`truncate`; arguments with a wire form of their own: :class:`Once`
+    (a generator over items), :class:`RngSeed` (a fresh ``default_rng(seed)`` in the worker).
+    :data:`NOTHING` fills a :class:`Mismatch` field that has no value (no ``got``: the code raised).
+"""
+
+from __future__ import annotations
+
+from ..protocol import Kept, Once, Record, RngSeed, roundtrip, truncate, wire_equal
+from ..trusted.in_process import in_process_student
+from ..trusted.registry import register
+from ..trusted.suite import (
+    MAX_EVIDENCE,
+    Call,
+    CellSuite,
+    Misconception,
+    Mismatch,
+    Property,
+    Replies,
+    Session,
+    Student,
+    Watched,
+    expect_equal,
+    hypothesis_property,
+)
+from ..trusted.verdicts import NOTHING
+from ..trusted.worker_client import NotDefined, StudentError, Unencodable
+
+__all__ = [
+    "MAX_EVIDENCE",
+    "NOTHING",
+    "Call",
+    "CellSuite",
+    "Kept",
+    "Misconception",
+    "Mismatch",
+    "NotDefined",
+    "Once",
+    "Property",
+    "Record",
+    "Replies",
+    "RngSeed",
+    "Session",
+    "Student",
+    "StudentError",
+    "Unencodable",
+    "Watched",
+    "expect_equal",
+    "hypothesis_property",
+    "in_process_student",
+    "register",
+    "roundtrip",
+    "truncate",
+    "wire_equal",
+]
