@@ -8,7 +8,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-fast test-slurm test-dask docker-engine browser slurm lint demo example wheel release clean bytecode
+.PHONY: test test-fast test-slurm test-dask docker-engine browser hub slurm lint demo example wheel release clean bytecode
 
 $(STAMP): requirements/lock.txt pyproject.toml harness/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,17 +33,18 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 # Every tier (see tests/conftest.py), with a Docker engine (installed and started
-# first when missing and this runs as root: .ci/docker-engine.sh) and Debian's
-# Chromium for the browser tier (installed when missing: .ci/browser.sh). The dask and
+# first when missing and this runs as root: .ci/docker-engine.sh), Debian's
+# Chromium for the browser and hub tiers (installed when missing: .ci/browser.sh) and Debian's
+# configurable-http-proxy for the hub tier (.ci/hub.sh). The dask and
 # slurm tiers are opt-in (`make test-dask`, `make test-slurm`): they keep CI under 35 minutes.
-test: lint bytecode docker-engine browser
+test: lint bytecode docker-engine browser hub
 	$(PY) -m pytest -m "not slurm and not dask"
 
 # While developing: everything but the Docker image, the hostile-corpus batches, the
-# batch grader's whole-class runs, the exchange tier's course loop with unix users and
-# the Dask cluster and Slurm.
+# batch grader's whole-class runs, the exchange tier's course loop with unix users, the
+# hub tier and the Dask cluster and Slurm.
 test-fast: lint bytecode
-	$(PY) -m pytest -m "not docker and not hostile_batch and not class_batch and not exchange and not dask and not slurm"
+	$(PY) -m pytest -m "not docker and not hostile_batch and not class_batch and not exchange and not hub and not dask and not slurm"
 
 # Opt-in (not in `test` or CI): the demo class graded on a one-node Slurm cluster that the test
 # starts (tests/slurm/), with Debian's slurm-wlm and munge (installed when missing: .ci/slurm.sh).
@@ -62,6 +63,9 @@ docker-engine:
 
 browser:
 	bash .ci/browser.sh
+
+hub:
+	bash .ci/hub.sh
 
 slurm:
 	bash .ci/slurm.sh

@@ -18,36 +18,50 @@ trusted runs such as CI grading the reference solutions. A backend that
 cannot run here makes grading refuse, never fall back.
 """
 
+import sys
 from pathlib import Path
 
-import nbgrader
-from ch11_autograder.course_layout import RELEASE, SOURCE
-from ch11_autograder.exchange_collect import OwnerCheckedCollect
-from ch11_autograder.exercises import SUITE_MODULES, WORKER_SKIP_CELLS
-from ch11_autograder.trusted.feedback_pages import FeedbackExporter
-from ch11_autograder.trusted.offline_math import TEMPLATE_BASEDIR
-from ch11_autograder.trusted.steps import (
-    ExecutionAhead,
-    RenderMath,
-    SandboxedExecute,
-    SanitizeFeedback,
-    SanitizeOnce,
-    StripHiddenTests,
-    SuitesAhead,
-    TrustedVerdicts,
-    VerdictCacheLookup,
-    VerdictCacheStore,
-    start_sandboxes,
-)
-from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
-from nbgrader.preprocessors import (
-    AssignLatePenalties,
-    CheckCellMetadata,
-    GetGrades,
-    IgnorePattern,
-    LimitOutput,
-    SaveAutoGrades,
-)
+# Fail closed. traitlets logs an exception raised by a config file and goes on with nbgrader's
+# defaults: plain Execute running student code unsandboxed, no hidden suites, release/ instead of
+# assignments/, formgrader without the sanitizing steps. SystemExit is not an Exception, so it
+# passes traitlets, nbgrader and jupyter_server alike: every nbgrader command stops here with this
+# one line, and a Jupyter server loading nbgrader's formgrader on this course refuses to start.
+try:
+    import nbgrader
+    from ch11_autograder.course_layout import RELEASE, SOURCE
+    from ch11_autograder.exchange_collect import OwnerCheckedCollect
+    from ch11_autograder.exercises import SUITE_MODULES, WORKER_SKIP_CELLS
+    from ch11_autograder.trusted.feedback_pages import FeedbackExporter
+    from ch11_autograder.trusted.offline_math import TEMPLATE_BASEDIR
+    from ch11_autograder.trusted.steps import (
+        ExecutionAhead,
+        RenderMath,
+        SandboxedExecute,
+        SanitizeFeedback,
+        SanitizeOnce,
+        StripHiddenTests,
+        SuitesAhead,
+        TrustedVerdicts,
+        VerdictCacheLookup,
+        VerdictCacheStore,
+        start_sandboxes,
+    )
+    from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+    from nbgrader.preprocessors import (
+        AssignLatePenalties,
+        CheckCellMetadata,
+        GetGrades,
+        IgnorePattern,
+        LimitOutput,
+        SaveAutoGrades,
+    )
+except Exception as exc:  # a broken install (an import that raises) stops the same way as a missing one
+    raise SystemExit(
+        f"nbgrader_config.py: this course grades only with the ch11_autograder package, and {sys.executable} "
+        f"cannot import it ({type(exc).__name__}: {' '.join(str(exc).split())}); nothing was done. Run nbgrader "
+        "(and formgrader's Jupyter server) from the instructor's environment, the one with the package "
+        "(docs/course.md, \"Fail closed\")."
+    ) from None
 
 c = get_config()  # noqa: F821 - provided by traitlets when it loads this file
 

@@ -15,7 +15,7 @@ that one of its frames belongs to:
   (``select`` and ``read`` on the worker's pipe: the worker decoding, the student's code,
   its encoding and the pipe), and decoding the reply (``loads_message``, ``parse_reply``);
 * reference computation: frames of ``ch11_solutions`` (the expected values);
-* comparing: ``protocol.roundtrip``/``wire_equal`` outside a round trip;
+* comparing: ``roundtrip``/``wire_equal`` outside a round trip;
 * misconception naming (``name_misconception`` outside the phases above);
 * hypothesis, split by the engine's phase: shrinking (``Shrinker``), example generation
   and the engine's own bookkeeping (everything else of ``hypothesis``);
@@ -87,19 +87,19 @@ def classify(frame: FrameType | None) -> str:
     if any(has("worker_client.py", name) for name in ("_exchange", "_call", "keep", "call_many")):
         if has("worker_client.py", "_receive"):
             inner = names[0]
-            if "protocol.py" in inner[0] or "json" in inner[0] or has("protocol.py", "loads_message"):
+            if "/protocol/" in inner[0] or "json" in inner[0] or has("/protocol/", "loads_message"):
                 return "round trip: decoding the reply"
             return "round trip: waiting for the reply"
         if has("worker_client.py", "_send"):
             return "round trip: writing the request"
-        if has("protocol.py", "parse_reply") or has("protocol.py", "loads_message"):
+        if has("/protocol/", "parse_reply") or has("/protocol/", "loads_message"):
             return "round trip: decoding the reply"
-        if has("protocol.py"):
+        if has("/protocol/"):
             return "round trip: encoding the request"
         return "round trip: other"
     if has("ch11_solutions"):
         return "reference computation"
-    if has("protocol.py", "roundtrip") or has("protocol.py", "wire_equal"):
+    if has("roundtrip.py", "roundtrip") or has("protocol/values.py", "wire_equal"):
         return "comparing (roundtrip, wire_equal)"
     if has("suite.py", "name_misconception"):
         return "misconception naming"
@@ -150,13 +150,16 @@ _ENCODERS = ("make_call", "make_keep", "make_defaults", "make_call_entry", "make
 #: disjoint subtrees of the suites' calls, the last ones are differences (see cpu_breakdown).
 CPU_SETS = {
     "worker start": [("worker_client.py", ("start",))],
-    "round trip: encoding the request": [("protocol.py", _ENCODERS)],
-    "round trip: decoding the reply": [("protocol.py", ("parse_reply", "loads_message"))],
+    "round trip: encoding the request": [("/protocol/", _ENCODERS)],
+    "round trip: decoding the reply": [("/protocol/", ("parse_reply", "loads_message"))],
     "round trip: pipe I/O": [("worker_client.py", ("_send", "_receive"))],
-    "round trip: all": [("worker_client.py", ("_exchange", "call_many")), ("protocol.py", _ENCODERS)],
+    "round trip: all": [("worker_client.py", ("_exchange", "call_many")), ("/protocol/", _ENCODERS)],
     "formatting calls for feedback": [("verdicts.py", ("format_call",))],
     "reference computation": [("ch11_solutions", ())],
-    "comparing (roundtrip, wire_equal)": [("protocol.py", ("roundtrip", "wire_equal"))],
+    "comparing (roundtrip, wire_equal)": [
+        ("trusted/roundtrip.py", ("roundtrip",)),
+        ("protocol/values.py", ("wire_equal",)),
+    ],
     "hypothesis: shrinking": [("shrinker.py", ("shrink",))],
     "suites": [("trusted/suite.py", ("run_suite",))],
     "hypothesis: test bodies": [("trusted/suite.py", ("run_example",))],
@@ -179,7 +182,7 @@ def _inclusive(stats: Any, members: list[tuple[str, tuple[str, ...]]]) -> float:
 def cpu_breakdown(stats: Any) -> dict[str, float]:
     """The trusted process's CPU in the suites by phase (profiled seconds; see the module docstring)."""
     got = {name: _inclusive(stats, members) for name, members in CPU_SETS.items()}
-    pipe = got["round trip: pipe I/O"] - _inclusive(stats, [("protocol.py", ("loads_message",))])
+    pipe = got["round trip: pipe I/O"] - _inclusive(stats, [("/protocol/", ("loads_message",))])
     rt = got["round trip: all"]
     phases = {
         "worker start (trusted side)": got["worker start"],

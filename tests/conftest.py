@@ -1,7 +1,7 @@
 """Test-suite tiers, and the grading image built while other tests run.
 
-``make test`` (what CI runs) runs every tier but ``slurm``; ``make test-fast`` leaves out the
-heavy ones:
+``make test`` (what CI runs) runs every tier but ``slurm`` and ``dask``; ``make test-fast`` leaves
+out the heavy ones:
 
 * ``docker``: tests that build the grading image and grade inside it;
 * ``hostile_batch``: the hostile corpus graded as one batch per backend (the
@@ -13,6 +13,14 @@ heavy ones:
   (``tests/exchange/``: release, fetch, submit, collect, autograde and the batch,
   feedback back, the LMS export). It creates users, so it needs root: without root it
   is skipped, except under CI (``$CI`` set), where it fails, as the Docker tier does.
+* ``hub``: the course on a real JupyterHub (``tests/hub/``): JupyterHub from PyPI
+  (``requirements/hub.txt``) with Debian's configurable-http-proxy, PAM logins of real unix
+  users, the local-process spawner, the managed-service block read from docs/course.md; one
+  student in Chromium (the browser tier's) through JupyterLab's Assignments tab, one through
+  a JupyterLab terminal, the instructor's formgrader service, the hub stopped with SIGINT
+  mid-grading and started again. It needs root, chromium and the proxy (``make hub``
+  installs the proxy, ``make browser`` chromium): without them it is skipped, except under
+  CI, where it fails. ``make test-fast`` leaves it out.
 * ``dask``: grading on a real ``dask scheduler`` and two ``dask worker`` processes on
   127.0.0.1 (``tests/autograder/batch/test_cluster.py``: the demo class equal to local
   workers', a worker SIGKILLed mid-batch, a killed coordinator resumed, hostile cases, a
@@ -42,15 +50,28 @@ thread as soon as collection ends: a few minutes of mostly downloading and
 unpacking, which then overlap the tests that run before the first Docker test.
 The image fixtures wait for that build (``batch_support`` serializes on one lock)
 and, if it failed, build again in the foreground, where the error surfaces.
+
+No Jupyter config of the machine reaches a test: before anything is collected, every
+``JUPYTER_*`` variable is dropped and ``JUPYTER_NO_CONFIG`` set, for this process and every
+subprocess (``support/jupyter_env.py``; ``tests/test_hermetic.py`` plants a system-wide, a user
+and a ``JUPYTER_*`` config and shows the outcomes do not change).
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
+import time
 
 import pytest
-from support import batch_support
+from support import batch_support, jupyter_env
+
+_SESSION_START = time.time()
+jupyter_env.isolate()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    jupyter_env.sweep(_SESSION_START)
 
 
 def _needs_image(item: pytest.Item) -> bool:

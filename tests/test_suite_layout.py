@@ -1,8 +1,8 @@
 """The test suite's own layout: tiers are declared where the tests are, and the package is this checkout's.
 
-The heavy tiers (``docker``, ``hostile_batch``, ``class_batch``, ``browser``, ``exchange``, ``dask``, ``slurm``;
-tests/conftest.py) are selected by marks. A mark is written on the test or as its module's ``pytestmark``, never
-assigned by a conftest from a list of names: there, renaming a test silently moved it out
+The heavy tiers (``docker``, ``hostile_batch``, ``class_batch``, ``browser``, ``exchange``, ``hub``, ``dask``,
+``slurm``; tests/conftest.py) are selected by marks. A mark is written on the test or as its module's
+``pytestmark``, never assigned by a conftest from a list of names: there, renaming a test silently moved it out
 of its tier. What these tests hold to, read from the sources (no collection, no import):
 
 * no conftest assigns marks (``add_marker``, a ``pytest_collection_modifyitems`` hook, or
@@ -14,7 +14,8 @@ of its tier. What these tests hold to, read from the sources (no collection, no 
   (``batch_support.graded_demo_class``, or ``assert_graded_as_locally``, which compares
   with it) is marked ``class_batch`` or ``docker``;
 * every test that starts Chromium or a Jupyter server (``support.browser``: ``require_browser``,
-  ``chromium``, ``jupyter_server``) is marked ``browser``;
+  ``chromium``, ``jupyter_server``) is marked ``browser`` or ``hub``;
+* every test that starts a JupyterHub (``support.hub``: ``require_hub``, ``start_hub``) is marked ``hub``;
 * every test that grades on a real Dask scheduler and workers (the ``dask_cluster`` fixture of
   tests/autograder/batch/test_cluster.py) is marked ``dask``;
 * every test that starts a Slurm cluster (``support.slurm_cluster.one_node_slurm``, the
@@ -38,7 +39,7 @@ import pytest
 from ch11_autograder import paths
 from support.paths import TESTS_DIR
 
-TIERS = frozenset({"docker", "hostile_batch", "class_batch", "browser", "exchange", "dask", "slurm"})
+TIERS = frozenset({"docker", "hostile_batch", "class_batch", "browser", "exchange", "hub", "dask", "slurm"})
 
 #: (what a test reaches, the names that reach it, the tiers a test reaching it must carry one of).
 RULES = (
@@ -47,7 +48,8 @@ RULES = (
     ("the demo class graded by the batch", frozenset({"graded_demo_class", "assert_graded_as_locally"}),
      frozenset({"class_batch", "docker"})),
     ("a browser or the Jupyter server", frozenset({"require_browser", "chromium", "jupyter_server"}),
-     frozenset({"browser"})),
+     frozenset({"browser", "hub"})),
+    ("a JupyterHub", frozenset({"require_hub", "start_hub"}), frozenset({"hub"})),
     ("a Dask scheduler and workers", frozenset({"dask_cluster"}), frozenset({"dask"})),
     ("a Slurm controller and node", frozenset({"one_node_slurm", "slurm_cluster"}), frozenset({"slurm"})),
 )

@@ -4,6 +4,7 @@
                             [--docker IMAGE | --cluster tcp://HOST:PORT|tls://HOST:PORT|local]
                             [--timeout SECONDS] [--regrade]
     ch11-grade report --course DIR
+    ch11-grade catalogue draft --course DIR --group INDEX|ID [--out FILE]
     ch11-grade serve --course DIR [--once]
     ch11-grade student-bundle --out ch11-student.zip
     ch11-grade gradescope build --out autograder.zip
@@ -17,6 +18,11 @@ submissions are graded on the workers of a Dask cluster (the ``dask`` extra).
 
 ``report`` (re)writes the class report from the course's gradebook and the
 batch's records.
+
+``catalogue draft`` writes a draft catalogue entry for one group of the report's
+``reports/<assignment>-mistakes.json`` (its index or id): the representative
+answer, the properties it fails, placeholders for the name, title and advice
+(docs/authoring.md, "From a mistake group to named feedback").
 
 ``serve`` grades each submission in the course's nbgrader exchange as it
 arrives, into a practice course, and publishes its feedback where the
@@ -152,20 +158,43 @@ def _report(args: argparse.Namespace) -> int:
     return EXIT_OK if _write_report(course, after_batch=False) else EXIT_ERRORS
 
 
+def _catalogue_draft(args: argparse.Namespace) -> int:
+    from .report.catalogue_draft import DraftError, draft_entry, pick_group
+    from .report.mistakes import mistakes_path
+
+    course = args.course.resolve()
+    path = mistakes_path(course, args.assignment)
+    try:
+        text = draft_entry(course, args.assignment, pick_group(path, args.group))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        kind = "" if isinstance(exc, DraftError | OSError) else f"{path}: malformed group ({type(exc).__name__}) "
+        print(f"ch11-grade: {kind}{exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        args.out.write_text(text, encoding="utf-8")
+        print(f"draft:    {args.out}")
+    return EXIT_OK
+
+
 def _serve(args: argparse.Namespace) -> int:
     from .serve.policy import load_settings
-    from .serve.service import Service
+    from .serve.service import IdentityRefused, Service
 
     try:
         service = Service(load_settings(args.course))
     except (ValueError, OSError) as exc:
         print(f"ch11-grade: {exc}", file=sys.stderr)
         return EXIT_REFUSED
-    if args.once:
-        service.run_once()
-        return EXIT_OK
     try:
+        if args.once:
+            service.run_once()
+            return EXIT_OK
         service.run()
+    except IdentityRefused as exc:
+        print(f"ch11-grade: {escape(str(exc), 1000)}", file=sys.stderr)
+        return EXIT_REFUSED
     except KeyboardInterrupt:
         print("\nch11-grade: stopped; the queue is kept, run the same command to go on.", file=sys.stderr)
         return 130
@@ -256,6 +285,15 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("report", help="(re)write the class report from the course's gradebook and records")
     r.add_argument("--course", type=Path, required=True, help="the nbgrader course directory graded by batch")
     r.set_defaults(func=_report)
+
+    c = sub.add_parser("catalogue", help="the catalogue of named wrong answers")
+    csub = c.add_subparsers(dest="catalogue_command", required=True)
+    cd = csub.add_parser("draft", help="a draft catalogue entry from a group of reports/<assignment>-mistakes.json")
+    cd.add_argument("--course", type=Path, required=True, help="the nbgrader course directory the report read")
+    cd.add_argument("--group", required=True, help="the group's index or id in the mistakes JSON")
+    cd.add_argument("--assignment", default=ASSIGNMENT, help=f"nbgrader assignment (default {ASSIGNMENT})")
+    cd.add_argument("--out", type=Path, default=None, help="write the draft here (default: standard output)")
+    cd.set_defaults(func=_catalogue_draft)
 
     sv = sub.add_parser("serve", help="grade submissions as they arrive in the exchange (feedback before the due date)")
     sv.add_argument("--course", type=Path, required=True,

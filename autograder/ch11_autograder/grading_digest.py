@@ -23,7 +23,7 @@ VERDICT_CACHE_ENV = "CH11_VERDICT_CACHE"
 #: engine that runs them (``trusted/``) and the facade they reach it through (``api/``), the sandbox
 #: and its runtime (``untrusted/``) and the wire protocol.
 _PACKAGE = Path(__file__).resolve().parent
-GRADING_CODE = ("exercises", "api", "trusted", "untrusted", "protocol.py", "nbgrader_main.py")
+GRADING_CODE = ("exercises", "api", "trusted", "untrusted", "protocol", "nbgrader_main.py")
 
 
 def release_digest(course: Path, assignment: str) -> str:

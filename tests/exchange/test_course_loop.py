@@ -284,9 +284,9 @@ def test_release_is_the_repository_release(loop):
 
 
 def test_exchange_permissions_are_nbgrader_s(loop):
-    modes = {name: oct((loop.exchange / COURSE_ID / name).stat().st_mode & 0o777)
+    modes = {name: oct((loop.exchange / COURSE_ID / name).stat().st_mode & 0o7777)
              for name in ("inbound", "outbound", "feedback")}
-    assert modes == {"inbound": "0o733", "outbound": "0o755", "feedback": "0o711"}
+    assert modes == {"inbound": "0o2733", "outbound": "0o755", "feedback": "0o711"}  # inbound: setgid too
     assert (loop.instructor.home.stat().st_mode & 0o077) == 0
 
 

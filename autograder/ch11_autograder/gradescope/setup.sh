@@ -34,9 +34,10 @@ PIP_FLAGS=(--no-index --no-cache-dir --disable-pip-version-check --find-links "$
     -r "$HOUSE/trusted-requirements.txt"
 mkdir -p /opt/ch11/untrusted/runtime
 cp /opt/ch11/trusted/ch11_autograder/untrusted/runtime/*.py /opt/ch11/untrusted/runtime/
-cp /opt/ch11/trusted/ch11_autograder/protocol.py /opt/ch11/protocol.py
+mkdir -p /opt/ch11/protocol
+cp /opt/ch11/trusted/ch11_autograder/protocol/*.py /opt/ch11/protocol/
 chmod 0700 /opt/ch11/trusted
-chmod -R a+rX /opt/ch11/venv /opt/ch11/untrusted /opt/ch11/protocol.py
+chmod -R a+rX /opt/ch11/venv /opt/ch11/untrusted /opt/ch11/protocol
 
 # One unprivileged user per grading slot runs student code.
 for n in 0 1 2 3 4 5 6 7; do

@@ -7,8 +7,9 @@ written by trusted code:
   marks once entered in formgrader), manual points still pending, nbgrader's late penalty;
 * ``autograded/<student>/<assignment>/*.ipynb``: in each autograded test cell's metadata,
   the verdict record ``TrustedVerdicts`` wrote (``trusted.verdicts.CellVerdict.record``:
-  every property's outcome and the misconception named). Outputs are never read: no student
-  output reaches the report;
+  every property's outcome, the misconception named and, for a failure, its counterexample
+  as the feedback shows it). Outputs are never read; the counterexamples (student output,
+  formatted by the trusted side) reach the report's mistake groups (:mod:`.mistakes`);
 * ``.ch11-batch/ledger.jsonl`` (each student's last entry: status, seconds, error cause)
   and ``reports/<assignment>-records.json`` (the last batch's records: LMS late flags).
 
@@ -33,8 +34,9 @@ from ..batch.ledger import Ledger
 from ..batch.merge import autograded_cells
 from ..course_layout import AUTOGRADED, GRADEBOOK, student_folder
 from ..exercises import EXERCISES
-from ..exercises.catalogue import WrongAnswer, catalogue
+from ..exercises.catalogue import catalogue
 from ..trusted.verdicts import OUTCOMES, VERDICT_METADATA_KEY
+from .mistakes import ClassMistake, class_mistakes, entry_for_title
 
 __all__ = [
     "ClassReport",
@@ -164,6 +166,7 @@ class ClassReport:
             count, most named first (ties: exercise, then catalogue order).
         flags: errors first, then LMS late flags, then late penalties; each sorted by student.
         notes: what the report could not read (cells without a verdict record, unreadable records).
+        mistakes: the failing answers grouped by behaviour, largest first (:mod:`.mistakes`).
     """
 
     assignment: str
@@ -173,6 +176,7 @@ class ClassReport:
     misconceptions: list[MisconceptionCount]
     flags: list[Flag]
     notes: list[str] = field(default_factory=list)
+    mistakes: list[ClassMistake] = field(default_factory=list)
 
     @property
     def auto_max(self) -> float:
@@ -199,13 +203,6 @@ def describe(values: Sequence[float]) -> dict[str, float]:
         return {"n": 0, "mean": 0.0, "median": 0.0, "min": 0.0, "max": 0.0}
     return {"n": len(values), "mean": statistics.fmean(values), "median": float(statistics.median(values)),
             "min": min(values), "max": max(values)}
-
-
-def entry_for_title(title: str, entries: Sequence[WrongAnswer]) -> WrongAnswer | None:
-    """The catalogue entry a named misconception stands for: its title, or its title and `` (where...)``
-    (an upstream entry seen through a downstream function); the longest such title wins."""
-    fits = [e for e in entries if title == e.title or title.startswith(e.title + " (")]
-    return max(fits, key=lambda e: len(e.title)) if fits else None
 
 
 def collect(course: Path, assignment: str) -> ClassReport:
@@ -266,6 +263,7 @@ def collect(course: Path, assignment: str) -> ClassReport:
         misconceptions=_misconceptions(verdicts),
         flags=_flags(students),
         notes=notes,
+        mistakes=class_mistakes(verdicts),
     )
 
 
@@ -282,7 +280,7 @@ def _lms_late(path: Path, notes: list[str]) -> set[str]:
 
 
 #: (student, notebook, grade_id) -> the validated verdict record's properties.
-Verdicts = dict[tuple[str, str, str], list[dict[str, str]]]
+Verdicts = dict[tuple[str, str, str], list[dict[str, Any]]]
 
 
 def _verdicts(course: Path, assignment: str, students: Sequence[StudentScores],
@@ -308,7 +306,7 @@ def _verdicts(course: Path, assignment: str, students: Sequence[StudentScores],
     return out
 
 
-def _read_records(path: Path, grade_ids: set[str]) -> dict[str, list[dict[str, str]]]:
+def _read_records(path: Path, grade_ids: set[str]) -> dict[str, list[dict[str, Any]]]:
     """grade_id -> the properties of its verdict record, for the test cells of one autograded notebook.
 
     Only cells whose nbgrader ``grade_id`` is one of ``grade_ids`` count; a record that is not of the
@@ -320,7 +318,7 @@ def _read_records(path: Path, grade_ids: set[str]) -> dict[str, list[dict[str, s
         nb = nbformat.reads(path.read_text(encoding="utf-8"), as_version=4)
     except Exception:  # an unreadable notebook only loses its counts; the report notes them as missing
         return {}
-    found: dict[str, list[dict[str, str]]] = {}
+    found: dict[str, list[dict[str, Any]]] = {}
     for cell in nb.cells:
         grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
         if grade_id not in grade_ids:
@@ -332,7 +330,7 @@ def _read_records(path: Path, grade_ids: set[str]) -> dict[str, list[dict[str, s
     return found
 
 
-def _valid_properties(record: Any, grade_id: str) -> list[dict[str, str]] | None:
+def _valid_properties(record: Any, grade_id: str) -> list[dict[str, Any]] | None:
     if not isinstance(record, Mapping) or record.get("v") != 1 or record.get("grade_id") != grade_id:
         return None
     props = record.get("properties")
@@ -345,8 +343,10 @@ def _valid_properties(record: Any, grade_id: str) -> list[dict[str, str]] | None
         if not all(isinstance(prop.get(k), str) for k in ("name", "misconception")):
             return None
         advice = prop.get("advice", "")
+        example = prop.get("example")
         out.append({"name": prop["name"], "outcome": prop["outcome"], "misconception": prop["misconception"],
-                    "advice": advice if isinstance(advice, str) else ""})
+                    "advice": advice if isinstance(advice, str) else "",
+                    **({"example": example} if isinstance(example, Mapping) else {})})
     return out
 
 

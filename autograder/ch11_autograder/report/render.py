@@ -1,4 +1,5 @@
-"""The class report as files: ``reports/<assignment>-report.html``, ``.md`` and its PNGs.
+"""The class report as files: ``reports/<assignment>-report.html``, ``.md``, its PNGs and
+``reports/<assignment>-mistakes.json``.
 
 One list of blocks (headings, paragraphs, tables, figures) is rendered twice, so the
 HTML and the Markdown say the same. The HTML is self-contained: inline CSS, figures as
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ from ..batch.report import write_atomically
 from ..textsafe import escape
 from .data import ClassReport, describe
 from .figures import Figure, draw_all
+from .mistakes import ClassMistake, mistakes_json, mistakes_path
 
 __all__ = ["ReportFiles", "html_text", "markdown_text", "report_blocks", "write_report"]
 
@@ -55,11 +58,13 @@ Block = Heading | Para | Table | Plot
 
 @dataclass(frozen=True)
 class ReportFiles:
-    """Where :func:`write_report` wrote: the HTML, the Markdown and the PNGs (in figure order)."""
+    """Where :func:`write_report` wrote: the HTML, the Markdown, the PNGs (in figure order) and the mistake
+    groups' JSON."""
 
     html: Path
     markdown: Path
     pngs: tuple[Path, ...]
+    mistakes: Path | None = None
 
 
 def _pts(value: float | None) -> str:
@@ -120,6 +125,7 @@ def report_blocks(report: ClassReport, figures: Sequence[Figure], stem: str) -> 
         blocks.append(Para(f"Catalogued but matched by no student ({len(unmatched)}):"))
         blocks.append(Table(("students", "exercise", "misconception", "entry"),
                             tuple(("0", m.exercise, m.title, m.name or "-") for m in unmatched)))
+    blocks += mistake_blocks(report.mistakes)
     blocks.append(Heading("Slowest submissions, errors and late flags"))
     if "timing" in plots:
         blocks.append(plots["timing"])
@@ -132,6 +138,50 @@ def report_blocks(report: ClassReport, figures: Sequence[Figure], stem: str) -> 
     if report.notes:
         blocks.append(Heading("Notes"))
         blocks += [Para(note) for note in report.notes]
+    return blocks
+
+
+#: Student ids shown per group in the report (the JSON lists every one).
+SHOWN_STUDENTS = 12
+
+
+def _who(students: Sequence[str]) -> str:
+    shown = ", ".join(students[:SHOWN_STUDENTS])
+    return shown + (f" and {len(students) - SHOWN_STUDENTS} more" if len(students) > SHOWN_STUDENTS else "")
+
+
+def mistake_blocks(mistakes: Sequence[ClassMistake]) -> list[Block]:
+    """The section "Mistakes not in the catalogue": every group, largest first, each said catalogued or not."""
+    new = [m for m in mistakes if m.entry is None and not m.group.named]
+    blocks: list[Block] = [
+        Heading("Mistakes not in the catalogue"),
+        Para(f"Students whose answers fail the same properties on the same inputs with the same values, grouped "
+             f"({len(mistakes)} groups, {len(new)} not in the catalogue), largest first. A student who makes two "
+             "mistakes is in both groups; answers that lose no points and tasks not answered are in no group. "
+             "Each group shows one student's counterexample (input, expected, obtained). "
+             f"The same data: {REPORTS_DIR}/<assignment>-mistakes.json; ch11-grade catalogue draft --group <id> "
+             "turns a group into a draft catalogue entry."),
+    ]
+    if not mistakes:
+        blocks.append(Para("No failing answer."))
+        return blocks
+    rows = []
+    for index, mistake in enumerate(mistakes):
+        group = mistake.group
+        rep = group.representative
+        props = "; ".join(f"{cell}: {prop}" for cell, prop in group.properties)
+        if mistake.entry is not None:
+            known = f"catalogued: {mistake.entry.name}"
+        elif group.named:
+            known = f"named in feedback: {group.named}"
+        else:
+            known = "not catalogued"
+        # Whitespace folded here, as the Markdown folds it, so both formats show the same text.
+        rows.append(tuple(" ".join(text.split()) for text in (
+            f"{index} ({group.id})", str(len(group.students)), _who(group.students), props,
+            rep.input_text(), rep.expected, rep.obtained_text(), known)))
+    blocks.append(Table(("group", "students", "who", "cells: properties", "input", "expected", "obtained",
+                         "catalogue"), tuple(rows)))
     return blocks
 
 
@@ -229,6 +279,8 @@ def write_report(course: Path, assignment: str, report: ClassReport) -> ReportFi
             pngs.append(path)
     markdown = out / f"{stem}.md"
     page = out / f"{stem}.html"
+    groups = mistakes_path(course, assignment)
     write_atomically(markdown, markdown_text(blocks))
     write_atomically(page, html_text(blocks))
-    return ReportFiles(page, markdown, tuple(pngs))
+    write_atomically(groups, json.dumps(mistakes_json(report.mistakes), indent=1, ensure_ascii=True) + "\n")
+    return ReportFiles(page, markdown, tuple(pngs), groups)

@@ -56,7 +56,7 @@ from .publish import Publisher
 from .queue import STATES, Queue, Submission
 from .status import pages_digest
 
-__all__ = ["LEFT", "PRUNED", "PruneReport", "Pruner", "kept_pages", "prune"]
+__all__ = ["LEFT", "PRUNED", "PruneReport", "Pruner", "drop_refusal_pages", "kept_pages", "prune", "unpublish"]
 
 #: The ``published`` value of a submission whose pages were removed.
 PRUNED = "pruned"
@@ -123,20 +123,13 @@ def prune(settings: ServeSettings, queue: Queue, publisher: Publisher, now: floa
     rows = queue.in_state(*STATES)
     keep = kept_pages(rows, policy.keep_runs)
     for sub in rows:
-        if sub.id in keep or sub.secret is None or sub.published in (None, PRUNED, LEFT):
+        if sub.id in keep:
             continue
-        pages: dict[str, str] = {}
-        for nb in sub.notebooks:
-            page = publisher.read(sub.secret, nb.removesuffix(".ipynb"))
-            if page is None:
-                break
-            pages[nb] = page
-        if len(pages) != len(sub.notebooks) or pages_digest(pages) != sub.published:
+        removed = unpublish(queue, publisher, sub)
+        if removed is None:
             report.pages_left += 1
-            queue.mark_published(sub.id, LEFT)
-            continue
-        report.pages_removed += sum(publisher.remove(sub.secret, nb.removesuffix(".ipynb")) for nb in sub.notebooks)
-        queue.mark_published(sub.id, PRUNED)
+        else:
+            report.pages_removed += removed
     try:
         present = set(os.listdir(settings.inbound))
     except FileNotFoundError:
@@ -149,6 +142,36 @@ def prune(settings: ServeSettings, queue: Queue, publisher: Publisher, now: floa
     report.ledger = compact() if compact is not None else compact_ledger(settings.practice)
     report.cache_removed = _prune_cache(settings.practice)
     return report
+
+
+def unpublish(queue: Queue, publisher: Publisher, sub: Submission) -> int | None:
+    """Remove ``sub``'s published pages while they are exactly what the service published (then it is marked
+    :data:`PRUNED`); returns how many files went, or ``None`` when they were no longer the service's (marked
+    :data:`LEFT`, left in place). A submission without pages (or already pruned or left) is not touched: 0."""
+    if sub.secret is None or sub.published in (None, PRUNED, LEFT):
+        return 0
+    pages: dict[str, str] = {}
+    for nb in sub.notebooks:
+        page = publisher.read(sub.secret, nb.removesuffix(".ipynb"))
+        if page is None:
+            break
+        pages[nb] = page
+    if len(pages) != len(sub.notebooks) or pages_digest(pages) != sub.published:
+        queue.mark_published(sub.id, LEFT)
+        return None
+    removed = sum(publisher.remove(sub.secret, nb.removesuffix(".ipynb")) for nb in sub.notebooks)
+    queue.mark_published(sub.id, PRUNED)
+    return removed
+
+
+def drop_refusal_pages(queue: Queue, publisher: Publisher, student: str, *, keep: int) -> int:
+    """Unpublish the pages of ``student``'s refused submissions but the ``keep`` newest (by :func:`unpublish`'s
+    rule); returns how many files went. The scanner calls it after each refusal it publishes, so a student's
+    refusals hold at most ``keep`` pages per notebook whatever they write into the inbound folder."""
+    removed = 0
+    for sub in queue.refused_with_pages(student, newest_kept=keep, gone=(PRUNED, LEFT)):
+        removed += unpublish(queue, publisher, sub) or 0
+    return removed
 
 
 def compact_ledger(practice: Path) -> tuple[int, int] | None:

@@ -6,7 +6,10 @@ is done. States of a submission:
 
 * ``queued``: waiting for a grading slot;
 * ``grading``: handed to the grader (back to ``queued`` at restart: grading is at least once);
-* ``done``: graded and its feedback published;
+* ``done``: graded and its feedback published, or not graded (``reason`` says why); ``spent`` says whether it
+  used up an attempt: not when the grading failed for the grader's own reasons (the grader could not start, the
+  grading started and ended without grades: sandbox, nbgrader or worker lost), so that a student never pays for
+  the grader's failures;
 * ``refused``: never graded (``reason`` says why: not the student's folder, attempts used up, ...);
 * ``superseded``: a newer submission of the same student replaced it while it was queued.
 
@@ -30,7 +33,8 @@ from pathlib import Path
 __all__ = ["STATES", "Queue", "Submission"]
 
 STATES = ("queued", "grading", "done", "refused", "superseded")
-#: States that count against a student's attempts budget (a refused submission does not).
+#: States that count against a student's attempts budget (a refused submission does not; a ``done`` one only when
+#: ``spent``).
 COUNTED = ("queued", "grading", "done", "superseded")
 #: Expected seconds per grading before the service has graded anything.
 DEFAULT_GRADE_SECONDS = 60.0
@@ -51,7 +55,8 @@ CREATE TABLE IF NOT EXISTS submissions (
     score REAL,
     max_score REAL,
     published TEXT,
-    gradings INTEGER NOT NULL DEFAULT 0
+    gradings INTEGER NOT NULL DEFAULT 0,
+    spent INTEGER NOT NULL DEFAULT 1
 );
 CREATE INDEX IF NOT EXISTS by_student ON submissions (student, arrived);
 CREATE INDEX IF NOT EXISTS by_state ON submissions (state);
@@ -78,6 +83,7 @@ class Submission:
     max_score: float | None
     published: str | None
     gradings: int
+    spent: bool = True
 
 
 _COLUMNS = ", ".join(Submission.__dataclass_fields__)
@@ -86,6 +92,7 @@ _COLUMNS = ", ".join(Submission.__dataclass_fields__)
 def _row(values: tuple) -> Submission:
     fields = list(values)
     fields[5] = tuple(json.loads(fields[5]))
+    fields[-1] = bool(fields[-1])
     return Submission(*fields)
 
 
@@ -98,6 +105,9 @@ class Queue:
         try:
             db.execute("PRAGMA journal_mode=WAL")  # persistent: kept in the database file
             db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} COMMIT;")
+            columns = {row[1] for row in db.execute("PRAGMA table_info(submissions)")}
+            if "spent" not in columns:  # a queue.db of an earlier version: every row counted then
+                db.execute("ALTER TABLE submissions ADD COLUMN spent INTEGER NOT NULL DEFAULT 1")
         finally:
             db.close()
 
@@ -156,6 +166,26 @@ class Queue:
             "ORDER BY COALESCE(t.last_start, 0), s.arrived, s.id")
         return [_row(r) for r in rows]
 
+    def used(self, student: str, now: float, window_seconds: float) -> int:
+        """The attempts ``student`` has used in the window ending at ``now`` (the count :meth:`admit` applies)."""
+        marks = ",".join("?" * len(COUNTED))
+        with self._tx() as db:
+            (used,) = db.execute(
+                f"SELECT COUNT(*) FROM submissions WHERE student = ? AND state IN ({marks}) AND spent = 1 "
+                "AND arrived > ? AND arrived <= ?", (student, *COUNTED, now - window_seconds, now)).fetchone()
+        return int(used)
+
+    def refused_with_pages(self, student: str, *, newest_kept: int, gone: Collection[str]) -> list[Submission]:
+        """``student``'s refused submissions that have published pages (``published`` set and not one of ``gone``),
+        all but the ``newest_kept`` newest (by arrival, then id)."""
+        marks = ",".join("?" * len(gone)) or "''"
+        with self._tx() as db:
+            rows = db.execute(
+                f"SELECT {_COLUMNS} FROM submissions WHERE student = ? AND state = 'refused' AND published IS NOT "
+                f"NULL AND published NOT IN ({marks}) ORDER BY arrived DESC, id DESC LIMIT -1 OFFSET ?",
+                (student, *gone, newest_kept))
+            return [_row(r) for r in rows]
+
     def mean_grade_seconds(self, last: int = 20) -> float:
         """Mean wall time of the last ``last`` gradings (:data:`DEFAULT_GRADE_SECONDS` before any)."""
         with self._tx() as db:
@@ -181,7 +211,7 @@ class Queue:
             if refused is None:
                 marks = ",".join("?" * len(COUNTED))
                 (used,) = db.execute(
-                    f"SELECT COUNT(*) FROM submissions WHERE student = ? AND state IN ({marks}) "
+                    f"SELECT COUNT(*) FROM submissions WHERE student = ? AND state IN ({marks}) AND spent = 1 "
                     "AND arrived > ? AND arrived <= ?", (student, *COUNTED, arrived - window_seconds, arrived),
                 ).fetchone()
                 if used >= attempts:
@@ -224,12 +254,13 @@ class Queue:
             return [self._reread(db, s.id) for s in picked]
 
     def finish(self, sub_id: int, *, score: float | None, max_score: float | None, reason: str | None,
-               now: float | None = None) -> Submission:
-        """Mark a graded submission ``done`` (``reason``: why it could not be graded, shown to the student)."""
+               now: float | None = None, spent: bool = True) -> Submission:
+        """Mark a graded submission ``done`` (``reason``: why it could not be graded, shown to the student;
+        ``spent=False``: it failed for the grader's own reasons and uses up no attempt)."""
         now = time.time() if now is None else now
         with self._tx() as db:
-            db.execute("UPDATE submissions SET state = 'done', finished = ?, score = ?, max_score = ?, reason = ? "
-                       "WHERE id = ?", (now, score, max_score, reason, sub_id))
+            db.execute("UPDATE submissions SET state = 'done', finished = ?, score = ?, max_score = ?, reason = ?, "
+                       "spent = ? WHERE id = ?", (now, score, max_score, reason, int(spent), sub_id))
             return self._reread(db, sub_id)
 
     def mark_published(self, sub_id: int, digest: str) -> None:

@@ -21,7 +21,8 @@
   ``done``, under one lock with every other publication, so a stale status never overwrites
   feedback.
 
-Stopped by SIGTERM, it abandons the gradings in flight (killed, their submissions queued again).
+Stopped by SIGTERM or SIGINT (systemd sends the first, a JupyterHub stopping its managed service the second,
+a terminal's Ctrl-C the second too), it abandons the gradings in flight (killed, their submissions queued again).
 Killed at any moment, the service restarts where it was: submissions left ``grading`` are
 graded again (the batch's ledger makes an already merged one a cheap ``skipped_resume``, never
 a second merge), pages are published again to the same names, and folders that arrived while
@@ -48,22 +49,31 @@ from ..batch import BatchError, IntakeError, SubmissionRecord
 from ..batch.course import course_step
 from ..batch.records import format_score
 from ..batch.session import GradingSession
-from ..course_layout import AUTOGRADED, CONFIG, FEEDBACK, SOURCE, assignment_source, student_folder
+from ..course_layout import AUTOGRADED, CONFIG, FEEDBACK, GRADEBOOK, SOURCE, assignment_source, student_folder
+from ..exchange_collect import identity_problem
 from ..paths import ASSIGNMENT
 from ..textsafe import escape
 from ..trusted.verdict_cache import lookups_in_log
+from .budget import Budget, due_date
 from .inbound import SECRET_FILE, TIMESTAMP_FILE, parse_folder, read_folder, ready
 from .policy import ServeSettings
-from .prune import Pruner
+from .prune import Pruner, drop_refusal_pages
 from .publish import Publisher
 from .queue import Queue, Submission
 from .status import feedback_page, pages_digest, status_page
 from .watch import Watcher
 
-__all__ = ["STATE_DIR", "Service", "Stopped"]
+__all__ = ["STATE_DIR", "IdentityRefused", "Service", "Stopped"]
 
 #: The service's own files inside the practice course: queue.db, job folders, logs, the verdict cache.
 STATE_DIR = ".ch11-serve"
+
+#: Per student, the refused submissions whose status pages stay published (the newest): however many folders a
+#: student writes into the inbound folder, their refusals publish at most this many pages per notebook.
+REFUSAL_PAGES = 3
+
+#: The signals that stop the service cleanly (:meth:`Service._on_stop_signal`).
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 #: While a slot is free and gradings are in flight, how often the main thread looks for new submissions, seconds.
 POLL_SECONDS = 0.25
@@ -72,9 +82,14 @@ log = logging.getLogger(__name__)
 
 
 class Stopped(BaseException):
-    """SIGTERM arrived while submissions were being graded: they are abandoned (a BaseException, so the
+    """SIGTERM or SIGINT arrived while submissions were being graded: they are abandoned (a BaseException, so the
     batch's ``except Exception`` handlers do not take it for a grading failure; closing the session kills
     the graders in flight, as on Ctrl-C)."""
+
+
+class IdentityRefused(ValueError):
+    """Folder owners in the inbound folder cannot tell students apart (:func:`..exchange_collect.identity_problem`):
+    the service does not start."""
 
 
 class Service:
@@ -98,13 +113,19 @@ class Service:
         self.work = threading.Event()
         self.stopping = threading.Event()
         self._skipped: set[str] = set()
+        #: The assignment's due date in the instructor's gradebook, read at each scan (:mod:`.budget`).
+        self.due: str | None = None
+        #: Why folder owners cannot tell students apart, as last said (``None``: they can).
+        self.identity: str | None = None
         #: The batch grader kept open (opened by :meth:`hand_out`, closed when the service stops).
         self.session: GradingSession | None = None
         #: Submissions handed to the session and not finished yet, by student.
         self._grading: dict[str, Submission] = {}
-        #: True while waiting for gradings or generating feedback: the only phases SIGTERM interrupts
+        #: True while waiting for gradings or generating feedback: the only phases a stop signal interrupts
         #: (publishing is never cut in half).
         self._abandonable = False
+        #: The stop signal received (its name goes into the log's ``stopping`` line), or ``None``.
+        self._signal: signal.Signals | None = None
         os.environ.setdefault("CH11_VERDICT_CACHE", str(self.state / "verdict-cache"))
         self.pruner = Pruner(settings, self.queue, self.publisher, clock=clock, say=self.say)
 
@@ -135,7 +156,18 @@ class Service:
             names = os.listdir(inbound)
         except FileNotFoundError:
             return 0
+        # Students whose accounts share a uid: nothing is taken while it lasts (no probe file here: it would wake the
+        # watcher, which would scan again).
+        problem = identity_problem(str(inbound), [n.split("+", 1)[0] for n in names if n.count("+") == 3],
+                                   probe=False)
+        if problem != self.identity:
+            self.identity = problem
+            self.say(f"refused  every submission: {escape(problem)}" if problem else "identity  folder owners tell "
+                     "students apart again: submissions are taken")
+        if problem is not None:
+            return 0
         known = self.queue.known()
+        self.due = due_date(self.settings.course / GRADEBOOK, self.assignment)
         self._skipped.intersection_update(names)  # forget names that left the folder: memory follows the folder
         queued = 0
         now = self.clock()
@@ -165,12 +197,25 @@ class Service:
                 self.say(f"refused  {escape(name)}: {escape(sub.reason or '')}")
             for old in [*superseded, sub]:
                 self.publish_status(old)
+            if sub.state == "refused":
+                self._bound_refusals(folder.student)
         if queued:
             self.work.set()
         self.refresh_queued()
         return queued
 
     # ------------------------------------------------------------------ publishing
+
+    def _bound_refusals(self, student: str) -> None:
+        """Unpublish the pages of ``student``'s refused submissions older than the :data:`REFUSAL_PAGES` newest."""
+        with self.publish_lock:
+            drop_refusal_pages(self.queue, self.publisher, student, keep=REFUSAL_PAGES)
+
+    def budget(self, student: str) -> Budget:
+        """``student``'s attempts left now and the due date, as their pages state them."""
+        now, window = self.clock(), self.policy.window_minutes * 60
+        left = max(0, self.policy.attempts - self.queue.used(student, now, window))
+        return Budget(left, self.policy.attempts, self.policy.window_minutes, now, self.due)
 
     def _pages_published(self, sub: Submission, pages: dict[str, str]) -> None:
         """Write ``pages`` (notebook file name -> HTML) of ``sub`` unless the same set was published last."""
@@ -192,8 +237,9 @@ class Service:
                 return  # a folder not owned by the student it names: its secret may be anyone's, publish nothing
             if sub.state == "refused" and "secret was already used" in (sub.reason or ""):
                 return
-            pages = {nb: status_page(sub, nb.removesuffix(".ipynb"), position=position, expected_wait=expected_wait)
-                     for nb in sub.notebooks}
+            budget = self.budget(sub.student)
+            pages = {nb: status_page(sub, nb.removesuffix(".ipynb"), position=position, expected_wait=expected_wait,
+                                     budget=budget) for nb in sub.notebooks}
             self._pages_published(sub, pages)
 
     def refresh_queued(self) -> None:
@@ -262,7 +308,8 @@ class Service:
         try:
             problem = self._stage(sub, job)
             if problem is None and session is None:
-                problem = self._failure
+                self._finish(sub, None, self._failure, grader_failed=True)
+                return
             if problem is not None or session is None:
                 self._finish(sub, None, problem)
                 return
@@ -280,7 +327,7 @@ class Service:
 
     def collect(self, timeout: float | None) -> int:
         """Publish the submissions whose grading finished, waiting up to ``timeout`` seconds (``None``: until one
-        does) when none has yet; returns how many. SIGTERM abandons the wait."""
+        does) when none has yet; returns how many. A stop signal abandons the wait."""
         if self.session is None or not self._grading:
             return 0
         with self._may_abandon():
@@ -309,7 +356,10 @@ class Service:
                                        forks=forks)
             if problems:
                 record.status, record.error = "error", "; ".join(problems)
-        self._finish(sub, record, None if record is not None else self._failure)
+        if record is None:
+            self._finish(sub, None, self._failure, grader_failed=True)
+        else:  # an error record of a grading that ran (it has a log) failed in the grader: sandbox, nbgrader, worker
+            self._finish(sub, record, None, grader_failed=record.status == "error" and record.log is not None)
 
     def _stage(self, sub: Submission, job: Path) -> str | None:
         """Copy the submission's files (read again, hostile-safe) into ``job/<student>/<assignment>/``."""
@@ -329,18 +379,22 @@ class Service:
             (dest / SECRET_FILE).write_text(snap.secret)
         return None
 
-    def _finish(self, sub: Submission, record: SubmissionRecord | None, problem: str | None) -> None:
-        """Publish a graded submission's pages, then mark it done (one lock: no status overwrites them)."""
+    def _finish(self, sub: Submission, record: SubmissionRecord | None, problem: str | None, *,
+                grader_failed: bool = False) -> None:
+        """Publish a graded submission's pages, then mark it done (one lock: no status overwrites them).
+        ``grader_failed``: it ended without grades for the grader's own reasons, and uses up no attempt."""
         reason = problem if record is None else record.error if record.status == "error" else None
         with self.publish_lock:
             if reason is None and record is not None:
-                pages = self._feedback_pages(sub, record)
+                pages = self._feedback_pages(sub, record, self.budget(sub.student))
                 done = self.queue.finish(sub.id, score=record.score, max_score=record.max_score, reason=None,
                                          now=self.clock())
                 self._pages_published(done, pages)
             else:
-                done = self.queue.finish(sub.id, score=None, max_score=None, reason=reason, now=self.clock())
-                pages = {nb: status_page(done, nb.removesuffix(".ipynb")) for nb in done.notebooks}
+                done = self.queue.finish(sub.id, score=None, max_score=None, reason=reason, now=self.clock(),
+                                         spent=not grader_failed)
+                budget = self.budget(sub.student)
+                pages = {nb: status_page(done, nb.removesuffix(".ipynb"), budget=budget) for nb in done.notebooks}
                 self._pages_published(done, pages)
         seconds = (done.finished or 0) - (done.started or 0)
         if reason is None:
@@ -348,12 +402,13 @@ class Service:
                      f"{format_score(done.score)}/{format_score(done.max_score)}  {seconds:.1f} s"
                      f"{_cache_note(record)}")
         else:
-            self.say(f"error    {escape(sub.student)} {escape(sub.stamp)}: {escape(reason, 500)}")
+            spent = "" if done.spent else " (the grader's failure: no attempt used up)"
+            self.say(f"error    {escape(sub.student)} {escape(sub.stamp)}: {escape(reason, 500)}{spent}")
         # Old practice runs (serve/prune.py). Other slots may be grading: the ledger is compacted under the open
         # session's lock, from this thread, which alone merges into it.
         self.pruner.finished(self.session.compact_ledger if self.session is not None else None)
 
-    def _feedback_pages(self, sub: Submission, record: SubmissionRecord) -> dict[str, str]:
+    def _feedback_pages(self, sub: Submission, record: SubmissionRecord, budget: Budget) -> dict[str, str]:
         level = self.policy.feedback_level
         pages: dict[str, str] = {}
         for nb in sub.notebooks:
@@ -364,13 +419,22 @@ class Service:
             else:
                 path = student_folder(self.practice, AUTOGRADED, sub.student, self.assignment) / nb
                 notebook = json.loads(path.read_text(encoding="utf-8"))
-                pages[nb] = feedback_page(stem, sub.stamp, level, notebook, record.score, record.max_score)
+                pages[nb] = feedback_page(stem, sub.stamp, level, notebook, record.score, record.max_score, budget)
         return pages
 
     # ------------------------------------------------------------------ the loop
 
     def start(self) -> list[Submission]:
-        """Recover from a stop: submissions left ``grading`` are queued again (returned)."""
+        """Recover from a stop: submissions left ``grading`` are queued again (returned).
+
+        Raises:
+            IdentityRefused: folder owners in the inbound folder cannot tell students apart (said first).
+        """
+        problem = identity_problem(str(self.settings.inbound))
+        if problem is not None:
+            self.say(f"refused  to start: {escape(problem)}")
+            self.queue.close()
+            raise IdentityRefused(problem)
         recovered = self.queue.recover()
         shutil.rmtree(self.state / "jobs", ignore_errors=True)  # copies left by a stopped service
         for sub in recovered:
@@ -381,7 +445,7 @@ class Service:
 
     @contextlib.contextmanager
     def _may_abandon(self) -> Iterator[None]:
-        """SIGTERM may abandon what runs inside (grading only); a stop asked for before it starts skips it."""
+        """A stop signal may abandon what runs inside (grading only); a stop asked for before it starts skips it."""
         if self.stopping.is_set():
             raise Stopped
         self._abandonable = True
@@ -390,10 +454,11 @@ class Service:
         finally:
             self._abandonable = False
 
-    def _on_sigterm(self, signum: int, _frame: object) -> None:
-        """SIGTERM (systemd stop, a hub stopping its service): stop after the current step, abandoning the
-        submissions being graded (they are graded again at the next start)."""
+    def _on_stop_signal(self, signum: int, _frame: object) -> None:
+        """SIGTERM (systemd stop) or SIGINT (a hub stopping its service, Ctrl-C): stop after the current step,
+        abandoning the submissions being graded (they are graded again at the next start)."""
         # Nothing is printed here: the main thread may be inside a print, and a reentrant write raises.
+        self._signal = signal.Signals(signum)
         self.stopping.set()
         self.work.set()
         if self._abandonable:
@@ -402,21 +467,22 @@ class Service:
 
     @contextlib.contextmanager
     def _stoppable(self) -> Iterator[None]:
-        """Handle SIGTERM while inside (main thread only: elsewhere Python cannot install handlers)."""
+        """Handle :data:`STOP_SIGNALS` while inside (main thread only: elsewhere Python cannot install handlers)."""
         if threading.current_thread() is not threading.main_thread():
             yield
             return
-        previous = signal.signal(signal.SIGTERM, self._on_sigterm)
+        previous = {signum: signal.signal(signum, self._on_stop_signal) for signum in STOP_SIGNALS}
         try:
             yield
         except Stopped:
             pass  # gradings were abandoned: _stopped() puts their submissions back in the queue
         finally:
-            signal.signal(signal.SIGTERM, previous)
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
 
     def _stopped(self) -> None:
         """After the loop: submissions abandoned mid-grading go back to the queue, the database is closed."""
-        self.say("stopping (SIGTERM or stop requested)")
+        self.say(f"stopping ({self._signal.name if self._signal is not None else 'stop requested'})")
         for sub in self.queue.recover():
             self.say(f"abandoned {escape(sub.student)} {escape(sub.stamp)} (graded again at the next start)")
         shutil.rmtree(self.state / "jobs", ignore_errors=True)
@@ -426,7 +492,7 @@ class Service:
     # ------------------------------------------------------------------ the loop
 
     def run_once(self) -> int:
-        """Scan, then grade until the queue is empty (or SIGTERM); returns how many were claimed (``--once``)."""
+        """Scan, then grade until the queue is empty (or a stop signal); returns how many were claimed (``--once``)."""
         self.start()
         total = 0
         try:
@@ -447,7 +513,7 @@ class Service:
         return total
 
     def run(self) -> None:
-        """Serve until :attr:`stopping` is set or SIGTERM arrives (then it returns normally, the queue
+        """Serve until :attr:`stopping` is set or a stop signal arrives (then it returns normally, the queue
         consistent and closed): scanner thread + grading here."""
         self.start()
         watcher = Watcher(self.settings.inbound, self.policy.rescan_seconds)

@@ -3,7 +3,8 @@
 Every page is self-contained HTML: inline style, no script, no remote resource. Everything a
 student named that reaches a page is HTML-escaped. A status page says where one submission
 stands (queued with its position and expected wait, being graded, refused with the reason,
-replaced by a newer submission); it names no other student and shows no other submission.
+replaced by a newer submission), with the student's attempts left in the window and the due date
+(:mod:`.budget`); it names no other student and shows no other submission.
 The practice feedback pages (``properties`` and ``score`` levels of :class:`.policy.ServePolicy`)
 are built here too, from the verdict records the trusted grader leaves in the autograded
 notebook's cell metadata (``ch11_verdict``): property names, outcomes, the named misconception
@@ -21,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..trusted.verdicts import VERDICT_METADATA_KEY
+from .budget import Budget, budget_note
 from .queue import Submission
 
 __all__ = ["feedback_page", "page_json", "pages_digest", "status_page", "wait_text"]
@@ -50,8 +52,10 @@ def _when(moment: float | None) -> str:
     return "" if moment is None else time.strftime("%H:%M UTC", time.gmtime(moment))
 
 
-def status_page(sub: Submission, notebook: str, *, position: int = 0, expected_wait: float = 0.0) -> str:
-    """The status page of ``sub`` for ``notebook`` (its state decides the text; see the module)."""
+def status_page(sub: Submission, notebook: str, *, position: int = 0, expected_wait: float = 0.0,
+                budget: Budget | None = None) -> str:
+    """The status page of ``sub`` for ``notebook`` (its state decides the text; see the module); ``budget``: the
+    student's attempts and the due date, stated below."""
     stamp = html.escape(sub.stamp)
     head = f"<h1>{html.escape(notebook)}: your submission of {stamp}</h1>\n"
     if sub.state == "queued":
@@ -66,15 +70,20 @@ def status_page(sub: Submission, notebook: str, *, position: int = 0, expected_w
     elif sub.state == "refused":
         body = (f"<p><strong>Not graded</strong>: {html.escape(sub.reason or 'refused')}.</p>"
                 "<p class=\"note\">Your instructor's official grading after the due date is not affected.</p>")
+    elif not sub.spent:  # done without grades, for the grader's own reasons
+        body = (f"<p><strong>Could not be graded</strong>: {html.escape(sub.reason or 'unknown cause')}.</p>"
+                "<p class=\"note\">This was a failure of the grader, not of your notebook: it did not use up an "
+                "attempt. Submit again; if it happens again, tell your instructor.</p>")
     else:  # done, but without a page of its own (the grading failed)
         body = (f"<p><strong>Could not be graded</strong>: {html.escape(sub.reason or 'unknown cause')}.</p>"
                 "<p class=\"note\">Fix the notebook and submit again.</p>")
-    return _page(f"{notebook}: submission status", head + body)
+    return _page(f"{notebook}: submission status", head + body + budget_note(budget))
 
 
 def feedback_page(notebook: str, stamp: str, level: str, nb: Mapping[str, Any], score: float | None,
-                  max_score: float | None) -> str:
-    """The practice feedback of one autograded notebook at ``level`` ``properties`` or ``score``."""
+                  max_score: float | None, budget: Budget | None = None) -> str:
+    """The practice feedback of one autograded notebook at ``level`` ``properties`` or ``score`` (``budget``: as
+    :func:`status_page`'s)."""
     rows: list[str] = []
     for cell in nb.get("cells", []):
         record = (cell.get("metadata") or {}).get(VERDICT_METADATA_KEY)
@@ -84,7 +93,7 @@ def feedback_page(notebook: str, stamp: str, level: str, nb: Mapping[str, Any], 
     body = (f"<h1>{html.escape(notebook)}: practice feedback for your submission of {html.escape(stamp)}</h1>\n"
             f"{total}\n" + ("\n".join(rows) or "<p>No autograded cell in this notebook.</p>") +
             "\n<p class=\"note\">Practice feedback before the due date; your official grade comes from the "
-            "grading after it.</p>")
+            "grading after it.</p>" + budget_note(budget))
     return _page(f"{notebook}: practice feedback", body)
 
 

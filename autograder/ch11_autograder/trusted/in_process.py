@@ -25,7 +25,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..protocol import CellOutcome, Kept, Reply, decode_value, encode_value, roundtrip, watch_form
+from ..protocol import CellOutcome, Kept, Reply, decode_value, encode_value, watch_form
+from .roundtrip import roundtrip
 from .suite import Student
 from .worker_client import Call, NotRun, Outcome, StudentError
 

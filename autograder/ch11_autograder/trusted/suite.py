@@ -25,7 +25,7 @@ Contracts:
   decoded by ``ch11_autograder.protocol`` (dataclasses as ``Record``, tapes as
   lists of ``TapeNode``). The check computes the expected value itself in the
   trusted process (from ``ch11_solutions``) and raises :class:`Mismatch` on a
-  wrong answer. Pass reference values through ``protocol.roundtrip`` (or use
+  wrong answer. Pass reference values through ``roundtrip`` (``trusted/roundtrip.py``; or use
   :func:`expect_equal`, which does) so they compare like the student's.
 * An exception in the student's code fails the property with the inputs of
   the (shrunk) example. A call that times out, a worker crash or a malformed
@@ -62,8 +62,10 @@ from hypothesis import HealthCheck, Phase, Verbosity
 from hypothesis.errors import Flaky
 from hypothesis.strategies import SearchStrategy
 
-from ..protocol import CellOutcome, Kept, ProtocolError, roundtrip, wire_equal
+from ..protocol import CellOutcome, Kept, ProtocolError, wire_equal
 from ..untrusted.launch import SandboxUnavailable
+from .roundtrip import roundtrip
+from .signature import same_inputs
 from .verdicts import CellVerdict, Failure, format_call
 from .worker_client import Call, CallTimeout, NotDefined, NotRun, Outcome, StudentError, Unencodable, WorkerCrashed
 
@@ -125,7 +127,12 @@ class Misconception:
         advice: one or two sentences saying what to change.
         implementation: runs in the trusted process as
             ``implementation(**mismatch.inputs)`` and returns what a submission
-            with this mistake would return as ``got``.
+            with this mistake would return as ``got``; or, where the mistake shows
+            in a check made of several calls (one per argument refused, say), the
+            whole :class:`Mismatch` such a submission would be reported with: it
+            then explains a failure only when it fails on the same inputs (the
+            same refused argument, the same call) with the same ``got``
+            (``trusted.signature.same_inputs``), not merely somewhere in the property.
         function: the student's function whose output ``implementation`` predicts,
             called with the same keyword arguments; with it (and a property that can
             draw inputs) the engine checks, before naming this misconception, that the
@@ -169,7 +176,7 @@ class Watched:
     ``args``/``kwargs`` are decoded like return values (dataclasses as ``Record``,
     a numpy Generator as a ``Generator`` record of its bit generator's state,
     ``None`` for an argument without a wire form). Compare them with
-    ``protocol.roundtrip`` of what was sent to see whether the call changed them.
+    ``roundtrip`` of what was sent to see whether the call changed them.
     ``warnings``: each warning the call emitted, in order, as ``"Category: message"``
     (at most ``protocol.MAX_WARNINGS``).
     """
@@ -492,7 +499,7 @@ def expect_equal(
 ) -> None:
     """Raise :class:`Mismatch` unless ``matches(roundtrip(expected), got)``.
 
-    ``expected`` is passed through ``protocol.roundtrip`` first, so a reference
+    ``expected`` is passed through ``roundtrip`` first, so a reference
     dataclass compares with the student's ``Record`` and numpy types keep
     their dtypes.
     """
@@ -677,10 +684,25 @@ def _find(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> BaseExc
 
 def _predicts(prop: Property, wrong: Misconception, inputs: Mapping[str, Any], got: Any) -> bool:
     ran, output = _output(wrong, inputs)
+    if isinstance(output, Mismatch):  # the entry's whole failure: the same inputs, then the same value
+        if not same_inputs(output.inputs, inputs):
+            return False
+        output = output.got
     try:
         return ran and bool(prop.matches(output, got))
     except Exception:  # outputs the property's matcher cannot compare do not match
         return False
+
+
+def _same_output(prop: Property, first: Any, second: Any) -> bool:
+    """Two misconceptions' outputs agree: the same value, or the same failure (inputs and value)."""
+    if isinstance(first, Mismatch) or isinstance(second, Mismatch):
+        if not (isinstance(first, Mismatch) and isinstance(second, Mismatch)):
+            return False
+        if not same_inputs(first.inputs, second.inputs):
+            return False
+        first, second = first.got, second.got
+    return bool(prop.matches(first, second))
 
 
 def _explains(prop: Property, wrong: Misconception, mismatch: Mismatch) -> bool:
@@ -694,7 +716,10 @@ def _output(wrong: Misconception, inputs: Mapping[str, Any]) -> tuple[bool, Any]
     the caller's list) must not change the inputs the feedback shows or the next one sees.
     """
     try:
-        return True, roundtrip(wrong.implementation(**copy.deepcopy(dict(inputs))))
+        output = wrong.implementation(**copy.deepcopy(dict(inputs)))
+        if isinstance(output, Mismatch):
+            return True, Mismatch(output.inputs, output.expected, roundtrip(output.got), output.note)
+        return True, roundtrip(output)
     except Exception:  # a catalogue entry that cannot run on these inputs does not explain them
         return False, None
 
@@ -707,7 +732,7 @@ def _separating(
     for inputs in pool:
         ran_first, out_first = _output(first, inputs)
         ran_second, out_second = _output(second, inputs)
-        if ran_first and ran_second and not prop.matches(out_first, out_second):
+        if ran_first and ran_second and not _same_output(prop, out_first, out_second):
             found.append(inputs)
             if len(found) == limit:
                 break

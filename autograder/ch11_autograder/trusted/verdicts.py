@@ -32,6 +32,7 @@ __all__ = [
     "VERDICT_METADATA_KEY",
     "CellVerdict",
     "Failure",
+    "example_record",
     "format_call",
     "format_inputs",
     "format_value",
@@ -199,23 +200,25 @@ class CellVerdict:
         """The verdict as plain JSON data, for tools that count outcomes (the class report).
 
         ``{"v": 1, "grade_id", "points", "score", "properties": [{"name", "outcome", "misconception",
-        "advice"}, ...]}``: every property in suite order (:attr:`descriptions`), ``outcome`` one of
-        :data:`OUTCOMES` (``mismatch`` -> ``failed``; ``timeout`` and ``budget`` -> ``timed_out``; every
-        other kind -> ``errored``); ``misconception`` and ``advice`` the
-        named catalogue entry's title and advice, ``""`` when none. Holds no student output: names and
-        the catalogue's words only.
+        "advice"[, "example"]}, ...]}``: every property in suite order (:attr:`descriptions`), ``outcome``
+        one of :data:`OUTCOMES` (``mismatch`` -> ``failed``; ``timeout`` and ``budget`` -> ``timed_out``;
+        every other kind -> ``errored``); ``misconception`` and ``advice`` the named catalogue entry's
+        title and advice, ``""`` when none. A property that did not pass also has ``example``
+        (:func:`example_record`): the shrunk counterexample and what the answer gave on it, as the
+        feedback text shows them (formatted, each value at most :data:`MAX_VALUE_CHARS` characters).
+        That is student output, written by the trusted formatter: readers escape it.
         """
         failed = {f.property: f for f in self.failures}
         order = [name for name, _ in self.descriptions] or [*self.passed, *failed]
         order += [name for name in failed if name not in order]
-        props: list[dict[str, str]] = []
+        props: list[dict[str, Any]] = []
         for name in order:
             f = failed.get(name)
             if f is None:
                 props.append({"name": name, "outcome": "passed", "misconception": "", "advice": ""})
             else:
                 props.append({"name": name, "outcome": _OUTCOME_OF_KIND.get(f.kind, "errored"),
-                              "misconception": f.misconception, "advice": f.advice})
+                              "misconception": f.misconception, "advice": f.advice, "example": example_record(f)})
         return {"v": 1, "grade_id": self.grade_id, "points": self.points, "score": self.score, "properties": props}
 
     def summary(self) -> str:
@@ -239,6 +242,28 @@ class CellVerdict:
                                              and not self.passed))
         lines.extend(failure.message() for failure in self.failures if not failure.unanswered())
         return "\n".join(lines) + "\n"
+
+
+def example_record(failure: Failure) -> dict[str, Any]:
+    """A failure's counterexample as plain JSON data: ``{"kind", "inputs": {name: text}, "expected",
+    "got", "raised", "call", "unanswered"}``.
+
+    ``inputs``, ``expected`` and ``got`` are :func:`format_value` renderings (``""`` for a value the
+    failure has not, e.g. no ``got`` because the code raised); ``kind`` is :attr:`Failure.kind`;
+    ``raised`` the exception type the student's code raised and ``call`` the call it happened in
+    (``""`` when none); ``unanswered`` whether it is the stub's placeholder (:meth:`Failure.unanswered`).
+    The exception's message is left out: it is the student's own words, and two answers that raise the
+    same exception at the same call fail the same way.
+    """
+    return {
+        "kind": failure.kind,
+        "inputs": {str(name): format_value(value) for name, value in failure.inputs.items()},
+        "expected": "" if failure.expected is NOTHING else format_value(failure.expected),
+        "got": "" if failure.got is NOTHING else format_value(failure.got),
+        "raised": failure.raised,
+        "call": failure.call,
+        "unanswered": failure.unanswered(),
+    }
 
 
 def _unanswered_message(failures: Sequence[Failure], *, whole: bool) -> str:

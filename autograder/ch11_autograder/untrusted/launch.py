@@ -20,17 +20,24 @@ from typing import IO, Protocol
 
 RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
 
-#: The wire-format module the verdict worker speaks (``ch11_autograder/protocol.py``).
+#: The wire-format package the verdict worker speaks (``ch11_autograder/protocol/``).
 #: It imports only the standard library, numpy and (lazily) trainable_harness, so it
 #: may be shown to untrusted code. Runtime scripts load it from
-#: ``<their own directory>/../../protocol.py``; see :data:`RUNTIME_READONLY_PATHS`.
-PROTOCOL_FILE = RUNTIME_DIR.parent.parent / "protocol.py"
+#: ``<their own directory>/../../protocol/``; see :data:`RUNTIME_READONLY_PATHS`.
+PROTOCOL_DIR = RUNTIME_DIR.parent.parent / "protocol"
+
+
+def protocol_files(directory: Path = PROTOCOL_DIR) -> tuple[Path, ...]:
+    """The wire-format package's source files, each a sandbox shows (its ``__pycache__`` it does not)."""
+    return tuple(sorted(directory.glob("*.py")))
+
 
 #: Everything of ch11_autograder a sandboxed process may see, read-only. A launcher
 #: must expose exactly these, keeping their relative position (simplest: bind each
 #: at its own host path), and nothing else of the package: suites, the reference
-#: library and the course directory stay invisible.
-RUNTIME_READONLY_PATHS: tuple[Path, ...] = (RUNTIME_DIR, PROTOCOL_FILE)
+#: library and the course directory stay invisible. Of ``protocol/``, the ``.py`` files
+#: (:func:`protocol_files`) suffice.
+RUNTIME_READONLY_PATHS: tuple[Path, ...] = (RUNTIME_DIR, PROTOCOL_DIR)
 
 #: Environment variable naming the sandbox backend: ``bwrap`` (default), ``container-user``,
 #: ``docker``, or ``none`` (the explicit, loud opt-out for trusted runs); read only by
@@ -48,7 +55,7 @@ SLOT_ENV = "CH11_SLOT"
 __all__ = [
     "DEFAULT_SANDBOX",
     "EXECUTION_REPORT_ENV",
-    "PROTOCOL_FILE",
+    "PROTOCOL_DIR",
     "RUNTIME_DIR",
     "RUNTIME_READONLY_PATHS",
     "SANDBOX_ENV",
@@ -56,6 +63,7 @@ __all__ = [
     "Launcher",
     "Limits",
     "SandboxUnavailable",
+    "protocol_files",
     "rlimit_setter",
     "scratch_seed",
 ]
@@ -126,7 +134,7 @@ class Launcher(Protocol):
         owns the returned process: it enforces ``limits.wall_seconds`` and
         kills the process group when done, with ``os.killpg(proc.pid, SIGKILL)``;
         so the started process must lead its own process group (``os.setsid``).
-        The script must find :data:`PROTOCOL_FILE` at ``../../protocol.py``
+        The script must find :data:`PROTOCOL_DIR` at ``../../protocol/``
         relative to itself (see :data:`RUNTIME_READONLY_PATHS`).
         """
         ...

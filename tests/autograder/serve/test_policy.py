@@ -38,6 +38,7 @@ def test_defaults_and_user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     """The exchange and course id may live in the user's Jupyter config (as on a hub); the practice course
     defaults to one inside the course directory; the default level shows no counterexamples."""
     user = write_config(tmp_path / "jupyter", 'c.Exchange.root = "/x"\nc.CourseDirectory.course_id = "c1"\n')
+    monkeypatch.delenv("JUPYTER_NO_CONFIG")  # this test plants a config of its own (tests/support/jupyter_env.py)
     monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(user))
     monkeypatch.setenv("JUPYTER_CONFIG_PATH", str(user))
     course = write_config(tmp_path / "course", "")

@@ -138,3 +138,32 @@ def test_forget_deletes_only_rows_that_are_not_pending(tmp_path: Path) -> None:
     assert [s.id for s in queue.in_state("done", "grading", "queued")] == [grading.id, queued.id]
     assert queue.forget(list(range(1000, 2200))) == 0  # more ids than one statement may carry
     assert "ann+ch11+t10+r" not in queue.known()
+
+
+def test_a_grading_the_grader_failed_uses_up_no_attempt(tmp_path: Path) -> None:
+    queue = Queue(tmp_path / "q.db")
+    first, _ = admit(queue, "ann", 0, attempts=2)
+    queue.claim(1, now=1)
+    failed = queue.finish(first.id, score=None, max_score=None, reason="sandbox unavailable", now=2, spent=False)
+    assert failed.state == "done" and not failed.spent
+    assert queue.used("ann", 10, HOUR) == 0
+    second, _ = admit(queue, "ann", 10, attempts=2)
+    queue.claim(1, now=11)
+    queue.finish(second.id, score=None, max_score=None, reason="ex4_audit.ipynb: malformed JSON", now=12)
+    assert queue.used("ann", 20, HOUR) == 1  # a failure of the submission's own counts
+    assert admit(queue, "ann", 20, attempts=2)[0].state == "queued"
+    assert admit(queue, "ann", 30, attempts=2)[0].state == "refused"
+
+
+def test_a_queue_of_an_earlier_version_counts_its_rows(tmp_path: Path) -> None:
+    """A queue.db without the ``spent`` column (written before it existed) gets it, every row counted."""
+    path = tmp_path / "q.db"
+    Queue(path)
+    db = sqlite3.connect(path)
+    db.execute("ALTER TABLE submissions DROP COLUMN spent")
+    db.commit()
+    db.close()
+    queue = Queue(path)
+    admit(queue, "ann", 0, attempts=1)
+    assert queue.used("ann", 1, HOUR) == 1
+    assert admit(queue, "ann", 2, attempts=1)[0].state == "refused"

@@ -1,10 +1,11 @@
-"""The service's scanning and status publishing on a real inbound folder, and its stop on SIGTERM.
+"""The service's scanning and status publishing on a real inbound folder, and its stop on SIGTERM and SIGINT.
 
 Run as root, folders are given to system users (``daemon``, ``bin``, ``sys``), who play the
 students: a flood from one of them, a classmate each, and a forgery. Grading itself is
 exercised by the exchange tier (tests/exchange/test_serve_loop.py) and the batch's tests; here
 two real gradings show a submission starting on the free slot while another is graded. The
-SIGTERM tests run the service in a real subprocess (any user) and stop it idle and mid-grading.
+stop tests run the service in a real subprocess (any user) and stop it idle and mid-grading, with
+SIGTERM (systemd) and with SIGINT (a JupyterHub stopping its managed service).
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ from pathlib import Path
 
 import pytest
 from ch11_autograder.batch import init_course
+from ch11_autograder.nbgrader_cli import nbgrader_env
 from ch11_autograder.paths import COURSE_CONFIG, DEMO_CLASS_DIR, SOURCE_DIR
 from ch11_autograder.serve.policy import ServePolicy, ServeSettings
 from ch11_autograder.serve.publish import feedback_name
-from ch11_autograder.serve.service import Service
+from ch11_autograder.serve.service import REFUSAL_PAGES, Service
+from nbgrader.api import Gradebook
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="giving folders to other users needs root")
 
@@ -120,6 +123,63 @@ def test_a_folder_of_the_wrong_notebooks_gets_its_refusal(service: Service) -> N
     assert "&lt;b&gt;copy" in refusal and "<b>copy" not in refusal
 
 
+@needs_root
+def test_a_student_s_refusal_pages_are_bounded(service: Service) -> None:
+    """However many folders a student writes past the budget, their refusals keep the newest few pages."""
+    inbound = service.settings.inbound
+    flood = [drop(inbound, FLOODER, n) for n in range(40)]
+    mate = drop(inbound, CLASSMATES[0], 50)
+    service.scan()
+    refused = {row.folder for row in service.queue.in_state("refused")}
+    assert {name for name, _ in flood[6:]} <= refused and len(refused) == 34
+    shown = [n for n, (_, secret) in enumerate(flood)
+             if (service.settings.feedback / feedback_name(secret, "ex4_audit")).exists()]
+    # The 5 replaced and the queued one keep their pages (pruning's rule); of 34 refusals, the newest REFUSAL_PAGES.
+    assert shown == [*range(6), *range(40 - REFUSAL_PAGES, 40)]
+    assert "attempts used up" in page(service, flood[-1][1])
+    assert "position" in page(service, mate[1])  # a classmate's page is not touched
+    _, late = drop(inbound, FLOODER, 59)
+    service.scan()
+    assert "attempts used up" in page(service, late)
+    assert not (service.settings.feedback / feedback_name(flood[40 - REFUSAL_PAGES][1], "ex4_audit")).exists()
+
+
+def test_a_grading_the_grader_could_not_run_uses_up_no_attempt(tmp_path: Path, monkeypatch) -> None:
+    """The grader cannot start (here: a sandbox backend that does not exist): the student keeps the attempt, and
+    the pages say so, with the attempts left and the due date of the instructor's gradebook."""
+    course = tmp_path / "course"
+    init_course(course, config=COURSE_CONFIG, source_dir=SOURCE_DIR)
+    monkeypatch.setenv("PATH", nbgrader_env()["PATH"])  # a new gradebook runs nbgrader's alembic
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        gradebook.update_or_create_assignment("ch11", duedate="2026-12-14 17:00:00")
+    (tmp_path / "exchange" / "c1" / "inbound").mkdir(parents=True)
+    policy = ServePolicy(attempts=1, workers=1, sandbox="no-such-backend")
+    service = Service(ServeSettings(course, tmp_path / "exchange", "c1", policy, course / "practice"),
+                      out=io.StringIO())
+    me = pwd.getpwuid(os.getuid()).pw_name
+    _, secret = drop(service.settings.inbound, me, 1)
+    assert service.scan() == 1
+    assert service.hand_out() == 1
+    (row,) = service.queue.in_state("done")
+    assert not row.spent and "the grader could not run" in (row.reason or "")
+    text = page(service, secret)
+    assert "did not use up an attempt" in text and "1 of 1 in any 60 minutes" in text, text
+    assert "Due date: 2026-12-14 17:00 UTC" in text
+    assert "no attempt used up" in service.out.getvalue()  # type: ignore[attr-defined]
+    _, again = drop(service.settings.inbound, me, 2)
+    assert service.scan() == 1, "a grading the grader failed must not use up the only attempt"
+    assert "Queued" in page(service, again)
+
+
+def test_a_folder_named_for_a_student_without_an_account_is_refused_as_such(service: Service) -> None:
+    me = pwd.getpwuid(os.getuid()).pw_name
+    name, _ = drop(service.settings.inbound, me, 1, claimed=f"nobody-here-{secrets.token_hex(3)}")
+    assert service.scan() == 0
+    (row,) = service.queue.in_state("refused")
+    assert row.folder == name and "has no unix account on this machine" in (row.reason or "")
+    assert "Several machines" in (row.reason or "")
+
+
 def drop_notebooks(inbound: Path, owner: str, n: int, notebooks: list[Path]) -> str:
     """A submission folder of ``owner`` holding copies of ``notebooks`` (see :func:`drop`); its name."""
     name, _secret = drop(inbound, owner, n)
@@ -175,7 +235,8 @@ _SERVE = """
 import sys
 from pathlib import Path
 from ch11_autograder.serve.policy import ServePolicy, ServeSettings
-from ch11_autograder.serve.service import Service
+from ch11_autograder.serve.service import REFUSAL_PAGES, Service
+from nbgrader.api import Gradebook
 course, exchange = Path(sys.argv[1]), Path(sys.argv[2])
 policy = ServePolicy(workers=1, rescan_seconds=1)
 Service(ServeSettings(course, exchange, "c1", policy, course / "practice")).run()
@@ -215,19 +276,26 @@ def _processes_in(path: Path) -> list[int]:
     return found
 
 
-def test_sigterm_stops_an_idle_service_cleanly(tmp_path: Path) -> None:
+#: systemd stops a service with SIGTERM, a JupyterHub its managed services with SIGINT: both stop it cleanly.
+STOP_SIGNALS = pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+
+
+@STOP_SIGNALS
+def test_a_stop_signal_stops_an_idle_service_cleanly(tmp_path: Path, stop: signal.Signals) -> None:
     proc, log, db = _serve(tmp_path)
     _until(log, "serving", proc)
     started = time.monotonic()
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(stop)
     assert proc.wait(timeout=30) == 0, log.read_text()
-    assert time.monotonic() - started < 10, "the wait for work must wake on SIGTERM, not after a rescan"
+    assert time.monotonic() - started < 10, "the wait for work must wake on the signal, not after a rescan"
     text = log.read_text()
-    assert "stopping" in text and text.rstrip().endswith("stopped")
+    assert f"stopping ({stop.name})" in text and text.rstrip().endswith("stopped"), text
+    assert "Traceback" not in text and "KeyboardInterrupt" not in text, text
     assert not Path(f"{db}-wal").exists() or Path(f"{db}-wal").stat().st_size == 0  # checkpointed on close
 
 
-def test_sigterm_mid_grading_abandons_the_round_and_requeues_it(tmp_path: Path) -> None:
+@STOP_SIGNALS
+def test_a_stop_signal_mid_grading_abandons_the_round_and_requeues_it(tmp_path: Path, stop: signal.Signals) -> None:
     proc, log, db = _serve(tmp_path)
     _until(log, "serving", proc)
     me = pwd.getpwuid(os.getuid()).pw_name
@@ -241,10 +309,11 @@ def test_sigterm_mid_grading_abandons_the_round_and_requeues_it(tmp_path: Path) 
     folder.chmod(0o777)  # nbgrader submit's last step: the folder is complete
     _until(log, f"grading  {me} {stamp}", proc)
     time.sleep(1.0)  # into grade_class (a round is several seconds of nbgrader at the least)
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(stop)
     assert proc.wait(timeout=60) == 0, log.read_text()
     text = log.read_text()
     assert f"abandoned {me} {stamp}" in text and f"graded   {me}" not in text and "error " not in text, text
+    assert text.rstrip().endswith("stopped") and "Traceback" not in text, text
     row = sqlite3.connect(db).execute("SELECT state, gradings FROM submissions").fetchall()
     assert row == [("queued", 1)]  # graded again, from the start, at the next start
     assert not (db.parent / "jobs").exists()

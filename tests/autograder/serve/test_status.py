@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ch11_autograder.serve.budget import Budget
 from ch11_autograder.serve.queue import Submission
 from ch11_autograder.serve.status import feedback_page, status_page, wait_text
 from ch11_autograder.trusted.verdicts import VERDICT_METADATA_KEY, CellVerdict, Failure
@@ -71,3 +72,19 @@ def test_score_level_shows_points_only() -> None:
     page = feedback_page("ex4_audit", "t1", "score", _notebook(), 2.0, 40.0)
     assert "ex4_audit_marks_tests: 2 / 4 points" in page
     assert "memory_meaning" not in page and "general DAG" not in page
+
+
+def test_pages_state_the_attempts_left_and_the_due_date() -> None:
+    budget = Budget(left=2, attempts=6, window_minutes=60, at=1_800_000_000.0, due="2026-12-14 17:00 UTC")
+    for text in (status_page(sub("queued"), "ex4_audit", position=1, budget=budget),
+                 feedback_page("ex4_audit", "t", "properties", {"cells": []}, 1.0, 4.0, budget)):
+        assert "Attempts left at 08:00 UTC: 2 of 6 in any 60 minutes" in text
+        assert "Due date: 2026-12-14 17:00 UTC." in text
+    assert "Due date" not in status_page(sub("queued"), "ex4_audit", budget=Budget(1, 6, 60, 0.0))
+
+
+def test_a_grader_failure_says_no_attempt_was_used() -> None:
+    failed = sub("done", "the grader could not run: sandbox unavailable")
+    page = status_page(Submission(**{**failed.__dict__, "spent": False}), "ex4_audit")
+    assert "Could not be graded" in page and "did not use up an attempt" in page
+    assert "did not use up" not in status_page(failed, "ex4_audit")  # the submission's own failure

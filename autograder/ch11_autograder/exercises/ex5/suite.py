@@ -1112,7 +1112,12 @@ def _misconceptions(grade_id: str, judge: Callable[[Student, Any], None], unpack
 
     ``unpack(shown)`` turns a counterexample's inputs back into the judge's
     argument. An entry that passes on those inputs reports nothing (its
-    implementation raises, which the engine reads as "does not match").
+    implementation raises, which the engine reads as "does not match"). One that
+    fails reports its whole :class:`Mismatch`, so it explains the student's failure
+    only where it fails the same check: a judge makes several calls on one case (one
+    per refused argument, one per way of passing ``block_size``), and an entry that
+    accepts a bad ``block_size`` does not explain an answer that accepts a bad ``z0``,
+    although both report "no exception" on the same case.
     """
     found: list[Misconception] = []
     grouped = False
@@ -1132,7 +1137,7 @@ def _misconceptions(grade_id: str, judge: Callable[[Student, Any], None], unpack
             try:
                 judge(_local_student(_entry), unpack(shown))
             except Mismatch as mismatch:
-                return mismatch.got
+                return mismatch
             raise _NoReport(_entry.name)
 
         name, advice = (_STREAM_NAME, _STREAM_ADVICE) if in_group else (entry.title, entry.advice)

@@ -45,8 +45,8 @@ Sandbox layout (paths inside the sandbox)::
     /tmp, /dev/shm            private size-limited tmpfs (HOME=/tmp/home); /tmp/matplotlib
                               starts with a copy of the launcher's font list (..font_list)
     /opt/ch11/untrusted/runtime  the runtime directory (read-only)
-    /opt/ch11/protocol.py     extra single files; default: launch.PROTOCOL_FILE,
-                              at runtime/../../protocol.py as on the host
+    /opt/ch11/protocol/*.py   extra single files; default: the .py files of
+                              launch.PROTOCOL_DIR, at runtime/../../protocol/ as on the host
     /opt/ch11/lib/<pkg>       packages that must be importable but live outside
                               the Python trees (default: trainable_harness when
                               it is an editable install); on PYTHONPATH
@@ -57,9 +57,9 @@ Sandbox layout (paths inside the sandbox)::
                               generated passwd, group, hosts
     /proc /dev                fresh procfs (this pid namespace) and minimal /dev
 
-The relative position of runtime/ and protocol.py matches the host layout
-(``runtime/../../protocol.py``, see ``launch.RUNTIME_READONLY_PATHS``), so a
-runtime script finds the protocol module the same way under every launcher.
+The relative position of runtime/ and protocol/ matches the host layout
+(``runtime/../../protocol/``, see ``launch.RUNTIME_READONLY_PATHS``), so a
+runtime script finds the protocol package the same way under every launcher.
 Inside paths are fixed, not the host's (except the base Python's); files
 such as an editable install's ``.pth`` may still *name* host paths, which do
 not exist inside. The script runs as
@@ -92,7 +92,7 @@ from typing import IO
 
 from ..font_list import BUILD_LIMITS as FONT_LIST_BUILD_LIMITS
 from ..font_list import FontList, build_font_list, load_font_list
-from ..launch import PROTOCOL_FILE, RUNTIME_DIR, Limits, SandboxUnavailable, rlimit_setter, scratch_seed
+from ..launch import RUNTIME_DIR, Limits, SandboxUnavailable, protocol_files, rlimit_setter, scratch_seed
 from .bwrap_argv import MPLCONFIGDIR, bwrap_argv, data_blobs
 from .bwrap_plan import PROTOCOL_MOUNT, check_scratch, make_plan, module_locations, resolved
 from .cgroups import CgroupSupport, RunCgroup, discover_cgroups, sweep_stale_cgroups
@@ -244,8 +244,8 @@ class BwrapLauncher:
             ``/opt/ch11/untrusted/runtime``. Tests pass their own.
         extra_files: host file -> absolute sandbox path, each mounted read-only
             on its own (the destination must not lie inside another mount).
-            Default: ``{launch.PROTOCOL_FILE: "/opt/ch11/protocol.py"}`` when that
-            file exists, i.e. ``runtime/../../protocol.py`` as on the host.
+            Default: each ``.py`` file of ``launch.PROTOCOL_DIR`` at
+            ``/opt/ch11/protocol/<name>``, i.e. ``runtime/../../protocol/`` as on the host.
         importable_packages: top-level packages the scripts need that are not
             inside the mounted Python trees (editable installs); each is mounted
             read-only at ``/opt/ch11/lib/<name>``. Missing ones are skipped.
@@ -300,7 +300,7 @@ class BwrapLauncher:
         if not self.runtime_dir.is_dir():
             raise SandboxUnavailable(f"runtime directory {self.runtime_dir} does not exist")
         if extra_files is None:
-            extra_files = {PROTOCOL_FILE: PROTOCOL_MOUNT} if PROTOCOL_FILE.is_file() else {}
+            extra_files = {path: f"{PROTOCOL_MOUNT}/{path.name}" for path in protocol_files()}
         self.extra_files = {resolved(k): v for k, v in extra_files.items()}
         self.importable_packages = tuple(importable_packages)
         self.hidden_modules = tuple(hidden_modules)

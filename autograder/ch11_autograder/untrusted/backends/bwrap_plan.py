@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..launch import PROTOCOL_FILE, RUNTIME_DIR, SandboxUnavailable
+from ..launch import PROTOCOL_DIR, RUNTIME_DIR, SandboxUnavailable
 
 __all__ = [
     "HOME",
@@ -45,13 +45,13 @@ SANDBOX_GID = 65534
 
 SCRATCH_MOUNT = "/scratch"
 OPT = "/opt/ch11"
-RUNTIME_MOUNT = f"{OPT}/untrusted/runtime"  # so that runtime/../../protocol.py is /opt/ch11/protocol.py
+RUNTIME_MOUNT = f"{OPT}/untrusted/runtime"  # so that runtime/../../protocol/ is /opt/ch11/protocol/
 VENV_MOUNT = f"{OPT}/venv"
 LIB_MOUNT = f"{OPT}/lib"
 HOME = "/tmp/home"
-#: Where launch.PROTOCOL_FILE appears: the same position relative to the runtime
-#: directory as on the host (runtime scripts load ``../../protocol.py``).
-PROTOCOL_MOUNT = posixpath.normpath(f"{RUNTIME_MOUNT}/{os.path.relpath(PROTOCOL_FILE, RUNTIME_DIR)}")
+#: Where launch.PROTOCOL_DIR appears (its ``.py`` files, each bound on its own): the same
+#: position relative to the runtime directory as on the host (runtime scripts load ``../../protocol/``).
+PROTOCOL_MOUNT = posixpath.normpath(f"{RUNTIME_MOUNT}/{os.path.relpath(PROTOCOL_DIR, RUNTIME_DIR)}")
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # /etc/fonts: matplotlib runs fc-list, which prints a config error on stderr without it.

@@ -2,9 +2,9 @@
 
 Started by a launcher (see ``untrusted/launch.py``) as ``worker.py cells.json``
 with the working directory set to a scratch directory. This script sees only
-the runtime directory, ``protocol.py`` (loaded from ``../../protocol.py``
-relative to this file) and the Python environment (numpy, trainable_harness);
-nothing else of ch11_autograder.
+the runtime directory, the wire-format package ``protocol/`` (loaded from
+``../../protocol/`` relative to this file) and the Python environment (numpy,
+trainable_harness); nothing else of ch11_autograder.
 
 1. Keeps private copies of the original stdin/stdout/stderr descriptors and
    points descriptors 0, 1 and 2 at /dev/null, so that nothing student code
@@ -18,7 +18,7 @@ nothing else of ch11_autograder.
    skipped, except ``%%time``, ``%%timeit`` and ``%%capture``, whose bodies
    run. An exception, including the per-cell time limit, is recorded and
    execution continues with the next cell.
-3. Serves newline-delimited requests (``protocol.py``) until stdin closes:
+3. Serves newline-delimited requests (``protocol/``) until stdin closes:
    ``hello`` returns the per-cell report; ``defaults`` the default values a
    function declares (read from its signature, nothing is called); ``keep`` stores a decoded value
    under a name, outside the student's namespace, so that several calls can
@@ -60,11 +60,13 @@ _ASSIGN_FROM_MAGIC = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z_][A-Z
 
 
 def load_protocol() -> Any:
-    """Import ``protocol.py`` from ``../../protocol.py`` under a private module name."""
-    path = Path(__file__).resolve().parent.parent.parent / "protocol.py"
-    spec = importlib.util.spec_from_file_location("_ch11_wire_protocol", path)
+    """Import the package ``../../protocol/`` under a private name; its modules import each other relatively."""
+    package = Path(__file__).resolve().parent.parent.parent / "protocol"
+    spec = importlib.util.spec_from_file_location(
+        "_ch11_wire_protocol", package / "__init__.py", submodule_search_locations=[str(package)]
+    )
     if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load the protocol module from {path}")
+        raise ImportError(f"cannot load the protocol package from {package}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)

@@ -14,14 +14,10 @@ from __future__ import annotations
 
 import ast
 import math
-import time
 
 import numpy as np
 import pytest
-from ch11_autograder.authoring.build import build_notebook
-from ch11_autograder.exercises import WORKER_SKIP_CELLS
 from ch11_autograder.exercises.catalogue import catalogue
-from ch11_autograder.exercises.ex1.notebook import cells as notebook_cells
 from ch11_autograder.exercises.ex1.suite import (
     BAD_INPUTS,
     CALL_ROUNDS,
@@ -50,17 +46,14 @@ from ch11_autograder.exercises.ex1.suite import (
     tapes_match,
     vectors_match,
 )
-from ch11_autograder.protocol import roundtrip
-from ch11_autograder.trusted.grading import grade_suites
 from ch11_autograder.trusted.registry import get_suite
-from ch11_autograder.trusted.submission_cells import WorkerCells, autograded_test_cells, worker_cells
+from ch11_autograder.trusted.roundtrip import roundtrip
+from ch11_autograder.trusted.submission_cells import WorkerCells, autograded_test_cells
 from ch11_autograder.trusted.verdicts import CellVerdict
-from ch11_autograder.trusted.worker_client import WorkerSession
-from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
 from ch11_solutions import ex1_fanout as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from nbgrader.preprocessors import ClearSolutions
+from support import exercise_grading
 from trainable_harness import TapeNode
 
 NOTEBOOK = "ex1_fanout"
@@ -87,7 +80,7 @@ CHECKS = settings(max_examples=150, derandomize=True, database=None, deadline=No
 
 
 def _source_notebook():
-    return build_notebook(notebook_cells())
+    return exercise_grading.source_notebook("ex1")
 
 
 # --------------------------------------------------------------------------- wiring
@@ -362,19 +355,11 @@ def test_matching_is_tolerant_to_rounding_but_not_to_another_mistake():
 
 
 def _cells(suffixes: dict[str, str] | None = None, *, released: bool = False) -> WorkerCells:
-    nb = _source_notebook()
-    if released:
-        nb, _ = ClearSolutions().preprocess(nb, {})
-    for cell in nb.cells:
-        if suffixes and cell.id in suffixes:
-            cell.source += "\n\n\n" + suffixes[cell.id]
-    # As the grader runs them: figure cells left out, each test cell's visible checks in place.
-    return worker_cells(nb, skip=set(WORKER_SKIP_CELLS))
+    return exercise_grading.cells("ex1", suffixes, released=released)
 
 
 def grade(cells: WorkerCells) -> dict[str, CellVerdict]:
-    with WorkerSession(list(cells.sources), UnsandboxedLauncher(quiet=True), call_timeout=10.0) as session:
-        return grade_suites(cells, SUITES.values(), session)
+    return exercise_grading.grade("ex1", cells)
 
 
 def _scores(verdicts: dict[str, CellVerdict]) -> dict[str, float]:
@@ -384,38 +369,20 @@ def _scores(verdicts: dict[str, CellVerdict]) -> dict[str, float]:
 FULL = {grade_id: suite.points for grade_id, suite in SUITES.items()}
 
 
-@pytest.mark.slow
-def test_reference_earns_full_marks_quickly():
-    start = time.perf_counter()
-    verdicts = grade(_cells())
-    elapsed = time.perf_counter() - start
-    assert _scores(verdicts) == FULL, "\n".join(v.message() for v in verdicts.values())
-    assert elapsed < 20, f"{elapsed:.2f} s per submission"
-
-
-@pytest.mark.slow
-def test_released_stubs_earn_nothing():
-    verdicts = grade(_cells(released=True))
-    assert _scores(verdicts) == dict.fromkeys(TEST_CELLS, 0.0)
-    for verdict in verdicts.values():
-        assert all(f.kind in ("error", "mismatch") for f in verdict.failures), verdict.message()
-        assert "NotImplementedError" in verdict.message()
+# The reference, the released stubs and where each entry loses: tests/autograder/exercises/test_suites.py.
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.name)
-def test_catalogue_entry_loses_exactly_where_it_says_and_is_named(entry):
-    verdicts = grade(_cells({entry.answer_cell: entry.source}))
-    for grade_id, verdict in verdicts.items():
-        if grade_id in entry.loses:
-            assert verdict.score < verdict.points, f"{entry.name} keeps full marks in {grade_id}"
-            assert not any(f.kind == "internal" for f in verdict.failures), verdict.message()
-            assert any(f.misconception.startswith(entry.title) for f in verdict.failures), verdict.message()
-        else:
-            assert verdict.score == verdict.points, verdict.message()
-        if entry.name not in CONTRACT_ONLY:
-            # One value mistake costs the value properties only: the contract properties compare the
-            # student with the student, and a function wrong alike for every type and call passes them.
+def test_catalogue_entry_is_named_where_it_loses(entry):
+    verdicts = exercise_grading.graded_entry("ex1", entry.name)
+    for grade_id in entry.loses:
+        verdict = verdicts[grade_id]
+        assert any(f.misconception.startswith(entry.title) for f in verdict.failures), verdict.message()
+    if entry.name not in CONTRACT_ONLY:
+        # One value mistake costs the value properties only: the contract properties compare the
+        # student with the student, and a function wrong alike for every type and call passes them.
+        for verdict in verdicts.values():
             contract = [f.property for f in verdict.failures if f.property.endswith(CONTRACT_PROPERTIES)]
             assert not contract, verdict.message()
 

@@ -12,19 +12,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 import warnings
 from fractions import Fraction
 
 import hypothesis
 import numpy as np
 import pytest
-from ch11_autograder.authoring.build import build_notebook
-from ch11_autograder.exercises import WORKER_SKIP_CELLS
 from ch11_autograder.exercises.catalogue import catalogue
 from ch11_autograder.exercises.ex2 import suite as suite_module
 from ch11_autograder.exercises.ex2.contract import GRADED_HIGH, GRADED_K_MAX, GRADED_LOW, TOLERANCE_EXPONENT
-from ch11_autograder.exercises.ex2.notebook import cells as notebook_cells
 from ch11_autograder.exercises.ex2.suite import (
     ESTIMATE_SUITE,
     GRADIENT_SUITE,
@@ -41,17 +37,16 @@ from ch11_autograder.exercises.ex2.suite import (
     same_bits,
     sweep_difference,
 )
-from ch11_autograder.protocol import Record, roundtrip
-from ch11_autograder.trusted.grading import grade_suites
+from ch11_autograder.protocol import Record
 from ch11_autograder.trusted.registry import get_suite, register
-from ch11_autograder.trusted.submission_cells import WorkerCells, autograded_test_cells, worker_cells
+from ch11_autograder.trusted.roundtrip import roundtrip
+from ch11_autograder.trusted.submission_cells import WorkerCells, autograded_test_cells
 from ch11_autograder.trusted.suite import run_suite
 from ch11_autograder.trusted.verdicts import CellVerdict
-from ch11_autograder.trusted.worker_client import WorkerSession
-from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
 from ch11_solutions import ex2_finite_difference as ref
 from hypothesis import strategies as st
 from nbgrader.preprocessors import ClearSolutions
+from support import exercise_grading
 from trainable_harness import opening_objective, opening_objective_exact, opening_tape, reverse_accumulate
 
 NOTEBOOK = "ex2_finite_difference"
@@ -239,7 +234,7 @@ def test_relative_tolerance_of_the_float64_tape_is_measured_not_assumed():
 
 
 def _source_notebook():
-    return build_notebook(notebook_cells())
+    return exercise_grading.source_notebook("ex2")
 
 
 def test_suites_match_the_notebooks_autograded_cells():
@@ -381,39 +376,18 @@ class _InProcess:
 
 
 def _cells(suffixes: dict[str, str] | None = None, *, released: bool = False) -> WorkerCells:
-    nb = _source_notebook()
-    if released:
-        nb, _ = ClearSolutions().preprocess(nb, {})
-    for cell in nb.cells:
-        if suffixes and cell.id in suffixes:
-            cell.source += "\n\n\n" + suffixes[cell.id]
-    # As the grader runs them: figure cells left out, each test cell's visible checks in place.
-    return worker_cells(nb, skip=set(WORKER_SKIP_CELLS))
+    return exercise_grading.cells("ex2", suffixes, released=released)
 
 
 def grade(cells: WorkerCells) -> dict[str, CellVerdict]:
-    with WorkerSession(list(cells.sources), UnsandboxedLauncher(quiet=True), call_timeout=20.0) as session:
-        return grade_suites(cells, SUITES, session)
+    return exercise_grading.grade("ex2", cells)
 
 
 def _messages(verdicts: dict[str, CellVerdict]) -> str:
     return "\n".join(v.message() for v in verdicts.values())
 
 
-@pytest.mark.slow
-def test_reference_earns_full_marks_quickly():
-    start = time.perf_counter()
-    verdicts = grade(_cells())
-    elapsed = time.perf_counter() - start
-    assert all(v.score == v.points and not v.failures for v in verdicts.values()), _messages(verdicts)
-    assert elapsed < 15, f"{elapsed:.2f} s per submission"
-
-
-@pytest.mark.slow
-def test_released_stub_earns_nothing():
-    verdicts = grade(_cells(released=True))
-    assert all(v.score == 0.0 for v in verdicts.values()), _messages(verdicts)
-    assert all("NotImplementedError" in f.message() for v in verdicts.values() for f in v.failures)
+# The reference, the released stub and where each entry loses: tests/autograder/exercises/test_suites.py.
 
 
 # A correct submission written differently from the reference: no provided helpers beyond the
@@ -653,10 +627,8 @@ def test_a_correct_answer_of_every_reading_earns_full_marks(reading):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("entry", catalogue("ex2"), ids=lambda e: e.name)
-def test_catalogue_entry_loses_exactly_its_cells_and_is_named(entry):
-    verdicts = grade(_cells({entry.answer_cell: entry.source}))
-    lost = sorted(g for g, v in verdicts.items() if v.score < v.points)
-    assert lost == sorted(entry.loses), _messages(verdicts)
+def test_catalogue_entry_is_named_in_its_own_cell(entry):
+    verdicts = exercise_grading.graded_entry("ex2", entry.name)
     own_cell = entry.answer_cell + "_tests"
     assert own_cell in entry.loses
     named = [f.misconception for f in verdicts[own_cell].failures]

@@ -18,16 +18,12 @@ from __future__ import annotations
 
 import math
 import time
-from functools import cache
 
 import numpy as np
 import pytest
-from ch11_autograder.authoring.build import build_notebook
-from ch11_autograder.exercises import WORKER_SKIP_CELLS
 from ch11_autograder.exercises.catalogue import catalogue
 from ch11_autograder.exercises.ex3 import suite as suite_module
 from ch11_autograder.exercises.ex3.contract import GRADED_MAX_DEPTH
-from ch11_autograder.exercises.ex3.notebook import cells as notebook_cells
 from ch11_autograder.exercises.ex3.suite import (
     BEST_MISCONCEPTIONS,
     BEST_SUITE,
@@ -37,17 +33,14 @@ from ch11_autograder.exercises.ex3.suite import (
     TABLE_SUITE,
     same_output,
 )
-from ch11_autograder.protocol import Once, Record, roundtrip, wire_equal
-from ch11_autograder.trusted.grading import grade_suites
+from ch11_autograder.protocol import Once, Record, wire_equal
 from ch11_autograder.trusted.registry import get_suite
-from ch11_autograder.trusted.submission_cells import WorkerCells, autograded_test_cells, worker_cells
+from ch11_autograder.trusted.roundtrip import roundtrip
+from ch11_autograder.trusted.submission_cells import WorkerCells, autograded_test_cells
 from ch11_autograder.trusted.suite import Mismatch, Property, name_misconception
 from ch11_autograder.trusted.verdicts import CellVerdict, format_value
-from ch11_autograder.trusted.worker_client import WorkerSession
-from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
 from ch11_solutions import ex3_block_length as ref
-from nbgrader.preprocessors import ClearSolutions
-from support.paths import COURSE_CONFIG
+from support import exercise_grading
 
 NOTEBOOK = "ex3_block_length"
 SUITES = (BEST_SUITE, TABLE_SUITE)
@@ -62,17 +55,8 @@ UNNAMEABLE = {
 }
 
 
-@cache
-def _source_notebook_json() -> str:
-    import nbformat
-
-    return nbformat.writes(build_notebook(notebook_cells()))
-
-
 def _source_notebook():
-    import nbformat
-
-    return nbformat.reads(_source_notebook_json(), as_version=4)
+    return exercise_grading.source_notebook("ex3")
 
 
 # --------------------------------------------------------------------------- wiring
@@ -116,13 +100,6 @@ def test_a_scan_finds_the_best_block_length_at_the_largest_graded_depth():
     assert GRADED_MAX_DEPTH <= 20_000
 
 
-def _course_call_timeout() -> float:
-    from traitlets.config.loader import PyFileConfigLoader
-
-    return float(PyFileConfigLoader(COURSE_CONFIG.name, path=str(COURSE_CONFIG.parent)).load_config()
-                 .TrustedVerdicts.call_timeout)
-
-
 def _plain_scan(depth):
     # The notebook's sanctioned answer: every k from 1 to L through the harness.
     best = None
@@ -137,7 +114,7 @@ def test_the_slowest_call_of_a_plain_scan_is_a_fifth_of_the_call_limit():
     # The suite's costliest calls: best_block_length at the graded maximum, and a block_table of
     # TABLE_MAX_DEPTHS depths all at that maximum. Both must leave the limit a factor of 5.
     # CPU seconds, not wall: other work on a shared machine stretches wall time, not this cost.
-    limit = _course_call_timeout()
+    limit = exercise_grading.CALL_TIMEOUT
     start = time.process_time()
     _plain_scan(GRADED_MAX_DEPTH)
     one = time.process_time() - start
@@ -271,44 +248,18 @@ def test_same_output_tells_float_counts_from_int_counts():
 
 def _cells(replace: dict[str, str] | None = None, append: dict[str, str] | None = None, *,
            released: bool = False) -> WorkerCells:
-    nb = _source_notebook()
-    if released:
-        nb, _ = ClearSolutions().preprocess(nb, {})
-    for cell in nb.cells:
-        if replace and cell.id in replace:
-            cell.source = replace[cell.id]
-        if append and cell.id in append:
-            cell.source += "\n\n\n" + append[cell.id]
-    # As the grader runs them: figure cells left out, each test cell's visible checks in place.
-    return worker_cells(nb, skip=set(WORKER_SKIP_CELLS))
+    return exercise_grading.cells("ex3", append, replace=replace, released=released)
 
 
 def grade(cells: WorkerCells) -> dict[str, CellVerdict]:
-    with WorkerSession(list(cells.sources), UnsandboxedLauncher(quiet=True), call_timeout=10.0) as session:
-        return grade_suites(cells, SUITES, session)
+    return exercise_grading.grade("ex3", cells)
 
 
 def _scores(verdicts: dict[str, CellVerdict]) -> dict[str, float]:
     return {grade_id: verdict.score for grade_id, verdict in verdicts.items()}
 
 
-@pytest.mark.slow
-def test_reference_earns_full_marks_quickly():
-    start = time.perf_counter()
-    verdicts = grade(_cells())
-    elapsed = time.perf_counter() - start
-    assert _scores(verdicts) == POINTS, [v.message() for v in verdicts.values()]
-    assert all(v.failures == () for v in verdicts.values())
-    assert elapsed < 15, f"{elapsed:.2f} s per submission"
-
-
-@pytest.mark.slow
-def test_released_stub_earns_nothing():
-    verdicts = grade(_cells(released=True))
-    assert _scores(verdicts) == dict.fromkeys(POINTS, 0.0)
-    best = verdicts["ex3_best_block_length_tests"]
-    assert "NotImplementedError" in best.message()
-    assert all(f.kind in ("error", "mismatch") for v in verdicts.values() for f in v.failures)
+# The reference, the released stub and where each entry loses: tests/autograder/exercises/test_suites.py.
 
 
 PLAIN_SCAN = {
@@ -488,19 +439,16 @@ def test_hard_coding_the_visible_answers_earns_only_the_visible_properties():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.name)
-def test_catalogue_entry_loses_its_cells_and_is_named(entry):
-    verdicts = grade(_cells(append={entry.answer_cell: entry.source}))
-    for grade_id, verdict in verdicts.items():
-        if grade_id in entry.loses:
-            assert verdict.score < POINTS[grade_id], (entry.name, verdict.message())
-            if entry.name not in UNNAMEABLE:
-                named = [f.misconception for f in verdict.failures if f.misconception]
-                assert named and set(named) == {entry.title}, (entry.name, verdict.message())
-                assert entry.title in verdict.message()
-            else:
-                assert any(text in verdict.message() for text in UNNAMEABLE[entry.name]), verdict.message()
+def test_catalogue_entry_is_named_where_it_loses(entry):
+    verdicts = exercise_grading.graded_entry("ex3", entry.name)
+    for grade_id in entry.loses:
+        verdict = verdicts[grade_id]
+        if entry.name not in UNNAMEABLE:
+            named = [f.misconception for f in verdict.failures if f.misconception]
+            assert named and set(named) == {entry.title}, (entry.name, verdict.message())
+            assert entry.title in verdict.message()
         else:
-            assert verdict.score == POINTS[grade_id], (entry.name, verdict.message())
+            assert any(text in verdict.message() for text in UNNAMEABLE[entry.name]), verdict.message()
 
 
 @pytest.mark.slow

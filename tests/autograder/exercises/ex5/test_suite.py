@@ -12,27 +12,20 @@ marks; each catalogue entry -> loses exactly in its ``loses`` cells and is named
 from __future__ import annotations
 
 import copy
-import time
 
 import numpy as np
 import pytest
 from ch11_autograder.api.suite import Mismatch, in_process_student
-from ch11_autograder.authoring.build import build_notebook
-from ch11_autograder.exercises import WORKER_SKIP_CELLS
 from ch11_autograder.exercises.catalogue import WrongAnswer, catalogue
 from ch11_autograder.exercises.ex5 import strategies
 from ch11_autograder.exercises.ex5 import suite as suites
 from ch11_autograder.exercises.ex5.contract import COTANGENT_RTOL
-from ch11_autograder.exercises.ex5.notebook import cells as notebook_cells
-from ch11_autograder.trusted.grading import grade_suites
 from ch11_autograder.trusted.registry import get_suite
-from ch11_autograder.trusted.submission_cells import WorkerCells, autograded_test_cells, worker_cells
+from ch11_autograder.trusted.submission_cells import WorkerCells, autograded_test_cells
 from ch11_autograder.trusted.verdicts import CellVerdict
-from ch11_autograder.trusted.worker_client import WorkerSession
-from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
 from ch11_solutions import ex5_replay as ref
 from hypothesis import given, settings
-from nbgrader.preprocessors import ClearSolutions
+from support import exercise_grading
 from trainable_harness import StateLedger, StochasticChain, make_chain, uniform_checkpoint_cost
 
 NOTEBOOK = "ex5_replay"
@@ -82,7 +75,7 @@ def variant(name: str, replaces: str, function) -> WrongAnswer:
 
 
 def _source_notebook():
-    return build_notebook(notebook_cells())
+    return exercise_grading.source_notebook("ex5")
 
 
 def test_one_registered_suite_per_autograded_cell_with_the_cells_points():
@@ -456,41 +449,19 @@ def test_the_local_worker_keeps_one_object_and_watches_like_the_worker():
 def _cells(
     answer_cell: str = "", suffix: str = "", *, released: bool = False, more: dict[str, str] | None = None
 ) -> WorkerCells:
-    nb = _source_notebook()
-    if released:
-        nb, _ = ClearSolutions().preprocess(nb, {})
     suffixes = {**(more or {}), **({answer_cell: suffix} if suffix else {})}
-    for cell in nb.cells:
-        if cell.id in suffixes:
-            cell.source += "\n\n\n" + suffixes[cell.id]
-    # As the grader runs them: figure cells left out, each test cell's visible checks in place.
-    return worker_cells(nb, skip=set(WORKER_SKIP_CELLS))
+    return exercise_grading.cells("ex5", suffixes, released=released)
 
 
 def grade(cells: WorkerCells) -> dict[str, CellVerdict]:
-    with WorkerSession(list(cells.sources), UnsandboxedLauncher(quiet=True), call_timeout=10.0) as session:
-        return grade_suites(cells, SUITES, session)
+    return exercise_grading.grade("ex5", cells)
 
 
 def _report(verdicts: dict[str, CellVerdict]) -> str:
     return "\n".join(v.message() for v in verdicts.values())
 
 
-@pytest.mark.slow
-def test_reference_earns_full_marks_within_seconds():
-    start = time.perf_counter()
-    verdicts = grade(_cells())
-    elapsed = time.perf_counter() - start
-    assert {g: v.score for g, v in verdicts.items()} == POINTS, _report(verdicts)
-    assert elapsed < 20, f"{elapsed:.2f} s per submission"
-
-
-@pytest.mark.slow
-def test_released_stub_earns_nothing():
-    verdicts = grade(_cells(released=True))
-    assert {g: v.score for g, v in verdicts.items()} == dict.fromkeys(POINTS, 0.0), _report(verdicts)
-    for verdict in verdicts.values():
-        assert all("NotImplementedError" in (f.detail + str(f.got)) for f in verdict.failures), verdict.message()
+# The reference, the released stub and where each entry loses: tests/autograder/exercises/test_suites.py.
 
 
 # A correct answer written differently: its own reverse rule (another association of the
@@ -662,10 +633,8 @@ def _expected_name(entry: WrongAnswer) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("entry", catalogue("ex5"), ids=lambda e: e.name)
-def test_catalogue_entry_loses_exactly_its_cells_and_is_named(entry):
-    verdicts = grade(_cells(entry.answer_cell, entry.source))
-    lost = {g for g, v in verdicts.items() if v.score < v.points}
-    assert lost == set(entry.loses), _report(verdicts)
+def test_catalogue_entry_is_named_where_it_loses(entry):
+    verdicts = exercise_grading.graded_entry("ex5", entry.name)
     for grade_id in entry.loses:
         verdict = verdicts[grade_id]
         # The notebook's own checks fail as errors, with no name; every property failure is named.
@@ -676,6 +645,53 @@ def test_catalogue_entry_loses_exactly_its_cells_and_is_named(entry):
         assert all(f.kind == "mismatch" for f in named), verdict.message()
         assert {f.misconception for f in named} == {_expected_name(entry)}, verdict.message()
         assert _expected_name(entry) in verdict.message()
+
+
+# Answers that fail checkpointed_refuses_bad_arguments as block_size_coerced does, "no exception: returned a
+# ReplayRun", but for another argument: the entry's mistake is not theirs, so it is not named.
+OTHER_REFUSALS = {
+    # A list z0 made an array instead of refused (refused_argument='z0').
+    "z0_list_converted": """
+_checkpointed_as_given = checkpointed_cotangents
+
+
+def checkpointed_cotangents(chain, z0, block_size, rng, *, matched=True):
+    if isinstance(z0, list):
+        z0 = np.array(z0, dtype=np.float64)
+    return _checkpointed_as_given(chain, z0, block_size, rng, matched=matched)
+""",
+    # An integer rng taken as a seed instead of refused (refused_argument='rng').
+    "rng_seed_accepted": """
+_checkpointed_as_given = checkpointed_cotangents
+
+
+def checkpointed_cotangents(chain, z0, block_size, rng, *, matched=True):
+    if isinstance(rng, int):
+        rng = np.random.default_rng(rng)
+    return _checkpointed_as_given(chain, z0, block_size, rng, matched=matched)
+""",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(OTHER_REFUSALS))
+def test_an_answer_failing_a_refusal_for_another_argument_is_not_named(name):
+    verdicts = grade(_cells("ex5_checkpointed_cotangents", OTHER_REFUSALS[name]))
+    verdict = verdicts["ex5_checkpointed_cotangents_tests"]
+    failures = {f.property: f for f in verdict.failures}
+    refusal = failures["checkpointed_refuses_bad_arguments"]
+    assert refusal.got == "no exception: returned a ReplayRun", verdict.message()
+    assert refusal.inputs["refused_argument"] == name.split("_")[0], verdict.message()
+    # block_size_coerced reports the same value on the same case, for block_size=True.
+    entry = ENTRIES["block_size_coerced"]
+    try:
+        suites.judge_checkpointed_refusals(suites._local_student(entry), suites._from_shown(refusal.inputs)[0])
+    except Mismatch as mismatch:
+        assert mismatch.got == refusal.got and mismatch.inputs["refused_argument"] == "block_size"
+    else:
+        raise AssertionError("block_size_coerced passes the refusals")
+    assert refusal.misconception == "" and "block_size" not in refusal.advice, verdict.message()
+    assert entry.title not in verdict.message()
 
 
 @pytest.mark.slow

@@ -334,15 +334,15 @@ def test_unprivileged_inside_without_capabilities_or_nested_namespaces(launcher,
     assert inside["hostname"] == "ch11-sandbox"
 
 
-def test_protocol_file_appears_at_runtime_parent_parent(runtime_dir, tmp_path, scratch):
-    assert PROTOCOL_MOUNT == os.path.normpath(f"{RUNTIME_MOUNT}/../../protocol.py")
-    fake = tmp_path / "protocol.py"
+def test_protocol_files_appear_at_runtime_parent_parent(runtime_dir, tmp_path, scratch):
+    assert PROTOCOL_MOUNT == os.path.normpath(f"{RUNTIME_MOUNT}/../../protocol")
+    fake = tmp_path / "__init__.py"
     fake.write_text("WIRE = 'v1'\n")
-    sandbox = BwrapLauncher(runtime_dir=runtime_dir, extra_files={fake: PROTOCOL_MOUNT})
+    sandbox = BwrapLauncher(runtime_dir=runtime_dir, extra_files={fake: f"{PROTOCOL_MOUNT}/__init__.py"})
     code = """
         import json, os
         from pathlib import Path
-        p = Path(__file__).resolve().parent.parent.parent / "protocol.py"
+        p = Path(__file__).resolve().parent.parent.parent / "protocol" / "__init__.py"
         writable = True
         try:
             open(p, "a").close()

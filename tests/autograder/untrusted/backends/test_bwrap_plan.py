@@ -51,7 +51,8 @@ class FakeHost:
         self.editable.mkdir(parents=True)
         self.runtime = root / "runtime"
         self.runtime.mkdir()
-        self.protocol = root / "protocol.py"
+        self.protocol = root / "protocol" / "__init__.py"
+        self.protocol.parent.mkdir()
         self.protocol.write_text("")
         self.locations = {"hidden_pkg": [self.site / "hidden_pkg"], "extpkg": [self.editable]}
 
@@ -70,7 +71,7 @@ class FakeHost:
     def plan(self, *, forbidden=(), extra_files=None, layout=None, **options):
         return make_plan(
             runtime_dir=self.runtime,
-            extra_files={self.protocol: PROTOCOL_MOUNT} if extra_files is None else extra_files,
+            extra_files={self.protocol: f"{PROTOCOL_MOUNT}/__init__.py"} if extra_files is None else extra_files,
             importable_packages=options.get("importable_packages", ("extpkg",)),
             hidden_modules=options.get("hidden_modules", ("hidden_pkg",)),
             forbidden=list(forbidden),
@@ -153,9 +154,9 @@ def test_packages_outside_the_trees_are_mounted_on_the_pythonpath(host):
 
 def test_extra_files_are_bound_alone_and_checked(host):
     plan = host.plan()
-    assert Mount("ro-bind", str(host.protocol), PROTOCOL_MOUNT) in plan.mounts
+    assert Mount("ro-bind", str(host.protocol), f"{PROTOCOL_MOUNT}/__init__.py") in plan.mounts
     assert host.runtime in plan.sources and host.protocol in plan.sources
-    assert os.path.normpath(f"{RUNTIME_MOUNT}/../../protocol.py") == PROTOCOL_MOUNT
+    assert os.path.normpath(f"{RUNTIME_MOUNT}/../../protocol") == PROTOCOL_MOUNT
     with pytest.raises(SandboxUnavailable, match="does not exist"):
         host.plan(extra_files={host.root / "missing.py": "/opt/ch11/missing.py"})
     with pytest.raises(ValueError, match="must be absolute"):

@@ -1,0 +1,118 @@
+"""The class's mistakes, grouped by behaviour: the report's "Mistakes not in the catalogue" and
+``reports/<assignment>-mistakes.json``.
+
+The groups are ``trusted.mistake_groups.group_answers`` over the verdict records the report reads
+(``report.data``); here each group gets its notebook and the catalogue entry its signature is, when
+the feedback of its students named one (naming needs the entry to fail the same property on the same
+inputs with the same value: ``trusted.suite.name_misconception``). The JSON is a list of groups,
+largest first::
+
+    [{"index": 0, "id": "3f2a...", "students": [...], "count": 2, "notebooks": ["ex5_replay"],
+      "cells": ["ex5_checkpointed_cotangents_tests"],
+      "properties": [{"cell": ..., "property": ..., "outcome": ..., "input": ..., "obtained": ...}],
+      "representative": {"student", "cell", "property", "input", "expected", "obtained"},
+      "catalogue": "block_size_coerced" | null, "named": "<the title feedback gave>" | ""}]
+
+``index`` is the position in this file, ``id`` the signature's hash (the same group keeps it as the
+class grows): ``ch11-grade catalogue draft`` takes either. Texts inside are student output.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..batch.course import REPORTS_DIR
+from ..exercises import EXERCISES
+from ..exercises.catalogue import WrongAnswer, catalogue
+from ..trusted.mistake_groups import MistakeGroup, answer_from_records, group_answers
+
+__all__ = ["ClassMistake", "class_mistakes", "entry_for_title", "mistakes_json", "mistakes_path", "read_mistakes"]
+
+EXERCISE_OF = {ex.notebook: ex.key for ex in EXERCISES}
+
+
+def mistakes_path(course: Path, assignment: str) -> Path:
+    """``<course>/reports/<assignment>-mistakes.json``."""
+    return course / REPORTS_DIR / f"{assignment}-mistakes.json"
+
+
+def entry_for_title(title: str, entries: Sequence[WrongAnswer]) -> WrongAnswer | None:
+    """The catalogue entry a named misconception stands for: its title, or its title and `` (where...)``
+    (an upstream entry seen through a downstream function); the longest such title wins."""
+    fits = [e for e in entries if title == e.title or title.startswith(e.title + " (")]
+    return max(fits, key=lambda e: len(e.title)) if fits else None
+
+
+@dataclass(frozen=True)
+class ClassMistake:
+    """One group of the class, placed: its notebooks and its catalogue entry (``None`` when not catalogued)."""
+
+    group: MistakeGroup
+    notebooks: tuple[str, ...]
+    entry: WrongAnswer | None
+
+    @property
+    def exercise(self) -> str:
+        return EXERCISE_OF.get(self.notebooks[0], "") if self.notebooks else ""
+
+
+def class_mistakes(verdicts: Mapping[tuple[str, str, str], Sequence[Mapping[str, Any]]]) -> list[ClassMistake]:
+    """The groups of a class from its verdict records: ``(student, notebook, grade_id) -> properties``
+    (``report.data``'s reading of ``CellVerdict.record``), largest first."""
+    per_student: dict[str, list[dict[str, Any]]] = {}
+    notebook_of: dict[str, str] = {}
+    for (student, notebook, grade_id), props in sorted(verdicts.items()):
+        per_student.setdefault(student, []).append({"grade_id": grade_id, "properties": list(props)})
+        notebook_of[grade_id] = notebook
+    groups = group_answers(answer_from_records(student, records) for student, records in per_student.items())
+    out = []
+    for group in groups:
+        notebooks = tuple(sorted({notebook_of[cell] for cell in group.cells if cell in notebook_of}))
+        entry = None
+        if group.named and len(notebooks) >= 1 and notebooks[0] in EXERCISE_OF:
+            entry = entry_for_title(group.named, catalogue(EXERCISE_OF[notebooks[0]]))
+        out.append(ClassMistake(group, notebooks, entry))
+    return out
+
+
+def mistakes_json(mistakes: Sequence[ClassMistake]) -> list[dict[str, Any]]:
+    """The JSON file's content (see the module docstring)."""
+    out = []
+    for index, mistake in enumerate(mistakes):
+        group = mistake.group
+        rep = group.representative
+        out.append({
+            "index": index,
+            "id": group.id,
+            "students": list(group.students),
+            "count": len(group.students),
+            "notebooks": list(mistake.notebooks),
+            "cells": list(group.cells),
+            "properties": [{"cell": sig.grade_id, "property": sig.prop, "outcome": sig.outcome,
+                            "input": ", ".join(f"{k}={v}" for k, v in sig.inputs), "obtained": sig.obtained}
+                           for sig in group.signature],
+            "representative": {"student": group.students[0], "cell": group.first.grade_id,
+                               "property": group.first.prop, "input": rep.input_text(),
+                               "expected": rep.expected, "obtained": rep.obtained_text()},
+            "catalogue": mistake.entry.name if mistake.entry is not None else None,
+            "named": group.named,
+        })
+    return out
+
+
+def read_mistakes(path: Path) -> list[dict[str, Any]]:
+    """The groups of a ``<assignment>-mistakes.json`` (``mistakes_json``'s shape).
+
+    Raises:
+        FileNotFoundError: no such file (run ``ch11-grade report`` first).
+        ValueError: not a list of groups of that shape.
+    """
+    data = json.loads(path.read_text(encoding="utf-8"))
+    keys = {"index", "id", "students", "cells", "properties", "representative", "catalogue"}
+    if not isinstance(data, list) or not all(isinstance(g, dict) and keys <= set(g) for g in data):
+        raise ValueError(f"{path}: not a list of mistake groups (write it with ch11-grade report)")
+    return data

@@ -1,0 +1,152 @@
+"""A class's failing answers grouped by behaviour: one group per way of failing, largest first.
+
+Input: per student, the failures of every autograded test cell as
+``trusted.signature.failure_signatures`` reads them from the verdict records. An answer's
+signature is the set of its failures' signatures (:class:`~.signature.FailureSignature`);
+students with the same set fail the same way on the same inputs and share a group.
+
+A student who makes two mistakes shows both: the failures of each mistake's cells, and in a
+cell that calls both functions (Exercise 5's report calls the student's store-all, replay and
+comparison) a combination of the two. Such an answer is put in the group of each mistake
+whose failures it repeats, where the properties allow it:
+
+* groups are made from the smallest signatures up; a signature is a *component* of a larger
+  one when every cell it fails is failed there too and at least one of its cells is failed
+  there in exactly the same way (the same failures, on the same inputs, with the same values);
+* of those, the components agreeing on the most cells are kept (one agreeing on a subset of
+  another's cells is the smaller mistake seen inside the larger one);
+* the student is a member of each component's group; failures in cells no component fails
+  make a group of their own (the *residual*), which students who make only that mistake share;
+  cells a component fails differently are where the mistakes meet, and join no group;
+* a signature with no component is a group of its own.
+
+Answers that lose no points, and failures that are the stub's placeholder, are in no group.
+Everything here is pure data: the texts are student output, and callers escape them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from .signature import Example, FailureSignature, failure_signatures
+
+__all__ = ["Answer", "MistakeGroup", "answer_from_records", "group_answers"]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One student's failures, in record order: ``(signature, example, misconception named)``."""
+
+    student: str
+    failures: tuple[tuple[FailureSignature, Example, str], ...]
+
+    @property
+    def signature(self) -> frozenset[FailureSignature]:
+        return frozenset(sig for sig, _example, _named in self.failures)
+
+
+def answer_from_records(student: str, records: Iterable[Mapping[str, object]]) -> Answer:
+    """A student's :class:`Answer` from the verdict records of their autograded test cells (any order)."""
+    found = [failure for record in records for failure in failure_signatures(record)]
+    return Answer(student, tuple(found))
+
+
+@dataclass(frozen=True)
+class MistakeGroup:
+    """Students whose answers fail one way.
+
+    Attributes:
+        id: 12 hex digits of the signature's SHA-256: the same group keeps its id as the class grows.
+        signature: the failures that define it, sorted.
+        students: the members' ids, sorted.
+        representative: the first member's counterexample of the group's first failure.
+        named: the misconception title the members' feedback named on these failures when it named
+            exactly one (a group whose signature is a catalogue entry's), ``""`` otherwise.
+    """
+
+    id: str
+    signature: tuple[FailureSignature, ...]
+    students: tuple[str, ...]
+    representative: Example
+    named: str
+
+    @property
+    def cells(self) -> tuple[str, ...]:
+        return tuple(sorted({sig.grade_id for sig in self.signature}))
+
+    @property
+    def properties(self) -> tuple[tuple[str, str], ...]:
+        """``(grade_id, property)`` of every failure, cell by cell."""
+        return tuple(dict.fromkeys((sig.grade_id, sig.prop) for sig in self.signature))
+
+    @property
+    def first(self) -> FailureSignature:
+        return self.signature[0]
+
+
+Key = frozenset[FailureSignature]
+
+
+def _by_cell(key: Key) -> dict[str, frozenset[FailureSignature]]:
+    cells: dict[str, set[FailureSignature]] = defaultdict(set)
+    for sig in key:
+        cells[sig.grade_id].add(sig)
+    return {cell: frozenset(sigs) for cell, sigs in cells.items()}
+
+
+def _agreement(part: Key, whole: Key) -> frozenset[str]:
+    """Cells ``part`` fails exactly as ``whole`` does, if ``whole`` fails every cell ``part`` fails; else empty."""
+    mine, theirs = _by_cell(part), _by_cell(whole)
+    if not set(mine) <= set(theirs):
+        return frozenset()
+    return frozenset(cell for cell, sigs in mine.items() if theirs[cell] == sigs)
+
+
+def _decompose(key: Key, groups: Sequence[Key]) -> tuple[list[Key], Key]:
+    """(the components of ``key`` among ``groups``, the residual failures no component accounts for)."""
+    agreeing = {group: cells for group in groups if group != key and (cells := _agreement(group, key))}
+    kept = [g for g, cells in agreeing.items() if not any(cells < other for other in agreeing.values())]
+    if not kept:
+        return [], key
+    touched = {sig.grade_id for group in kept for sig in group}
+    residual = frozenset(sig for sig in key if sig.grade_id not in touched)
+    return kept, residual
+
+
+def _group_id(key: Key) -> str:
+    text = json.dumps([[s.grade_id, s.prop, s.outcome, [list(i) for i in s.inputs], s.obtained] for s in sorted(key)])
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def group_answers(answers: Iterable[Answer]) -> list[MistakeGroup]:
+    """The class's mistake groups, largest first (ties: cells, then id). See the module docstring."""
+    by_key: dict[Key, list[Answer]] = defaultdict(list)
+    for answer in answers:
+        if answer.failures:
+            by_key[answer.signature].append(answer)
+    groups: list[Key] = []
+    members: dict[Key, list[Answer]] = defaultdict(list)
+    # Smallest first: a mistake seen alone is a group before the answers that combine it are read.
+    for key in sorted(by_key, key=lambda k: (len(k), sorted(k))):
+        components, residual = _decompose(key, groups)
+        for group in components:
+            members[group] += by_key[key]
+        if residual:
+            if residual not in members:
+                groups.append(residual)
+            members[residual] += by_key[key]
+    out = []
+    for key, answers_in in members.items():
+        students = sorted({a.student for a in answers_in})
+        first = min(answers_in, key=lambda a: a.student)
+        order = {sig: i for i, (sig, _e, _n) in enumerate(first.failures)}
+        signature = tuple(sorted(key, key=lambda sig: (sig.grade_id, order.get(sig, len(order)), sig)))
+        example = next(e for sig, e, _n in first.failures if sig == signature[0])
+        named = {n for a in answers_in for sig, _e, n in a.failures if sig in key and n}
+        out.append(MistakeGroup(_group_id(key), signature, tuple(students), example,
+                                named.pop() if len(named) == 1 else ""))
+    return sorted(out, key=lambda g: (-len(g.students), g.cells, g.id))

@@ -1,0 +1,89 @@
+"""Grouping a class's failing answers by behaviour (``trusted.mistake_groups``), on verdict records.
+
+The records here are ``CellVerdict.record()`` of verdicts built in this process: the grouping reads
+nothing else. Real graded records: ``tests/autograder/report/test_mistakes_report.py``.
+"""
+
+from __future__ import annotations
+
+from ch11_autograder.trusted.mistake_groups import answer_from_records, group_answers
+from ch11_autograder.trusted.verdicts import CellVerdict, Failure
+
+PROPS = {"a_tests": [("p", "P"), ("q", "Q")], "b_tests": [("r", "R")], "report_tests": [("s", "S")]}
+
+
+def record(grade_id, *failures):
+    return CellVerdict.from_results(grade_id, 2, PROPS[grade_id], list(failures)).record()
+
+
+def wrong(prop, x, got, named=""):
+    return Failure(prop, prop.upper(), "mismatch", inputs={"x": x}, expected=2 * x, got=got, misconception=named,
+                   advice="do" if named else "")
+
+
+# Two mistakes: A in cell a (and the report, which calls it), B in cell b (and the report).
+A = [record("a_tests", wrong("p", 1, 3, "adds")), record("report_tests", wrong("s", 1, 30))]
+B = [record("b_tests", wrong("r", 2, 0)), record("report_tests", wrong("s", 1, 40))]
+BOTH = [record("a_tests", wrong("p", 1, 3, "adds")), record("b_tests", wrong("r", 2, 0)),
+        record("report_tests", wrong("s", 1, 70))]  # fmt: skip
+CORRECT = [record("a_tests"), record("b_tests"), record("report_tests")]
+
+
+def groups_of(classes):
+    return group_answers(answer_from_records(student, records) for student, records in classes.items())
+
+
+def test_same_failures_share_a_group_and_a_mix_is_in_both():
+    groups = groups_of({"ada": A, "bob": A, "cy": B, "dan": BOTH, "eve": CORRECT})
+    assert [g.students for g in groups] == [("ada", "bob", "dan"), ("cy", "dan")]
+    first = groups[0]
+    assert first.cells == ("a_tests", "report_tests") and first.named == "adds"  # one title named, on cell a
+    assert first.representative.input_text() == "x=1" and first.representative.got == "3"
+    assert first.representative.expected == "2"
+
+
+def test_a_group_names_the_misconception_its_failures_named():
+    only_a = [record("a_tests", wrong("p", 1, 3, "adds"))]
+    (group,) = groups_of({"ada": only_a, "bob": only_a})
+    assert group.named == "adds" and group.properties == (("a_tests", "p"),)
+
+
+def test_another_value_or_another_input_is_another_group():
+    other_value = [record("a_tests", wrong("p", 1, 4))]
+    other_input = [record("a_tests", wrong("p", 5, 3))]
+    same = [record("a_tests", wrong("p", 1, 3))]
+    groups = groups_of({"ada": same, "bob": other_value, "cy": other_input, "dan": same})
+    assert sorted(g.students for g in groups) == [("ada", "dan"), ("bob",), ("cy",)]
+
+
+def test_an_exception_message_does_not_split_a_group_but_its_type_does():
+    def refused(got):
+        return [record("a_tests", wrong("q", 1, got))]
+
+    groups = groups_of({"ada": refused("ValueError: z0 is bad"), "bob": refused("ValueError: wrong z0!"),
+                        "cy": refused("TypeError: z0 is bad")})
+    assert sorted(g.students for g in groups) == [("ada", "bob"), ("cy",)]
+
+
+def test_a_new_mistake_beside_a_known_one_is_in_its_group_and_a_group_of_its_own():
+    new = [record("b_tests", wrong("r", 9, 1))]
+    known_and_new = [record("a_tests", wrong("p", 1, 3, "adds")), record("b_tests", wrong("r", 9, 1))]
+    groups = groups_of({"ada": [record("a_tests", wrong("p", 1, 3, "adds"))], "bob": new, "cy": known_and_new})
+    assert sorted(g.students for g in groups) == [("ada", "cy"), ("bob", "cy")]
+
+
+def test_unanswered_tasks_and_full_marks_are_in_no_group():
+    stub = Failure("p", "P", "error", inputs={"x": 1}, raised="NotImplementedError", detail="NotImplementedError")
+    assert groups_of({"ada": [record("a_tests", stub)], "bob": CORRECT}) == []
+
+
+def test_the_group_id_is_the_signature_s_and_stays_as_the_class_grows():
+    small = groups_of({"ada": A})
+    large = groups_of({"ada": A, "bob": B, "cy": A})
+    assert small[0].id == large[0].id and small[0].id != large[1].id
+
+
+def test_a_record_without_examples_groups_by_outcomes():
+    bare = {"v": 1, "grade_id": "a_tests", "properties": [{"name": "p", "outcome": "failed", "misconception": ""}]}
+    (group,) = groups_of({"ada": [bare], "bob": [bare]})
+    assert group.students == ("ada", "bob") and group.representative.got == ""

@@ -1,0 +1,343 @@
+"""The course on a real JupyterHub, set up as docs/course.md ("The hub") says, with real people's tools.
+
+JupyterHub from PyPI (``requirements/hub.txt``) runs as root from the students' environment,
+with Debian's ``configurable-http-proxy``, PAM logins of real unix users (passwords set with
+``chpasswd``, homes 0700) and the default local-process spawner; every user's JupyterLab is
+``jupyterhub-singleuser`` of the students' environment, with nbgrader's Assignments tab. Its
+config is the page's two blocks (``support/hub.py``), so the instructor's managed services are
+exactly the page's: ``ch11-serve`` (grade on submit) and ``ch11-formgrader``, both run by the
+hub as the instructor from the instructor's environment. Everything listens on 127.0.0.1.
+
+1. ``lab``, in Chromium: logs in, opens Nbgrader > Assignments, fetches ch11, answers
+   Exercise 4 (the file written as the student), submits, fetches feedback while the service is
+   held (SIGSTOP) and opens the status page, then, once graded, fetches again, follows
+   "(view feedback)" and opens the practice feedback.
+2. ``term``, in a JupyterLab terminal of their hub server (a login shell: PATH from their
+   ``~/.profile``, the page's ``/etc/profile.d`` line): the page's ``nbgrader`` commands, with
+   the catalogued "general DAG" mistake; the feedback names it.
+3. The instructor logs in to the formgrader service, which lists the course's assignment.
+4. ``term`` submits again; while that submission is being graded the hub is stopped with SIGINT
+   (Ctrl-C: it stops its services with SIGINT) and started again. Nothing is lost: the
+   submission is graded after the restart, ``term`` fetches its feedback in a new terminal,
+   every submission has exactly one page per notebook and the practice ledger merged none twice.
+
+Students answer Exercise 4 only (the cheapest notebook to grade). Screenshots go to
+``build/hub/``. Wall time: docs/course.md, "The tiers".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+
+import pytest
+from support import browser, exchange_course
+from support import hub as hub_support
+from support.hub import HubCourse, Terminal
+from support.paths import BUILD_DIR
+from support.serve_exchange import queue_rows, sandbox_running, served_course, wait_for
+
+pytestmark = [pytest.mark.slow, pytest.mark.hub]
+
+COURSE_ID = "ch11-hub"
+ASSIGNMENT, NOTEBOOK = exchange_course.ASSIGNMENT, exchange_course.NOTEBOOK
+POLICY = """
+c.ServePolicy.attempts = 4
+c.ServePolicy.window_minutes = 60
+c.ServePolicy.workers = 1
+c.ServePolicy.rescan_seconds = 2
+"""
+SCREENSHOTS = BUILD_DIR / "hub"
+#: The service's command line, as the page's block gives it (what finds its process).
+SERVE_NEEDLE = "serve --course"
+NBGRADER_MENU = '#jp-menu-panel div.lm-MenuBar-itemLabel:text("Nbgrader")'
+#: Seconds for one JupyterLab page step (a click's answer) on a loaded machine.
+STEP_MS = 120_000
+
+
+@dataclass
+class Observed(HubCourse):
+    """What the steps saw, for the tests to inspect."""
+
+    markers: dict[str, str] = field(default_factory=dict)
+    stamps: dict[str, list[str]] = field(default_factory=dict)
+    seen: dict[str, str] = field(default_factory=dict)
+    terminal_out: dict[str, str] = field(default_factory=dict)
+    formgrader_text: str = ""
+    stop_status: int | None = None
+    interrupted_stamp: str = ""
+    interrupted_state: str = ""
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def new_stamp(self, role: str) -> str:
+        """The submission time of ``role``'s newest submission (from their nbgrader cache), recorded."""
+        stamps = sorted(p.name.split("+")[2] for p in self.cache(role).iterdir())
+        fresh = [s for s in stamps if s not in self.stamps.get(role, [])]
+        assert len(fresh) == 1, (role, stamps)
+        self.stamps.setdefault(role, []).append(fresh[0])
+        return fresh[0]
+
+    def graded(self, role: str, stamp: str) -> None:
+        line = f"graded   {self.students[role].name} {stamp}"
+        wait_for(lambda: line in self.log.read_text(errors="replace"), f"{role}'s grading of {stamp}", self)
+
+
+def _hold(course: Observed, stop: bool) -> None:
+    pid = hub_support.service_pid(course.instructor, SERVE_NEEDLE)
+    assert pid is not None, "no ch11-serve process"
+    os.killpg(pid, signal.SIGSTOP if stop else signal.SIGCONT)
+
+
+def _status_out(course: Observed, role: str, stamp: str) -> bool:
+    from nbgrader.utils import notebook_hash
+
+    user = course.students[role]
+    secret = (course.cache(role) / f"{user.name}+{ASSIGNMENT}+{stamp}" / "submission_secret.txt").read_text().strip()
+    page = course.feedback / f"{notebook_hash(secret=secret, notebook_id=NOTEBOOK)}.html"
+    return page.is_file() and "practice feedback" not in page.read_text()
+
+
+def _open_file(context, course: Observed, role: str, path: str, shot: str) -> str:
+    """``path`` (relative to the student's home) as their JupyterLab serves it (``/files/``), its text."""
+    tab = context.new_page()
+    try:
+        tab.goto(f"{course.hub_url}{course.user_prefix(role)}files/{path}", timeout=STEP_MS)
+        tab.screenshot(path=str(SCREENSHOTS / f"{shot}.png"), full_page=True)
+        return tab.evaluate("document.body.innerText")
+    finally:
+        tab.close()
+
+
+def _wait_for_lab(page) -> None:
+    """Until JupyterLab has loaded (its Nbgrader menu is there: nbgrader's lab extension too)."""
+    page.locator(NBGRADER_MENU).wait_for(timeout=STEP_MS)
+
+
+def _assignments_tab(page) -> None:
+    _wait_for_lab(page)
+    page.locator(NBGRADER_MENU).click()
+    page.locator('#jp-mainmenu-nbgrader li[data-command="nbgrader:open-assignment-list"]').click()
+    page.locator("#released_assignments_list").wait_for(timeout=STEP_MS)
+
+
+def _rows(page, name: str, count: int):
+    rows = page.locator(f"#{name}_assignments_list > .list_item")
+    deadline = time.monotonic() + STEP_MS / 1000
+    while rows.count() != count:
+        assert time.monotonic() < deadline, f"the {name} list never had {count} rows: {page.inner_text('body')[-2000:]}"
+        time.sleep(0.2)
+    return rows
+
+
+def _lab_student(course: Observed, context) -> None:
+    """Step 1 of the module docstring."""
+    role, user = "lab", course.students["lab"]
+    page = context.new_page()
+    hub_support.log_in(page, course.hub_url, user, course.passwords[role],
+                       f"{course.hub_url}{course.user_prefix(role)}lab**")
+    _assignments_tab(page)
+    _rows(page, "released", 1).first.locator(".item_status button").click()
+    _rows(page, "fetched", 1)
+    page.screenshot(path=str(SCREENSHOTS / "lab-fetched.png"))
+    exchange_course.answer_exercise4(user, course.markers[role])
+
+    _rows(page, "fetched", 1).first.locator('.item_status button:text("Submit")').click()
+    submitted = _rows(page, "submitted", 1)
+    stamp = course.new_stamp(role)
+    # The service grades an Exercise 4 in seconds: held (SIGSTOP) as soon as the status page is out, so the
+    # student's fetch finds it, as a student who fetches while queued or graded does.
+    deadline = time.monotonic() + 300
+    while not _status_out(course, role, stamp):
+        assert time.monotonic() < deadline, course.log.read_text(errors="replace")[-4000:]
+        time.sleep(0.02)
+    _hold(course, True)
+    try:
+        submitted.first.locator('.item_status button:text("Fetch Feedback")').click()
+        page.locator(".nested_list_item a", has_text="view feedback").first.wait_for(timeout=STEP_MS)
+        page.screenshot(path=str(SCREENSHOTS / "lab-status-fetched.png"))
+        course.seen["status"] = _open_file(context, course, role, f"{ASSIGNMENT}/feedback/{stamp}/{NOTEBOOK}.html",
+                                           "lab-status-page")
+    finally:
+        _hold(course, False)
+
+    course.graded(role, stamp)
+    page.locator("#refresh_assignments_list").click()
+    _rows(page, "submitted", 1).first.locator('.item_status button:text("Fetch Feedback")').click()
+    # After a fetch of the newer page, the link is back (nbgrader compares the fetched page with the exchange's).
+    page.locator(".nested_list_item a", has_text="view feedback").first.wait_for(timeout=STEP_MS)
+    page.locator(".nested_list_item a", has_text="view feedback").first.click()
+    page.locator(".jp-DirListing-item", has_text=f"{NOTEBOOK}.html").first.wait_for(timeout=STEP_MS)
+    page.screenshot(path=str(SCREENSHOTS / "lab-feedback-folder.png"))
+    course.seen["feedback"] = _open_file(context, course, role, f"{ASSIGNMENT}/feedback/{stamp}/{NOTEBOOK}.html",
+                                         "lab-feedback-page")
+    page.close()
+
+
+def _terminal_student(course: Observed, context) -> Terminal:
+    """Step 2 of the module docstring; returns the terminal for step 4."""
+    role, user = "term", course.students["term"]
+    page = context.new_page()
+    hub_support.log_in(page, course.hub_url, user, course.passwords[role],
+                       f"{course.hub_url}{course.user_prefix(role)}lab**")
+    _wait_for_lab(page)
+    terminal = Terminal(page, course.user_prefix(role))
+
+    def run(name: str, command: str) -> str:
+        status, out = terminal.run(command)
+        course.terminal_out[name] = out
+        assert status == 0, f"{command!r} in term's terminal exited {status}:\n{out[-3000:]}"
+        return out
+
+    run("which", "command -v nbgrader")
+    status, out = terminal.run('python -c "import ch11_autograder"')
+    course.terminal_out["import"] = out
+    assert status != 0
+    run("fetch", f"nbgrader fetch_assignment {ASSIGNMENT}")
+    exchange_course.answer_exercise4(user, course.markers[role], wrong="general_dag")
+    run("submit", f"nbgrader submit {ASSIGNMENT}")
+    stamp = course.new_stamp(role)
+    course.graded(role, stamp)
+    run("fetch_feedback", f"nbgrader fetch_feedback {ASSIGNMENT}")
+    course.seen["term"] = (user.home / ASSIGNMENT / "feedback" / stamp / f"{NOTEBOOK}.html").read_text()
+    return terminal
+
+
+def _formgrader(course: Observed, context) -> None:
+    """Step 3: the instructor opens the page's formgrader service (the hub asks for the login first)."""
+    page = context.new_page()
+    page.goto(f"{course.hub_url}/services/ch11-formgrader/formgrader", timeout=STEP_MS)
+    page.fill("#username_input", course.instructor.name)
+    page.fill("#password_input", course.passwords["instructor"])
+    page.click("#login_submit")
+    page.wait_for_url("**/services/ch11-formgrader/formgrader**", timeout=240_000)
+    page.get_by_text(ASSIGNMENT, exact=True).first.wait_for(timeout=STEP_MS)
+    page.screenshot(path=str(SCREENSHOTS / "formgrader.png"), full_page=True)
+    course.formgrader_text = page.inner_text("body")
+    page.close()
+
+
+def _stop_mid_grading(course: Observed, context, terminal: Terminal) -> None:
+    """Step 4 of the module docstring."""
+    role, user = "term", course.students["term"]
+    exchange_course.answer_exercise4(user, course.markers[role])
+    status, out = terminal.run(f"nbgrader submit {ASSIGNMENT}")
+    assert status == 0, out
+    stamp = course.interrupted_stamp = course.new_stamp(role)
+    line = f"grading  {user.name} {stamp}"
+    wait_for(lambda: line in course.log.read_text(errors="replace"), "term's resubmission being graded", course,
+             poll=0.02)
+    pid = hub_support.service_pid(course.instructor, SERVE_NEEDLE)
+    assert pid is not None
+    wait_for(lambda: sandbox_running(pid) or [r["state"] for r in queue_rows(course) if r["stamp"] == stamp]
+             != ["grading"], "term's resubmission in a sandbox", course, poll=0.02)
+    rows = [r for r in queue_rows(course) if r["stamp"] == stamp]
+    course.interrupted_state = rows[0]["state"]
+    assert course.hub is not None
+    course.stop_status = hub_support.stop_hub(course.hub)
+    assert hub_support.service_pid(course.instructor, SERVE_NEEDLE) is None, "the hub left its service running"
+    hub_support.start_served_hub(course)
+    course.graded(role, stamp)
+    page = context.new_page()  # the hub stopped every server with it: the student starts theirs again
+    page.goto(f"{course.hub_url}/hub/spawn?next={course.user_prefix(role)}lab", timeout=240_000)
+    page.wait_for_url(f"{course.hub_url}{course.user_prefix(role)}lab**", timeout=240_000)
+    _wait_for_lab(page)
+    again = Terminal(page, course.user_prefix(role))
+    status, out = again.run(f"nbgrader fetch_feedback {ASSIGNMENT}")
+    course.terminal_out["fetch_feedback after the restart"] = out
+    assert status == 0, out
+    course.seen["after restart"] = (user.home / ASSIGNMENT / "feedback" / stamp / f"{NOTEBOOK}.html").read_text()
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def hub_course():
+    hub_support.require_hub()
+    started = time.monotonic()
+    with served_course(COURSE_ID, ("lab", "term"), POLICY, prefix="c11h", make=Observed) as course:
+        try:
+            hub_support.prepare_hub(course)
+            course.terminal_out["instructor"] = subprocess.run(
+                ["runuser", "-l", course.instructor.name, "-c", "command -v nbgrader"], capture_output=True,
+                text=True, timeout=60).stdout
+            course.markers = {role: f"private-{role}-{secrets.token_hex(8)}" for role in course.students}
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            course.seconds["setup"] = time.monotonic() - started
+            hub_support.start_served_hub(course)
+            course.seconds["hub up"] = time.monotonic() - started
+            with browser.chromium() as chromium:
+                lab, term, instructor = (chromium.new_context(viewport={"width": 1280, "height": 800})
+                                         for _ in range(3))
+                _lab_student(course, lab)
+                course.seconds["lab student"] = time.monotonic() - started
+                terminal = _terminal_student(course, term)
+                course.seconds["terminal student"] = time.monotonic() - started
+                _formgrader(course, instructor)
+                course.seconds["formgrader"] = time.monotonic() - started
+                _stop_mid_grading(course, term, terminal)
+                course.seconds["stopped and restarted"] = time.monotonic() - started
+            print("hub tier timings (s, cumulative):", {k: round(v, 1) for k, v in course.seconds.items()})
+            yield course
+        finally:  # the hub's and the services' output is kept for a failure's diagnosis
+            hub_support.end_hub(course, keep_log=SCREENSHOTS / "hub.log")
+
+
+# --------------------------------------------------------------------------- the tests
+
+
+def test_homes_are_private(hub_course):
+    for user in [hub_course.instructor, *hub_course.students.values()]:
+        assert user.home.stat().st_mode & 0o777 == 0o700, user.name
+
+
+def test_the_browser_student_sees_the_status_page_then_the_feedback(hub_course):
+    assert re.search(r"(Queued|Being graded)", hub_course.seen["status"]), hub_course.seen["status"]
+    assert "fetch_feedback" in hub_course.seen["status"]
+    feedback = hub_course.seen["feedback"]
+    assert "practice feedback" in feedback and "ex4_audit_marks_tests: 4 / 4 points" in feedback, feedback
+
+
+def test_the_terminal_is_a_login_shell_with_the_students_environment(hub_course):
+    assert f"{hub_course.student_venv}/bin/nbgrader" in hub_course.terminal_out["which"]
+    assert "ModuleNotFoundError" in hub_course.terminal_out["import"], "the grading package reached a student"
+
+
+def test_the_instructor_s_login_shell_has_the_grading_environment_first(hub_course):
+    assert hub_course.terminal_out["instructor"].strip() == f"{hub_course.grader_venv}/bin/nbgrader"
+
+
+def test_the_terminal_student_gets_the_mistake_named(hub_course):
+    page = hub_course.seen["term"]
+    assert "ex4_audit_marks_tests: 3 / 4 points" in page and "general DAG" in page, page
+    assert "inputs:" not in page and "expected:" not in page
+
+
+def test_the_formgrader_service_serves_the_course(hub_course):
+    assert ASSIGNMENT in hub_course.formgrader_text
+    assert "Manage Assignments" in hub_course.formgrader_text, hub_course.formgrader_text[:2000]
+    log = hub_course.log.read_text(errors="replace")
+    assert "ModuleNotFoundError" not in log, "a service could not load the course"
+
+
+def test_a_hub_stopped_mid_grading_loses_nothing(hub_course):
+    from nbgrader.utils import notebook_hash
+
+    assert hub_course.interrupted_state == "grading", "the hub was stopped after the grading, not during it"
+    rows = queue_rows(hub_course)
+    interrupted = [r for r in rows if r["stamp"] == hub_course.interrupted_stamp]
+    assert len(interrupted) == 1 and interrupted[0]["state"] == "done", interrupted
+    assert "practice feedback" in hub_course.seen["after restart"]
+    assert "ex4_audit_marks_tests: 4 / 4 points" in hub_course.seen["after restart"]
+    published = {f"{notebook_hash(secret=r['secret'], notebook_id=NOTEBOOK)}.html": r for r in rows
+                 if r["published"] is not None and json.loads(r["notebooks"])}
+    assert sorted(p.name for p in hub_course.feedback.iterdir()) == sorted(published)
+    assert [r["state"] for r in rows] == ["done"] * 3, rows  # lab once, term twice
+    ledger = [json.loads(line) for line in
+              (hub_course.practice / ".ch11-batch" / "ledger.jsonl").read_text().splitlines() if line.strip()]
+    graded = [e["sha256"] for e in ledger if e["event"] == "graded"]
+    assert len(graded) == len(set(graded)) == 3, "no submission merged twice into the practice gradebook"

@@ -1,0 +1,414 @@
+"""A real JupyterHub for the hub tier, configured from docs/course.md itself.
+
+The hub tier (``tests/hub/``) runs the single-machine hub that docs/course.md ("The hub")
+describes: JupyterHub from the students' environment (the exchange tier's venv, which holds
+``jupyterhub`` pinned by ``requirements/hub.txt``), Debian's ``configurable-http-proxy``, PAM
+logins of real unix users, the local-process spawner, JupyterLab with nbgrader's Assignments
+tab, and the instructor's managed services. The two ``python`` blocks of the page that make
+the hub's config (the one with ``c.Spawner.cmd`` and the one with ``c.JupyterHub.services``)
+are read from the page and written into the hub's ``jupyterhub_config.py`` with only the
+page's paths, names and ports replaced (:data:`PAGE_PLACEHOLDERS`): every placeholder must be
+found, so a page that changes them fails here instead of drifting from what is tested. What
+the tier adds after them (:func:`tier_settings`) is what one test machine needs beside other
+work: its own ports, database and state directory, longer spawn timeouts for a loaded
+machine, and ``PYTHONPATH`` for the services (the grading package is a copy of this checkout
+there, as in the exchange tier).
+
+Everything listens on 127.0.0.1. :func:`require_hub` skips without root, Chromium or the proxy,
+except under CI (``$CI`` set), where it fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import textwrap
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from support import browser, course_users, tier_gate
+from support.course_users import User
+from support.paths import DOCS_DIR
+from support.serve_exchange import ServedCourse, wait_for
+
+COURSE_PAGE = DOCS_DIR / "course.md"
+#: Debian's node-configurable-http-proxy keeps its modules here; a node that is not Debian's needs it.
+NODE_PATH = "/usr/share/nodejs"
+#: Seconds a managed service with a URL (the formgrader) may take to answer: the hub waits for it before it
+#: serves anyone, and exits past it. The page says 120; a loaded test machine gets more.
+SERVICE_START_TIMEOUT = 300
+#: Seconds for the hub to answer after it starts (a few on an idle machine, plus its services' start).
+HUB_START_TIMEOUT = SERVICE_START_TIMEOUT + 120.0
+#: Seconds the hub may take to stop: its services get SIGINT, then SIGTERM 30 s later, then SIGKILL 30 s later.
+HUB_STOP_TIMEOUT = 90.0
+#: The page's hub block and service block: the text that marks each.
+HUB_BLOCK_MARK = "c.Spawner.cmd"
+SERVICES_BLOCK_MARK = "c.JupyterHub.services"
+
+
+def proxy_reason() -> str | None:
+    """``None`` when Debian's (or npm's) ``configurable-http-proxy`` runs here, else why not."""
+    proxy = shutil.which("configurable-http-proxy")
+    if proxy is None:
+        return ("no configurable-http-proxy on PATH (apt-get install node-configurable-http-proxy, "
+                "or `make hub` as root)")
+    done = subprocess.run([proxy, "--version"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "NODE_PATH": NODE_PATH})
+    if done.returncode != 0:
+        return f"configurable-http-proxy --version failed: {done.stderr.strip()[-300:]}"
+    return None
+
+
+def hub_reason() -> str | None:
+    """``None`` when the hub tier can run here, else why not."""
+    return course_users.exchange_reason() or browser.browser_reason() or proxy_reason() or (
+        None if shutil.which("chpasswd") else "no chpasswd on PATH (PAM logins need passwords)")
+
+
+def require_hub() -> None:
+    """Skip without root, Chromium or the proxy, except under CI (``$CI`` set), where the tier must run: fail."""
+    tier_gate.require("hub", hub_reason())
+
+
+# --------------------------------------------------------------------------- the page's config
+
+
+def page_blocks(page: Path = COURSE_PAGE) -> dict[str, str]:
+    """The page's ``python`` blocks that make the hub's config, by mark; exactly one each."""
+    blocks = [textwrap.dedent(m.group(2)) for m in
+              re.finditer(r"^([ \t]*)```python\n(.*?)^\1```$", page.read_text(), re.M | re.S)]
+    found = {}
+    for mark in (HUB_BLOCK_MARK, SERVICES_BLOCK_MARK):
+        having = [b for b in blocks if mark in b]
+        assert len(having) == 1, f"{page} has {len(having)} python blocks with {mark!r}, not one"
+        found[mark] = having[0]
+    return found
+
+
+@dataclass(frozen=True)
+class HubPlaces:
+    """Where this machine's hub has what the page puts under /opt/ch11 and /home (see :func:`page_config`)."""
+
+    port: int
+    formgrader_port: int
+    student_venv: Path
+    grader_venv: Path
+    ch11_grade: Path
+    instructor: User
+    users: tuple[str, ...]
+
+
+def page_placeholders(places: HubPlaces) -> dict[str, str]:
+    """The page's paths, names and ports, and what the tier puts in their place (in this order: a text that
+    holds another comes first)."""
+    return {
+        "/opt/ch11/grader/bin/ch11-grade": str(places.ch11_grade),
+        "/opt/ch11/grader/bin/": f"{places.grader_venv}/bin/",
+        "/opt/ch11/students/bin/": f"{places.student_venv}/bin/",
+        '{"instructor", "alice", "bob"}': repr(set(places.users)),
+        "/home/instructor": str(places.instructor.home),
+        '"instructor"': f'"{places.instructor.name}"',
+        "http://127.0.0.1:8000": f"http://127.0.0.1:{places.port}",
+        "http://127.0.0.1:9999": f"http://127.0.0.1:{places.formgrader_port}",
+    }
+
+
+def _substitute(block: str, placeholders: Mapping[str, str]) -> tuple[str, set[str]]:
+    used = set()
+    for old, new in placeholders.items():
+        if old in block:
+            used.add(old)
+            block = block.replace(old, new)
+    return block, used
+
+
+def page_config(places: HubPlaces, page: Path = COURSE_PAGE) -> str:
+    """The page's hub block and services block, with :func:`page_placeholders` put in; each one must be used."""
+    blocks = page_blocks(page)
+    placeholders = page_placeholders(places)
+    hub, used_hub = _substitute(blocks[HUB_BLOCK_MARK], placeholders)
+    services, used_services = _substitute(blocks[SERVICES_BLOCK_MARK], placeholders)
+    unused = set(placeholders) - used_hub - used_services
+    assert not unused, f"the page's hub config no longer holds {sorted(unused)}: update tests/support/hub.py"
+    return f"# From {page.name}, the hub's block:\n{hub}\n# From {page.name}, the services block:\n{services}"
+
+
+def tier_settings(state: Path, hub_port: int, proxy_api_port: int, package_copy: Path) -> str:
+    """What one test machine adds to the page's config (see the module docstring)."""
+    return textwrap.dedent(f"""
+        # The tier's own: ports, state, timeouts for a loaded machine, the grading package's copy.
+        c.JupyterHub.hub_ip = "127.0.0.1"
+        c.JupyterHub.hub_port = {hub_port}
+        c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{proxy_api_port}"
+        c.ConfigurableHTTPProxy.pid_file = {str(state / 'proxy.pid')!r}
+        c.JupyterHub.db_url = {f'sqlite:///{state / "jupyterhub.sqlite"}'!r}
+        c.JupyterHub.cookie_secret_file = {str(state / 'cookie_secret')!r}
+        c.JupyterHub.pid_file = {str(state / 'hub.pid')!r}
+        c.Spawner.http_timeout = 180
+        c.Spawner.start_timeout = 180
+        for _service in c.JupyterHub.services:
+            _service.setdefault("environment", {{}})["PYTHONPATH"] = {str(package_copy)!r}
+            if "url" in _service:  # the hub waits for it before it serves anyone
+                _service["timeout"] = max(_service.get("timeout", 30), {SERVICE_START_TIMEOUT})
+        """)
+
+
+# --------------------------------------------------------------------------- the hub process
+
+
+@dataclass
+class Hub:
+    """A JupyterHub process started by :func:`start_hub` (the state directory holds its config, database, log)."""
+
+    url: str
+    state: Path
+    process: subprocess.Popen
+
+    @property
+    def log(self) -> Path:
+        return self.state / "hub.log"
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+def hub_environment(student_venv: Path) -> dict[str, str]:
+    """The hub's environment as the page starts it (nothing of the test's: no JUPYTER_*, no PYTHONPATH)."""
+    return {"PATH": f"{student_venv}/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "NODE_PATH": NODE_PATH,
+            "LANG": "C.UTF-8", "HOME": "/root", "USER": "root"}
+
+
+def start_hub(url: str, state: Path, student_venv: Path) -> Hub:
+    """``jupyterhub -f jupyterhub_config.py`` as root in ``state`` (output appended to ``state/hub.log``);
+    returns once the hub answers at ``url``."""
+    with (state / "hub.log").open("ab") as out:
+        process = subprocess.Popen([str(student_venv / "bin" / "jupyterhub"), "-f", "jupyterhub_config.py"],
+                                   cwd=state, env=hub_environment(student_venv), stdout=out,
+                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    hub = Hub(url, state, process)
+    deadline = time.monotonic() + HUB_START_TIMEOUT
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            with urllib.request.urlopen(f"{url}/hub/api/", timeout=5):
+                return hub
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(0.5)
+    raise RuntimeError(f"the hub did not answer at {url} (exit code {process.poll()}):\n{hub.log_text()[-4000:]}")
+
+
+def stop_hub(hub: Hub) -> int:
+    """SIGINT to the hub (Ctrl-C; it stops its services and servers), and wait for it; its exit status."""
+    hub.process.send_signal(signal.SIGINT)
+    try:
+        return hub.process.wait(timeout=HUB_STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        hub.process.kill()
+        hub.process.wait(timeout=30)
+        raise AssertionError(f"the hub did not stop within {HUB_STOP_TIMEOUT} s of SIGINT:\n{hub.log_text()[-4000:]}"
+                             ) from None
+
+
+def processes_of(uids: set[int]) -> list[int]:
+    """The pids of every process running as one of ``uids`` (real uid)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if os.stat(f"/proc/{entry}").st_uid in uids:
+                found.append(int(entry))
+    return found
+
+
+def end_everything(hub: Hub | None, users: list[User], state: Path) -> None:
+    """After the tier, pass or fail: the hub, its proxy, and every process of the tier's users, by pid."""
+    if hub is not None and hub.process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(hub.process.pid, signal.SIGKILL)
+        hub.process.wait(timeout=30)
+    proxy_pid = state / "proxy.pid"
+    if proxy_pid.is_file():
+        with contextlib.suppress(ValueError, ProcessLookupError, PermissionError):
+            os.kill(int(proxy_pid.read_text().strip()), signal.SIGKILL)
+    uids = {u.uid for u in users}
+    for _ in range(3):
+        pids = processes_of(uids)
+        if not pids:
+            return
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.5)
+
+
+def set_password(user: User, password: str) -> None:
+    """What ``passwd <user>`` does for the page: PAM then logs ``user`` in with ``password``."""
+    subprocess.run(["chpasswd"], input=f"{user.name}:{password}\n", text=True, check=True, capture_output=True)
+
+
+def service_pid(user: User, needle: str) -> int | None:
+    """The pid of ``user``'s process whose command line holds ``needle`` and whose parent is not (the service
+    itself, not its children), or None."""
+    for pid in processes_of({user.uid}):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                parent = int(handle.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if needle in cmdline and os.stat(f"/proc/{parent}").st_uid != user.uid:
+            return pid
+    return None
+
+
+# --------------------------------------------------------------------------- a student in Chromium
+
+#: Run one command in a JupyterLab terminal of the page's user server (jupyter_server_terminals: REST to make
+#: the terminal, its websocket for the keystrokes), until a line ``<sentinel> <exit status>``; returns the output.
+TERMINAL_JS = """async ([prefix, name, command, sentinel, timeoutMs]) => {
+  const xsrf = decodeURIComponent((document.cookie.split('; ').find(c => c.startsWith('_xsrf=')) || '=').split('=')[1]);
+  if (!name) {
+    const made = await fetch(prefix + 'api/terminals', {method: 'POST', headers: {'X-XSRFToken': xsrf}});
+    if (!made.ok) return {name: null, out: 'POST api/terminals: ' + made.status};
+    name = (await made.json()).name;
+  }
+  const ws = new WebSocket(`ws://${location.host}${prefix}terminals/websocket/${name}`);
+  await new Promise((resolve, reject) => { ws.onopen = resolve; ws.onerror = reject; });
+  let out = '';
+  ws.onmessage = (e) => { const m = JSON.parse(e.data); if (m[0] === 'stdout') out += m[1]; };
+  ws.send(JSON.stringify(['stdin', command + '; echo "' + sentinel + ' $?"\\r']));
+  const until = Date.now() + timeoutMs;
+  const done = new RegExp(sentinel + ' (\\\\d+)');
+  while (!done.test(out) && Date.now() < until) await new Promise(r => setTimeout(r, 100));
+  ws.close();
+  return {name, out};
+}"""
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
+
+
+@dataclass
+class Terminal:
+    """One JupyterLab terminal of a user's hub server, driven from that user's logged-in page."""
+
+    page: object
+    prefix: str
+    name: str | None = None
+    calls: int = 0
+
+    def run(self, command: str, timeout: float = 300.0) -> tuple[int, str]:
+        """``command`` in the terminal (a login shell); its exit status and output (ANSI escapes removed)."""
+        self.calls += 1
+        sentinel = f"__ch11_done_{self.calls}__"
+        got = self.page.evaluate(TERMINAL_JS, [self.prefix, self.name, command, sentinel, int(timeout * 1000)])
+        self.name = got["name"]
+        out = ANSI.sub("", got["out"])
+        status = re.search(sentinel + r" (\d+)", out)
+        assert status, f"the terminal did not finish {command!r} within {timeout} s:\n{out[-3000:]}"
+        return int(status.group(1)), out
+
+
+def log_in(page: object, hub_url: str, user: User, password: str, then: str) -> None:
+    """The hub's login form as a person fills it, then wait for ``then`` (a URL glob) to load."""
+    page.goto(f"{hub_url}/hub/login")
+    page.fill("#username_input", user.name)
+    page.fill("#password_input", password)
+    page.click("#login_submit")
+    page.wait_for_url(then, timeout=240_000)
+
+
+# --------------------------------------------------------------------------- a served course behind the hub
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@dataclass
+class HubCourse(ServedCourse):
+    """A course of ``serve_exchange.served_course`` behind a hub: the hub's state is ``<root>/hub``."""
+
+    hub: Hub | None = None
+    hub_url: str = ""
+    passwords: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def state(self) -> Path:
+        return self.root / "hub"
+
+    @property
+    def log(self) -> Path:  # the services' output is the hub's
+        return self.state / "hub.log"
+
+    def user_prefix(self, role: str) -> str:
+        return f"/user/{self.students[role].name}/"
+
+
+def ch11_grade_launcher(course: ServedCourse) -> Path:
+    """``ch11-grade`` as pip's console script would be, for the grader venv with the package copy on PYTHONPATH."""
+    script = course.root / "bin" / "ch11-grade"
+    script.parent.mkdir(mode=0o755)
+    script.write_text(f"#!{course.grader_venv}/bin/python\nimport sys\nfrom ch11_autograder.cli import main\n"
+                      "sys.exit(main())\n")
+    script.chmod(0o755)
+    return script
+
+
+def _profile(user: User, line: str) -> None:
+    profile = user.home / ".profile"
+    with profile.open("a") as handle:
+        handle.write(line)
+    course_users.chown_tree(profile, user)
+
+
+def prepare_hub(course: HubCourse) -> None:
+    """The page's steps for the course's users and the hub's config: passwords, each user's PATH line (the page's
+    ``/etc/profile.d`` line, per user: the machine's profile is everyone's), ``jupyterhub_config.py``."""
+    course.state.mkdir(mode=0o700)
+    for role, user in [("instructor", course.instructor), *course.students.items()]:
+        course.passwords[role] = secrets.token_urlsafe(12)
+        set_password(user, course.passwords[role])
+    for user in course.students.values():
+        _profile(user, f'PATH="{course.student_venv}/bin:$PATH"\n')
+    _profile(course.instructor, f'PATH="{course.grader_venv}/bin:$PATH"\n')
+    port = free_port()
+    places = HubPlaces(port=port, formgrader_port=free_port(), student_venv=course.student_venv,
+                       grader_venv=course.grader_venv, ch11_grade=ch11_grade_launcher(course),
+                       instructor=course.instructor,
+                       users=(course.instructor.name, *(u.name for u in course.students.values())))
+    text = page_config(places) + tier_settings(course.state, free_port(), free_port(), course.root / "lib")
+    (course.state / "jupyterhub_config.py").write_text(text)
+    course.hub_url = f"http://127.0.0.1:{port}"
+
+
+def serving_lines(course: HubCourse) -> int:
+    """How many times the grading service has said it serves (once per start)."""
+    if not course.log.is_file():
+        return 0
+    return sum("  serving  " in line for line in course.log.read_text(errors="replace").splitlines())
+
+
+def start_served_hub(course: HubCourse) -> None:
+    """Start the hub of :func:`prepare_hub`; return once its ``ch11-serve`` service serves."""
+    before = serving_lines(course)
+    course.hub = start_hub(course.hub_url, course.state, course.student_venv)
+    wait_for(lambda: serving_lines(course) > before, "the ch11-serve service's serving line", course, poll=0.2)
+
+
+def end_hub(course: HubCourse, keep_log: Path | None = None) -> None:
+    """:func:`end_everything` for the course's hub and users; the hub's log copied to ``keep_log`` first."""
+    end_everything(course.hub, [course.instructor, *course.students.values()], course.state)
+    if keep_log is not None and course.log.is_file():
+        keep_log.parent.mkdir(parents=True, exist_ok=True)
+        keep_log.write_bytes(course.log.read_bytes())
