@@ -260,6 +260,8 @@ def _lms_export(args: argparse.Namespace) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from .untrusted.choose import per_process_backends
+
     parser = argparse.ArgumentParser(prog="ch11-grade", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -269,7 +271,7 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--course", type=Path, required=True,
                    help="instructor's nbgrader course directory (created from the repository's course if absent)")
     b.add_argument("--workers", type=int, default=2, help="submissions graded at once (default 2)")
-    b.add_argument("--sandbox", choices=("bwrap", "container-user", "none"), default=None,
+    b.add_argument("--sandbox", choices=per_process_backends(), default=None,
                    help="backend for student code (default $CH11_SANDBOX, else bwrap)")
     b.add_argument("--docker", metavar="IMAGE", default=None,
                    help="run the whole batch inside this grading image (container-user backend inside)")

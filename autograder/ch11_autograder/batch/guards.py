@@ -54,8 +54,11 @@ def reachable_by_others(path: Path) -> bool:
 
 
 def check_private(sandbox: str, paths: list[Path]) -> None:
-    """container-user: student code runs as other uids on this machine; they must not reach these paths."""
-    if sandbox != "container-user":
+    """A backend whose student code runs as other uids on this machine (container-user): they must not reach these
+    paths."""
+    from ..untrusted.choose import backend_for
+
+    if not backend_for(sandbox).other_users:
         return
     for path in paths:
         if path.exists() and reachable_by_others(path):
@@ -69,12 +72,16 @@ def check_sandbox(name: str, workers: int) -> None:
     A usable backend then starts building what every grader of this process shares: its font
     list (:mod:`.fonts`).
     """
-    from ..untrusted.choose import choose_launcher
+    from ..untrusted.choose import backend_for, choose_launcher
     from ..untrusted.launch import SandboxUnavailable
     from . import fonts
 
-    if name == "container-user" and workers > 8:
-        raise BatchError("the container-user backend has 8 slots: use --workers 8 or fewer")
+    try:
+        slots = backend_for(name).max_slots
+    except ValueError as exc:
+        raise BatchError(str(exc)) from exc
+    if slots is not None and workers > slots:
+        raise BatchError(f"the {name} backend has {slots} slots: use --workers {slots} or fewer")
     try:
         launcher = choose_launcher(name)
     except SandboxUnavailable as exc:

@@ -38,6 +38,7 @@ from nbgrader.api import MissingEntry
 from ..course_layout import AUTOGRADED, CONFIG, GRADEBOOK, SOURCE, SUBMITTED, assignment_source, student_folder
 from ..grading_digest import VERDICT_CACHE_ENV
 from ..nbgrader_cli import nbgrader_env
+from ..untrusted.choose import backend_for
 from ..untrusted.launch import EXECUTION_REPORT_ENV, SANDBOX_ENV, SLOT_ENV
 from . import fonts
 from .intake import StudentSubmission
@@ -127,13 +128,10 @@ def _kill_group(proc: GraderProcess) -> None:
 
 
 def kill_slot(sandbox: str, slot: int) -> None:
-    """Container-user backend: kill whatever the slot's uid still runs (it outlives a killed nbgrader)."""
-    if sandbox == "container-user" and os.geteuid() == 0:
-        from ..untrusted.backends.container_user import FIRST_SLOT_UID, kill_uid
-
-        for _ in range(20):
-            if kill_uid(FIRST_SLOT_UID + slot) == 0:
-                break
+    """Kill whatever the slot's run still left running, where the backend says how (container-user: the slot's uid)."""
+    release = backend_for(sandbox).release_slot
+    if release is not None:
+        release(slot)
 
 
 def kill_processes_in(directory: Path, rounds: int = 20) -> int:
@@ -220,7 +218,7 @@ def grade_isolated(
             env[VERDICT_CACHE_ENV] = str(Path(env[VERDICT_CACHE_ENV].strip()).absolute())
         if os.environ.get(SCRATCH_ROOT_ENV):
             env["TMPDIR"] = f"{os.environ[SCRATCH_ROOT_ENV]}/slot{slot}"
-        elif sandbox == "none":
+        elif not backend_for(sandbox).sandboxed:
             # Unsandboxed kernels and workers start sessions of their own, which killing nbgrader's
             # process group misses; their working directories (scratch) under here find them afterwards.
             (work / "tmp").mkdir()
@@ -244,7 +242,7 @@ def grade_isolated(
             finally:
                 running.discard(proc)
         kill_slot(sandbox, slot)
-        if sandbox == "none":
+        if not backend_for(sandbox).sandboxed:
             kill_processes_in(work / "tmp")
         if running.cancelled.is_set():
             return done("batch cancelled")

@@ -50,6 +50,7 @@ from typing import IO, Any
 
 from .. import protocol
 from ..protocol import CellOutcome, ProtocolError
+from ..untrusted.backend import fatal_signal
 from ..untrusted.launch import Launcher, Limits
 
 __all__ = [
@@ -197,14 +198,10 @@ _SIGNAL_HINTS: dict[int, str] = {
 }
 
 
-def _exit_description(returncode: int | None, launcher_name: str = "") -> str:
+def _exit_description(returncode: int | None, launcher: object = None) -> str:
     if returncode is None:
         return "it stopped answering"
-    number = 0
-    if returncode < 0:
-        number = -returncode
-    elif launcher_name == "bwrap" and 128 < returncode < 128 + 65:
-        number = returncode - 128  # bwrap reports a signal inside the sandbox as 128 + N
+    number = fatal_signal(launcher, returncode)  # as the launcher's backend reports a signal
     if number:
         hint = _SIGNAL_HINTS.get(number)
         return f"it was ended by {_signal_name(number)}" + (f" ({hint})" if hint else "")
@@ -684,7 +681,7 @@ class WorkerSession:
         if proc is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 status = proc.wait(timeout=1)
-        description = _exit_description(status, getattr(self.launcher, "name", ""))
+        description = _exit_description(status, self.launcher)
         return f"the process running your code stopped unexpectedly: {description}"
 
     def _receive(self, fn: str, seconds: float) -> dict[str, Any]:

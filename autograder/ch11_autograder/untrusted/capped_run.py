@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .backend import fatal_signal
 from .launch import Launcher, Limits
 
 __all__ = ["Deadline", "RunResult", "read_untrusted_file", "run_limited"]
@@ -114,16 +115,6 @@ def _kill_tree(proc: subprocess.Popen[bytes]) -> None:
         # Launchers start their process as a process-group leader (launch.Launcher contract).
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
-
-
-def _fatal_signal(launcher: Launcher, returncode: int | None) -> int | None:
-    if returncode is None:
-        return None
-    if returncode < 0:
-        return -returncode
-    if getattr(launcher, "name", "") == "bwrap" and 128 < returncode < 128 + 65:
-        return returncode - 128
-    return None
 
 
 def run_limited(
@@ -266,7 +257,7 @@ def run_limited(
 
     events: Mapping[str, int] = dict(getattr(proc, "limit_events", {}) or {})
     reason: str | None = None
-    sig = _fatal_signal(launcher, proc.returncode)
+    sig = fatal_signal(launcher, proc.returncode)
     if timed_out:
         reason = "wall_time"
     elif events.get("oom_kill", 0) > 0:

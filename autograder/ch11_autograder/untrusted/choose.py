@@ -1,7 +1,8 @@
 """Choosing the sandbox backend: the one place that reads ``$CH11_SANDBOX``, ``$CH11_SLOT`` and ``$CH11_FONT_LIST``.
 
 * :func:`resolve_backend` turns a backend name, or ``$CH11_SANDBOX`` when none is
-  given, into the canonical name, refusing unknown ones.
+  given, into the canonical name, refusing unknown ones; :func:`backend_for` gives its
+  descriptor (:mod:`.backends.registry`), which callers ask instead of comparing names.
 * :func:`slot_from_env` reads this process's grading slot from ``$CH11_SLOT``.
 * :func:`choose_launcher` turns a backend name into a ready
   :class:`~.launch.Launcher`. It never falls back to running unsandboxed: a
@@ -17,14 +18,24 @@ from __future__ import annotations
 import os
 import sys
 
-from .backends.unsandboxed import UnsandboxedLauncher
+from .backend import Backend, LaunchSettings
+from .backends.registry import BACKENDS as _REGISTRY
 from .font_list import FONT_LIST_ENV
 from .forkserver import ForkServerLauncher
 from .launch import DEFAULT_SANDBOX, SANDBOX_ENV, SLOT_ENV, Launcher, SandboxUnavailable
 
-__all__ = ["BACKENDS", "PRIVATE_DIRS", "choose_launcher", "forking_launcher", "resolve_backend", "slot_from_env"]
+__all__ = [
+    "BACKENDS",
+    "backend_for",
+    "choose_launcher",
+    "forking_launcher",
+    "per_process_backends",
+    "resolve_backend",
+    "slot_from_env",
+]
 
-BACKENDS = ("bwrap", "container-user", "docker", "none")
+#: Every backend's name (:mod:`.backends.registry`).
+BACKENDS = tuple(_REGISTRY)
 
 _UNSANDBOXED_BANNER = (
     "WARNING: {var}=none: untrusted code will run WITHOUT A SANDBOX, as this user, able to read and "
@@ -51,6 +62,16 @@ def resolve_backend(name: str | None = None) -> str:
     if key not in BACKENDS:
         raise ValueError(f"unknown sandbox backend {key!r}: choose one of {', '.join(BACKENDS)} (${SANDBOX_ENV})")
     return key
+
+
+def backend_for(name: str | None = None) -> Backend:
+    """The descriptor of backend ``name``, resolved by :func:`resolve_backend` (``None``: ``$CH11_SANDBOX``)."""
+    return _REGISTRY[resolve_backend(name)]
+
+
+def per_process_backends() -> tuple[str, ...]:
+    """The backends a grading process can launch runs with (every one but docker), for options and help."""
+    return tuple(name for name, backend in _REGISTRY.items() if backend.per_process)
 
 
 def slot_from_env() -> int:
@@ -89,35 +110,12 @@ def choose_launcher(name: str | None = None) -> Launcher:
             what is missing and how to get it. There is no fallback.
         ValueError: unknown backend name.
     """
-    key = resolve_backend(name)
-    if key == "none":
+    backend = backend_for(name)
+    if not backend.sandboxed:
         print(_UNSANDBOXED_BANNER.format(var=SANDBOX_ENV), file=sys.stderr)
-        return UnsandboxedLauncher()
-    if key == "docker":
-        raise SandboxUnavailable(
-            "docker is not a per-notebook backend: grade inside the grading image instead, with "
-            "`ch11-grade batch SOURCE --course DIR --docker IMAGE` (student code then runs under "
-            f"{SANDBOX_ENV}=container-user in the container). Outside a container use the default bubblewrap "
-            f"backend ({SANDBOX_ENV}=bwrap), or {SANDBOX_ENV}=none for trusted runs only."
-        )
-    if key == "container-user":
-        from .backends.container_user import ContainerUserLauncher
-
-        user_launcher = ContainerUserLauncher(slot=slot_from_env())
-        user_launcher.check()
-        return user_launcher
-    from .backends.bwrap import BwrapLauncher
-
-    launcher = BwrapLauncher(font_list_file=os.environ.get(FONT_LIST_ENV) or None)
-    launcher.check()
-    return launcher
-
-
-#: Directories private to one sandbox of each backend, which a zygote puts back after every
-#: run besides its own working directory (always): bwrap's own /tmp and /dev/shm. None for
-#: container-user, whose runs' HOME and TMPDIR are that working directory, nor for the
-#: unsandboxed opt-out, whose /tmp is the host's.
-PRIVATE_DIRS: dict[str, tuple[str, ...]] = {"bwrap": ("/tmp", "/dev/shm"), "container-user": (), "none": ()}
+    # $CH11_SLOT is read only for a backend with slots: elsewhere it means nothing, and a bad value must not refuse.
+    slot = slot_from_env() if backend.max_slots is not None else 0
+    return backend.launcher(LaunchSettings(slot=slot, font_list_file=os.environ.get(FONT_LIST_ENV) or None))
 
 
 def forking_launcher(launcher: Launcher, name: str, *, runs: str = "all") -> ForkServerLauncher:
@@ -125,4 +123,4 @@ def forking_launcher(launcher: Launcher, name: str, *, runs: str = "all") -> For
 
     ``runs="workers"``: a launcher for verdict workers only, whose zygote imports less.
     """
-    return ForkServerLauncher(launcher, wipe=PRIVATE_DIRS.get(resolve_backend(name), ()), runs=runs)
+    return ForkServerLauncher(launcher, wipe=backend_for(name).private_dirs, runs=runs)

@@ -322,6 +322,7 @@ class ForkServerLauncher:
         self.inner = inner
         self.runs = runs
         self.name = inner.name
+        self.backend = getattr(inner, "backend", None)  # its exit statuses decode as the inner launcher's
         self.wipe = tuple(wipe)
         self.limits = limits
         self.start_timeout = start_timeout

@@ -10,7 +10,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer
 
-from ...untrusted.choose import forking_launcher
+from ...untrusted.choose import backend_for, forking_launcher
 from ...untrusted.forkserver import ForkServerLauncher
 from ...untrusted.launch import Launcher
 from .. import execution_ahead
@@ -20,7 +20,6 @@ from ..verdict_cache import is_hit
 from .later_notebooks import later_notebooks, resources_now, resources_of
 from .process import grading_process
 from .sandboxed_execute import SandboxedExecute
-from .suites_ahead import SuitesAhead
 
 __all__ = ["ExecutionAhead"]
 
@@ -37,8 +36,9 @@ class ExecutionAhead(NbGraderPreprocessor):
     ``SandboxedExecute`` uses that run only if it executed exactly the input the turn would
     execute, within the limit the turn gives it; otherwise it executes in turn.
 
-    Does nothing with ``workers`` 0, under the docker backend (see :attr:`SuitesAhead.BACKENDS`:
-    one uid per slot may signal its other runs), or once the execution budget is spent. A
+    Does nothing with ``workers`` 0, under a backend whose runs are not kept apart
+    (``Backend.keeps_runs_apart``: in the grading container one uid per slot may signal its
+    other runs), or once the execution budget is spent. A
     notebook the verdict cache will answer is not run ahead.
     """
 
@@ -65,7 +65,7 @@ class ExecutionAhead(NbGraderPreprocessor):
 
     def executes_ahead(self, execute: SandboxedExecute) -> bool:
         """Whether notebooks execute on the plan's threads at all: workers, and a backend that keeps runs apart."""
-        return self.worker_count() > 0 and execute.backend() in SuitesAhead.BACKENDS
+        return self.worker_count() > 0 and backend_for(execute.sandbox).keeps_runs_apart
 
     def _plan(self, submission: tuple[str, str], current: str, nb: NotebookNode,
               resources: ResourcesDict) -> execution_ahead.Plan | None:

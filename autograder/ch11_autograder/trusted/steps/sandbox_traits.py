@@ -7,7 +7,7 @@ from typing import Any
 
 from traitlets import Bool, HasTraits, Unicode
 
-from ...untrusted.choose import resolve_backend
+from ...untrusted.choose import per_process_backends, resolve_backend
 from ...untrusted.launch import Launcher
 from .process import grading_process
 
@@ -26,11 +26,10 @@ class SandboxTraits(HasTraits):
         help="Start this submission's runs as forks of one pre-imported process in its sandbox "
         "(untrusted/forkserver.py); off: a new interpreter per run.",
     ).tag(config=True)
-    # docker is no per-process backend (untrusted/choose.py refuses it here): it is a batch grading inside the
-    # image, where these steps run under container-user.
+    # Only the backends a grading process can launch with: docker is refused here (untrusted/choose.py), it is a
+    # batch graded inside the image, where these steps run under container-user.
     sandbox = Unicode(
-        "", help="Sandbox backend: bwrap, container-user (inside the grading image) or none. "
-        "Empty: $CH11_SANDBOX, else bwrap."
+        "", help=f"Sandbox backend: {', '.join(per_process_backends())}. Empty: $CH11_SANDBOX, else bwrap."
     ).tag(config=True)
 
     def backend(self) -> str:

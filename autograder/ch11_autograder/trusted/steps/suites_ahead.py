@@ -11,6 +11,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, CaselessStrEnum
 
+from ...untrusted.choose import backend_for
 from ...untrusted.launch import Launcher
 from .. import ahead
 from ..verdict_cache import is_hit
@@ -43,7 +44,9 @@ class SuitesAhead(NbGraderPreprocessor):
     notebook's turn still computes its inputs and uses the early verdicts only when they agree.
 
     Does nothing on a verdict cache hit, for a notebook without autograded test cells, with
-    ``enabled`` off, or under the docker backend (see :attr:`BACKENDS`).
+    ``enabled`` off, or under a backend whose runs of one submission are not kept apart
+    (``Backend.keeps_runs_apart``: inside the grading container every run of a slot is one uid,
+    which may signal the others, so a worker beside a running notebook could be hit by it).
     """
 
     enabled = Bool(True, help="Start the suites before execution (off: TrustedVerdicts grades in place).").tag(
@@ -54,12 +57,6 @@ class SuitesAhead(NbGraderPreprocessor):
         help="Grade the later notebooks' suites ahead of their turns too; auto: when this process may use "
         "more than one core (with one, grading ahead only moves the same work and reading them costs more).",
     ).tag(config=True)
-
-    #: Backends whose runs of one submission are kept apart when their zygotes are: each bwrap sandbox has its
-    #: own processes and files. Inside the grading container (docker) every run of a slot is one uid, which
-    #: may signal the others, so a worker beside a running notebook could be hit by it: grading stays in place.
-    #: ``none`` isolates nothing either way (trusted runs only).
-    BACKENDS = frozenset({"bwrap", "none"})
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
         if is_hit(resources):
@@ -90,7 +87,7 @@ class SuitesAhead(NbGraderPreprocessor):
 
     def grades_ahead(self, verdicts: TrustedVerdicts) -> bool:
         """Whether the suites start ahead at all: on, and a backend that keeps runs apart."""
-        return self.enabled and verdicts.backend() in self.BACKENDS
+        return self.enabled and backend_for(verdicts.sandbox).keeps_runs_apart
 
     def grades_later(self) -> bool:
         """Whether later notebooks are graded ahead (``later``, with auto resolved against this process's cores)."""

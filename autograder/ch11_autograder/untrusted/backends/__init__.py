@@ -9,7 +9,12 @@
   grading container.
 * :mod:`.unsandboxed` (``UnsandboxedLauncher``): the loud opt-out for trusted runs.
 
-Every backend implements :class:`~ch11_autograder.untrusted.launch.Launcher`;
-``untrusted.choose.choose_launcher`` picks one by name. This package imports no backend
-on its own, so choosing one never loads the others.
+* :mod:`.docker`: a name only, refused with the way to grade inside the grading image.
+
+Each backend's module declares its :class:`~..backend.Backend` (``BACKEND``: its private
+directories, how its exit status names a signal, its slots, whether its runs are kept apart
+or isolated at all) and :mod:`.registry` lists them; the grader asks the descriptor instead of
+comparing names. Every launcher implements :class:`~ch11_autograder.untrusted.launch.Launcher`
+and carries its descriptor (``backend``); ``untrusted.choose.choose_launcher`` builds one by
+name. The package itself imports no backend: :mod:`.registry` does.
 """

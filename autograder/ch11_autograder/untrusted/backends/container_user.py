@@ -30,11 +30,12 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, ClassVar
 
+from ..backend import Backend, LaunchSettings
 from ..launch import RUNTIME_DIR, Limits, SandboxUnavailable, rlimit_setter
 
-__all__ = ["FIRST_SLOT_UID", "ContainerUserLauncher", "UserProcess", "kill_uid"]
+__all__ = ["BACKEND", "FIRST_SLOT_UID", "ContainerUserLauncher", "UserProcess", "kill_uid"]
 
 #: uid of slot 0; the image creates users ch11s0..ch11s7 from here on.
 FIRST_SLOT_UID = 20000
@@ -102,6 +103,7 @@ class ContainerUserLauncher:
     python: str = sys.executable
     runtime_dir: Path = Path(os.environ.get("CH11_RUNTIME_DIR", str(RUNTIME_DIR)))
     name: str = "container-user"
+    backend: ClassVar[Backend]  # BACKEND, below
 
     @property
     def uid(self) -> int:
@@ -145,3 +147,24 @@ class ContainerUserLauncher:
                            preexec_fn=rlimit_setter(limits, processes=True))
         proc.slot_uid = self.uid
         return proc
+
+
+def _launcher(settings: LaunchSettings) -> ContainerUserLauncher:
+    launcher = ContainerUserLauncher(slot=settings.slot)
+    launcher.check()
+    return launcher
+
+
+def _release_slot(slot: int) -> None:
+    """Kill whatever the slot's uid still runs (it outlives a killed nbgrader); only root can."""
+    if os.geteuid() == 0:
+        for _ in range(20):
+            if kill_uid(FIRST_SLOT_UID + slot) == 0:
+                break
+
+
+#: Inside the grading container: one uid per slot, whose runs reach each other (one uid) and whose uids are this
+#: machine's other users.
+BACKEND = Backend("container-user", _launcher, max_slots=SLOTS, release_slot=_release_slot, other_users=True,
+                  keeps_runs_apart=False)
+ContainerUserLauncher.backend = BACKEND

@@ -13,11 +13,12 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, ClassVar
 
+from ..backend import Backend, LaunchSettings
 from ..launch import RUNTIME_DIR, Limits, rlimit_setter
 
-__all__ = ["UnsandboxedLauncher"]
+__all__ = ["BACKEND", "UnsandboxedLauncher"]
 
 
 @dataclass
@@ -31,6 +32,7 @@ class UnsandboxedLauncher:
     """
 
     name: str = "unsandboxed"
+    backend: ClassVar[Backend]  # BACKEND, below
     python: str = sys.executable
     quiet: bool = False
 
@@ -61,3 +63,12 @@ class UnsandboxedLauncher:
             preexec_fn=rlimit_setter(limits),
         )
 
+
+
+def _launcher(settings: LaunchSettings) -> UnsandboxedLauncher:
+    return UnsandboxedLauncher()
+
+
+#: The opt-out: nothing isolated, so nothing to keep apart either; its runs start sessions of their own.
+BACKEND = Backend("none", _launcher, sandboxed=False)
+UnsandboxedLauncher.backend = BACKEND
