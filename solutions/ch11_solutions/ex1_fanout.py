@@ -69,10 +69,12 @@ def extended_tape(x: float, y: float) -> list[TapeNode]:
 
         Each parent pair is ``(parent_index, local_derivative)``, the local
         derivative being ``d node / d parent`` evaluated at the recorded
-        values. Listing each parent once is the preferred form (``d`` has
-        the single pair ``(2, 2*a)``); two pairs ``(2, a), (2, a)`` whose local
-        derivatives add up are also accepted, since reverse accumulation adds
-        them. ``L`` is ONE node with three parents, not two nodes.
+        values. ``parent_index`` is an ``int``; a numpy integer is one too
+        (``np.int64(2)`` is the index 2, and earns the same points). Listing
+        each parent once is the preferred form (``d`` has the single pair
+        ``(2, 2*a)``); two pairs ``(2, a), (2, a)`` whose local derivatives
+        add up are also accepted, since reverse accumulation adds them.
+        ``L`` is ONE node with three parents, not two nodes.
 
         The order of the nodes matters (``L`` must be last and a parent must
         come before its child). The order of the pairs inside one node's

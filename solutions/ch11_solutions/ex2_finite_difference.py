@@ -282,7 +282,8 @@ class FDSweep:
         h_eff: float32 applied steps (``fl(v+h) - v`` forward,
             ``fl(v+h) - fl(v-h)`` central); 0 where the step vanished.
         estimate: float32 estimates, as :func:`fd_estimate` returns them.
-        exact: the exact derivative at ``(x, y)``, rounded to float64.
+        exact: the exact derivative at ``(x, y)``, rounded to float64: a
+            ``float`` (a ``np.float64`` is one too and earns the same points).
         total_error: float64 ``|estimate - exact|``.
         truncation_error: float64 ``|Q - exact|``, where ``Q`` is the
             difference quotient over the same two float32 evaluation points,
@@ -295,7 +296,8 @@ class FDSweep:
             added.
         best_k: the ``k`` of the smallest ``total_error``; ties go to the
             smallest ``k``; ``nan`` errors are never best; ``None`` when every
-            error is ``nan``.
+            error is ``nan``. An ``int``: a numpy integer is one too (the
+            same points).
 
     Every error is computed exactly and rounded once to float64, so
     ``total_error <= truncation_error + rounding_error`` holds by the triangle

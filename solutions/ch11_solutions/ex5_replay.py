@@ -61,6 +61,9 @@ class ReplayRun:
             once, in units of one ``z`` vector (store-all: ``depth + 1``;
             blocks of length ``k``: ``ceil(depth/k) + k``). Cotangents are
             not counted.
+
+    The three counts are Python ints (``int``), also when ``block_size`` is a
+    numpy integer: a numpy integer count loses points.
     """
 
     cotangents: np.ndarray
@@ -260,7 +263,9 @@ def first_mismatch(saved: np.ndarray, replayed: np.ndarray) -> int | None:
 
     Returns:
         the largest index ``i`` with ``saved[i]`` and ``replayed[i]``
-        differing in any bit, or ``None`` if the arrays are identical.
+        differing in any bit, or ``None`` if the arrays are identical. The
+        index is an ``int``; a numpy integer (``np.int64``) is one too and
+        earns the same points.
 
     Raises:
         ValueError: the shapes or dtypes differ, or the arrays are 0-d.

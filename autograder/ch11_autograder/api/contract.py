@@ -1,4 +1,4 @@
-"""What a contract table (``exN/contract.py``) imports from the engine: ``Clause``.
+"""What a contract table (``exN/contract.py``) imports from the engine: ``Clause`` and its drawn kinds.
 
 Cheap on purpose: the exercise registry imports every contract, so this module must
 not load the suite API (hypothesis, the worker client). See ``trusted/contract.py``.
@@ -6,6 +6,6 @@ not load the suite API (hypothesis, the worker client). See ``trusted/contract.p
 
 from __future__ import annotations
 
-from ..trusted.contract import Clause
+from ..trusted.contract import Clause, Drawn, ends, scalars
 
-__all__ = ["Clause"]
+__all__ = ["Clause", "Drawn", "ends", "scalars"]

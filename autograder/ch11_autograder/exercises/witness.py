@@ -19,6 +19,13 @@ dropped for each input family a Raises clause names, a default changed or
 omitted, an accepted type refused or converted, state kept between calls, an
 argument changed); the rest (bit-level rules, tie-breaks, tolerances) are
 written by hand in ``exercises/<key>/witnesses.py``.
+
+One kind is generated from the clause table alone (:func:`promise_witnesses`): every output
+promise must hold for every input kind and range end the function's ``accepts`` clauses name
+(their ``drawn`` kinds), so for each such kind one witness breaks the function's type promise
+(its first ``returns`` clause) and one its value promise (its first ``tolerance`` clause, or its
+first ``behaviour`` clause where it states no accuracy), for inputs of that kind only.
+:meth:`Witnesses.with_generated` adds them, so a new exercise gets them from its table.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ import inspect
 import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 from ..api.contract import Clause
@@ -47,6 +55,7 @@ __all__ = [
     "keeps_state",
     "mutates",
     "other_exception",
+    "promise_witnesses",
     "refused",
     "side_by_side",
     "wrapper",
@@ -96,19 +105,36 @@ class Witnesses:
     Attributes:
         contract: the exercise's clause table.
         witnesses: every witness.
+        readings: answers of a reading the docstring settles as right where a sentence could be read
+            two ways (a numpy integer where an ``int`` is promised, a shared dict): each is a
+            :class:`Witness` of the clause it reads and must pass every property of its function's
+            clauses (``test_witnesses.py``).
     """
 
     contract: tuple[Clause, ...]
     witnesses: tuple[Witness, ...]
+    readings: tuple[Witness, ...] = ()
 
     def __post_init__(self) -> None:
-        names = [w.name for w in self.witnesses]
+        names = [w.name for w in (*self.witnesses, *self.readings)]
         duplicates = {n for n in names if names.count(n) > 1}
         if duplicates:
             raise ValueError(f"witness names must be unique: {sorted(duplicates)}")
-        strangers = [w.name for w in self.witnesses if w.clause not in self.contract]
+        strangers = [w.name for w in (*self.witnesses, *self.readings) if w.clause not in self.contract]
         if strangers:
             raise ValueError(f"witnesses of clauses not in the contract: {strangers}")
+
+    def with_generated(self, reference: ModuleType) -> Witnesses:
+        """These witnesses and the generated ones (:func:`promise_witnesses`) of ``reference``'s functions.
+
+        A function's answer cell is the one its hand-written witnesses use (every clause has one).
+        """
+        cells = {w.clause.function: w.answer_cell for w in self.witnesses}
+        generated = [
+            w for function, cell in cells.items() if hasattr(reference, function)
+            for w in promise_witnesses(self.contract, getattr(reference, function), cell)
+        ]
+        return Witnesses(self.contract, (*self.witnesses, *generated), self.readings)
 
     def without_witness(self) -> list[Clause]:
         """Clauses of the contract that have no witness."""
@@ -270,6 +296,87 @@ def mutates(clause: Clause, reference: Callable[..., Any], answer_cell: str, lab
         return Witness(clause, f"{name}_{label}", answer_cell, wrapper(
             reference, prelude="", result=f"(result, {statement})[0]"))
     return Witness(clause, f"{name}_{label}", answer_cell, wrapper(reference, statement))
+
+
+#: Defines ``_spoiled(value, how)``: ``value`` with every number in it changed, records, lists and
+#: dicts walked. ``how="type"`` keeps the value and breaks the type or dtype (an int becomes a float,
+#: a float (np.float64 too) a np.float32, a np.float32 a np.float64, a Fraction a float, a float64
+#: array float32, any other array float64); ``how="value"`` keeps the type and moves the value
+#: beyond any tolerance (finite ``v`` to ``v + 1 + |v|``, nan to 1, an infinity to the other one, ints
+#: ``v + 1``). Bools, strings and None are left alone.
+_SPOILED = """
+import dataclasses as _spoil_dc
+import fractions as _spoil_fractions
+import numpy as _spoil_np
+
+
+def _spoiled(value, how):
+    if value is None or isinstance(value, (bool, _spoil_np.bool_, str)):
+        return value
+    if _spoil_dc.is_dataclass(value) and not isinstance(value, type):
+        changed = {f.name: _spoiled(getattr(value, f.name), how) for f in _spoil_dc.fields(value) if f.init}
+        copy = object.__new__(type(value))
+        for name, field in changed.items():
+            object.__setattr__(copy, name, field)
+        return copy
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return type(value)(*(_spoiled(v, how) for v in value))
+    if isinstance(value, (list, tuple)):
+        return type(value)(_spoiled(v, how) for v in value)
+    if isinstance(value, dict):
+        return {k: _spoiled(v, how) for k, v in value.items()}
+    with _spoil_np.errstate(all="ignore"):
+        if isinstance(value, _spoil_np.ndarray):
+            if value.dtype.kind not in "iuf":
+                return value
+            if how == "type":
+                return value.astype(_spoil_np.float32 if value.dtype == _spoil_np.float64 else _spoil_np.float64)
+            if value.dtype.kind != "f":
+                return (value + 1).astype(value.dtype)
+            moved = _spoil_np.where(_spoil_np.isnan(value), 1, _spoil_np.where(_spoil_np.isinf(value), -value,
+                                                                               value + 1 + abs(value)))
+            return moved.astype(value.dtype)
+        if isinstance(value, (int, _spoil_np.integer)):
+            return float(value) if how == "type" else value + 1
+        if isinstance(value, _spoil_fractions.Fraction):
+            return float(value) if how == "type" else value + 1 + abs(value)
+        if isinstance(value, (float, _spoil_np.floating)):
+            if how == "type":
+                return _spoil_np.float32(value) if isinstance(value, float) else _spoil_np.float64(value)
+            moved = 1.0 if value != value else -value if abs(value) == float("inf") else value + 1 + abs(value)
+            return type(value)(moved)
+    return value
+"""
+
+
+def promise_witnesses(contract: Sequence[Clause], reference: Callable[..., Any], answer_cell: str) -> list[Witness]:
+    """For each input kind ``reference``'s accepts clauses draw, its output promises broken for that kind alone.
+
+    Per ``Drawn`` kind of an ``accepts`` clause of the function: a witness returning the
+    reference's result with its types broken (``_spoiled(result, "type")``), a witness of the
+    function's first ``returns`` clause, and one with its values moved (``"value"``), a witness of
+    its first ``tolerance`` clause or, without one, its first ``behaviour`` clause. The kind's guard
+    is evaluated before the call. A property that never draws the kind, or draws it and does not
+    check the promise there, passes the witness, and the witness tests fail.
+    """
+    name = reference.__name__
+    mine = [c for c in contract if c.function == name]
+    promises = {
+        "type": next((c for c in mine if c.kind == "returns"), None),
+        "value": next((c for c in mine if c.kind == "tolerance"), None)
+        or next((c for c in mine if c.kind == "behaviour"), None),
+    }
+    out = []
+    for accepts in (c for c in mine if c.kind == "accepts"):
+        for drawn in accepts.drawn:
+            for how, promise in promises.items():
+                if promise is None:
+                    continue
+                source = wrapper(reference, f"_drawn = bool({drawn.guard})",
+                                 result=f"_spoiled(result, {how!r}) if _drawn else result", prelude=_SPOILED)
+                out.append(Witness(promise, f"{name}_{how}_broken_for_{accepts.argument}_{drawn.label}",
+                                   answer_cell, source))
+    return out
 
 
 def by_hand(clause: Clause, name: str, answer_cell: str, source: str) -> Witness:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     # the suite API (hypothesis) with it.
     from .suite import CellSuite
 
-__all__ = ["KINDS", "Clause", "ClauseKind", "missing_properties", "property_names"]
+__all__ = ["KINDS", "Clause", "ClauseKind", "Drawn", "ends", "missing_properties", "property_names", "scalars"]
 
 ClauseKind = Literal["raises", "default", "accepts", "returns", "purity", "tie-break", "tolerance", "behaviour"]
 
@@ -44,6 +44,23 @@ KINDS: Mapping[str, str] = {
 
 
 @dataclass(frozen=True)
+class Drawn:
+    """One input kind an ``accepts`` clause names, or one end of a range it names.
+
+    The properties that check a function's output promises must draw it (the rule of
+    ``exercises/witness.py``'s generated witnesses, which break the promise for this input alone).
+
+    Attributes:
+        label: a short identifier, e.g. ``"numpy_int64"`` or ``"k_149"``.
+        guard: a Python expression over the function's parameters, true for this kind's inputs
+            and evaluated before the call (it must not consume a one-shot iterable).
+    """
+
+    label: str
+    guard: str
+
+
+@dataclass(frozen=True)
 class Clause:
     """One rule of a graded function's docstring contract.
 
@@ -56,6 +73,9 @@ class Clause:
         argument: the parameter the clause is about (``raises``, ``default`` and
             ``accepts`` clauses name one; others may).
         raises: for ``raises`` clauses, the exception name the docstring promises.
+        drawn: for ``accepts`` clauses, the input kinds (Python and numpy scalars of each
+            accepted kind) and range ends the clause names; every output promise of the
+            function must hold for each (``exercises.witness.promise_witnesses``).
     """
 
     function: str
@@ -64,6 +84,7 @@ class Clause:
     checked_by: tuple[str, ...]
     argument: str | None = None
     raises: str | None = None
+    drawn: tuple[Drawn, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -76,6 +97,31 @@ class Clause:
             raise ValueError(f"a {self.kind} clause of {self.function} must name its argument")
         if (self.kind == "raises") != bool(self.raises):
             raise ValueError(f"clause {self.function}: only and every raises clause names its exception")
+        if self.drawn and self.kind != "accepts":
+            raise ValueError(f"clause {self.function}: only accepts clauses name drawn input kinds")
+
+
+#: Guards of the scalar kinds :func:`scalars` names (over ``{a}``, the argument; ``np`` is numpy).
+_SCALAR_GUARDS: Mapping[str, str] = {
+    "int": "type({a}) is int",
+    "float": "type({a}) is float",
+    "int64": "type({a}) is np.int64",
+    "int32": "type({a}) is np.int32",
+    "float64": "type({a}) is np.float64",
+    "float32": "type({a}) is np.float32",
+}
+
+
+def scalars(argument: str, *kinds: str) -> tuple[Drawn, ...]:
+    """The drawn kinds of a scalar ``argument``: each of ``kinds`` a key of ``_SCALAR_GUARDS``."""
+    return tuple(Drawn(kind, _SCALAR_GUARDS[kind].format(a=argument)) for kind in kinds)
+
+
+def ends(argument: str, *values: int, high: str | None = None) -> tuple[Drawn, ...]:
+    """The drawn ends of an integer ``argument``'s range: ``values``, and ``high`` (an expression) if given."""
+    integer = f"isinstance({argument}, (int, np.integer)) and not isinstance({argument}, bool)"
+    out = tuple(Drawn(f"at_{v}", f"{integer} and {argument} == {v}") for v in values)
+    return out + ((Drawn("at_high_end", f"{integer} and {argument} == {high}"),) if high else ())
 
 
 def property_names(suites: Iterable[CellSuite]) -> set[str]:

@@ -20,6 +20,7 @@ as it does here. The witnesses' cells' other properties are the catalogue tests'
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from collections import defaultdict
 from functools import cache
@@ -41,9 +42,12 @@ from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
 KEYS = [e.key for e in EXERCISES]
 
 
+@cache
 def witnesses(key: str) -> Witnesses:
+    """The exercise's witnesses, the ones generated from its clause table included (``with_generated``)."""
     importlib.import_module(exercise(key).suite_module)  # registers the suites the clauses name
-    return importlib.import_module(f"{exercise(key).package}.witnesses").WITNESSES
+    written = importlib.import_module(f"{exercise(key).package}.witnesses").WITNESSES
+    return written.with_generated(importlib.import_module(f"ch11_solutions.{exercise(key).notebook}"))
 
 
 CASES = [(key, w) for key in KEYS for w in witnesses(key).witnesses]
@@ -82,12 +86,25 @@ def controls(key: str) -> list[Witness]:
         cells = {w.answer_cell for w in found.witnesses if w.clause.function == function}
         if len(cells) != 1:
             continue
-        names = tuple(dict.fromkeys(n for c in found.contract if c.function == function for n in c.checked_by))
-        clause = Clause(function, "behaviour", "the reference, unchanged", names)
+        clause = Clause(function, "behaviour", "the reference, unchanged", _every_property_of(found.contract, function))
         # Wrapped like the witnesses where the reference library has the function, else as it stands.
         source = wrapper(getattr(reference, function)) if hasattr(reference, function) else "# unchanged\n"
         out.append(Witness(clause, f"control_{function}", cells.pop(), source))
     return out
+
+
+def _every_property_of(contract: tuple[Clause, ...], function: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(n for c in contract if c.function == function for n in c.checked_by))
+
+
+def readings(key: str) -> list[Witness]:
+    """The exercise's settled readings, each graded on every property of its function's clauses."""
+    found = witnesses(key)
+    return [
+        dataclasses.replace(w, clause=Clause(w.clause.function, "behaviour", f"a right reading of: {w.clause.text}",
+                                             _every_property_of(found.contract, w.clause.function)))
+        for w in found.readings
+    ]
 
 
 @cache
@@ -95,7 +112,7 @@ def graded_all(key: str) -> dict[str, dict[str, CellVerdict]]:
     """Witness name -> {grade_id: verdict on its clause's properties}, every witness of ``key`` in one worker."""
     import nbformat
 
-    found = (*witnesses(key).witnesses, *controls(key))
+    found = (*witnesses(key).witnesses, *controls(key), *readings(key))
     cell, names = side_by_side(found, graded=sorted({c.function for c in witnesses(key).contract}))
     nb = nbformat.reads(_source_notebook_json(key), as_version=4)
     cells = worker_cells(nb, skip=set(WORKER_SKIP_CELLS))
@@ -153,6 +170,27 @@ def test_the_reference_wrapped_like_a_witness_passes_every_property(key):
     for control in controls(key):
         verdicts = graded(key, control.name)
         assert all(v.score == v.points for v in verdicts.values()), [v.message() for v in verdicts.values()]
+
+
+READINGS = [(key, w) for key in KEYS for w in readings(key)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("key", "reading"), READINGS, ids=lambda v: v if isinstance(v, str) else v.name)
+def test_every_settled_reading_passes_every_property_of_its_function(key, reading):
+    verdicts = graded(key, reading.name)
+    assert all(v.score == v.points for v in verdicts.values()), [v.message() for v in verdicts.values()]
+
+
+def test_generated_witnesses_cross_every_drawn_kind_with_the_type_and_value_promises():
+    for key in KEYS:
+        found = witnesses(key)
+        for clause in (c for c in found.contract if c.kind == "accepts"):
+            for drawn in clause.drawn:
+                made = [w for w in found.witnesses if w.name.endswith(f"_broken_for_{clause.argument}_{drawn.label}")
+                        and w.clause.function == clause.function]
+                assert {w.name.split("_broken_for_")[0].rsplit("_", 1)[1] for w in made} == {"type", "value"}, (
+                    key, clause.function, drawn.label)
 
 
 @pytest.mark.slow

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from ...api.contract import Clause
+from ...api.contract import Clause, scalars
 
 NOTEBOOK = "ex1_fanout"
 
@@ -37,6 +37,10 @@ def _by(function: str, *names: str) -> tuple[str, ...]:
     return tuple(f"{_CELLS[function]}/{function}_{name}" for name in names)
 
 
+#: The number kinds x and y accept; number_types draws each (NUMBER_TYPES in the suite).
+_NUMBERS = ("int", "float", "int64", "int32", "float64", "float32")
+
+
 def _shared_clauses(f: str) -> tuple[Clause, ...]:
     """The clauses all three functions state alike: Args (x, y), Raises, and purity.
 
@@ -48,8 +52,9 @@ def _shared_clauses(f: str) -> tuple[Clause, ...]:
     """
     return (
         Clause(f, "accepts", "x: int, float, numpy integer or floating scalar (float32 included), used as float(x)",
-               _by(f, "number_types", "values"), argument="x"),
-        Clause(f, "accepts", "y: likewise", _by(f, "number_types", "values"), argument="y"),
+               _by(f, "number_types", "values"), argument="x", drawn=scalars("x", *_NUMBERS)),
+        Clause(f, "accepts", "y: likewise", _by(f, "number_types", "values"), argument="y",
+               drawn=scalars("y", *_NUMBERS)),
         Clause(f, "raises", "x not a real number (bool, numpy bool_, str, None, list)",
                _by(f, "bad_inputs"), argument="x", raises="TypeError"),
         Clause(f, "raises", "y not a real number (bool, numpy bool_, str, None, list)",
@@ -71,10 +76,12 @@ CONTRACT: tuple[Clause, ...] = (
            _by("extended_tape", "visible", "values")),
     Clause("extended_tape", "returns", "each value a Python float (float64), whatever the types of x and y",
            _by("extended_tape", "layout", "number_types")),
+    # number_types holds the tape at every accepted number type to the student's own at float(x), float(y).
     Clause("extended_tape", "tolerance", "values and local derivatives to 64 * 2**-53 of the quantity at (|x|, |y|)",
-           _by("extended_tape", "values", "local_derivatives")),
+           _by("extended_tape", "values", "local_derivatives", "number_types")),
     *_shared_clauses("extended_tape")[:2],
-    Clause("extended_tape", "returns", "a list of exactly 7 TapeNode x, y, a, b, c, d, L; L one node, 3 parents",
+    Clause("extended_tape", "returns", "a list of exactly 7 TapeNode x, y, a, b, c, d, L; L one node, 3 parents; "
+           "parent indices ints (numpy integers accepted)",
            _by("extended_tape", "visible", "layout")),
     Clause("extended_tape", "behaviour", "local derivatives, summed per parent, are d node / d parent",
            _by("extended_tape", "visible", "local_derivatives")),
@@ -87,7 +94,7 @@ CONTRACT: tuple[Clause, ...] = (
            _by("contributions_into_a", "visible", "values")),
     Clause("contributions_into_a", "behaviour", "their sum is dL/da", _by("contributions_into_a", "sum")),
     Clause("contributions_into_a", "tolerance", "each term to 64 * 2**-53 of the term at (|x|, |y|)",
-           _by("contributions_into_a", "values", "sum")),
+           _by("contributions_into_a", "values", "sum", "number_types")),
     *_shared_clauses("contributions_into_a")[2:],
     # input_gradient(x, y) -> np.ndarray
     *_shared_clauses("input_gradient")[:2],
@@ -95,6 +102,6 @@ CONTRACT: tuple[Clause, ...] = (
            _by("input_gradient", "visible", "number_types")),
     Clause("input_gradient", "behaviour", "[dL/dx, dL/dy]", _by("input_gradient", "visible", "values")),
     Clause("input_gradient", "tolerance", "each component to 64 * 2**-53 of the component at (|x|, |y|)",
-           _by("input_gradient", "values")),
+           _by("input_gradient", "values", "number_types")),
     *_shared_clauses("input_gradient")[2:],
 )  # fmt: skip

@@ -123,4 +123,11 @@ _GRADIENT: list[Witness] = [
     *_shared("input_gradient"),
 ]
 
-WITNESSES = Witnesses(CONTRACT, (*_TAPE, *_CONTRIBUTIONS, *_GRADIENT))
+#: The readings the docstring settles: a parent index is an int, and a numpy integer is one.
+_READINGS = [
+    by_hand(_clause("extended_tape", "returns", "a list of exactly 7"), "tape_numpy_parent_indices", TAPE_CELL,
+            wrapper(ref.extended_tape, result="[TapeNode(node.value, tuple((np.int64(p), d) for p, d in node.parents)) "
+                    "for node in result]")),
+]
+
+WITNESSES = Witnesses(CONTRACT, (*_TAPE, *_CONTRIBUTIONS, *_GRADIENT), tuple(_READINGS))

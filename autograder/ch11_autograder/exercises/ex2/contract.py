@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from ...api.contract import Clause
+from ...api.contract import Clause, Drawn, ends, scalars
 
 NOTEBOOK = "ex2_finite_difference"
 
@@ -66,6 +66,24 @@ _SI = f"{SWEEP_TESTS}/sweep_calls_independent"
 
 _PARTIAL, _GRADIENT, _ESTIMATE, _SWEEP = "exact_partial", "exact_gradient", "fd_estimate", "fd_sweep"
 
+#: The real kinds x and y accept, and the integer kinds of k; each is drawn where an output promise is checked.
+_REALS = ("int", "float", "int64", "float64", "float32")
+_KS = ("int", "int64")
+
+
+def _ks_hold(k: str) -> Drawn:
+    """ks of a form that can be read twice holding ``k`` (a range end)."""
+    return Drawn(f"holding_{k}", f"isinstance(ks, (list, tuple, range, np.ndarray)) and {k} in list(ks)")
+
+
+#: The forms of ks, and the range ends 0 and 149 inside one.
+_KS_DRAWN = (
+    Drawn("list", "type(ks) is list"), Drawn("tuple", "type(ks) is tuple"), Drawn("range", "type(ks) is range"),
+    Drawn("numpy_array", "isinstance(ks, np.ndarray)"),
+    Drawn("generator", "not isinstance(ks, (list, tuple, range, np.ndarray))"),
+    _ks_hold("0"), _ks_hold("149"),
+)
+
 #: Every clause of the four graded docstrings, in docstring order, with the properties that fail
 #: when it is broken. Each property judges its own clauses: values against the reference in the
 #: value properties; defaults, accepted forms and purity against the student's own answer to the
@@ -77,8 +95,10 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_PARTIAL, "behaviour", "the exact dL/dx or dL/dy at the exact binary inputs", (_GV, _GM, _SF)),
     Clause(_PARTIAL, "returns", "a fractions.Fraction", (_GF,)),
     # partial_returns_a_fraction sends Python and numpy floats and ints for x and y.
-    Clause(_PARTIAL, "accepts", "x: any real number, at its exact value", (_GR, _GF), argument="x"),
-    Clause(_PARTIAL, "accepts", "y: any real number, at its exact value", (_GR, _GF), argument="y"),
+    Clause(_PARTIAL, "accepts", "x: any real number, at its exact value", (_GR, _GF),
+           argument="x", drawn=scalars("x", *_REALS)),
+    Clause(_PARTIAL, "accepts", "y: any real number, at its exact value", (_GR, _GF),
+           argument="y", drawn=scalars("y", *_REALS)),
     Clause(_PARTIAL, "accepts", "wrt: 'x' or 'y', by position or keyword", (_GF,), argument="wrt"),
     # partial_returns_a_fraction calls without wrt, and reads the declared default ('y' is the other partial).
     Clause(_PARTIAL, "default", "wrt = 'x' (a Fraction comes back without it)", (_GF,), argument="wrt"),
@@ -90,8 +110,10 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_PARTIAL, "purity", "no dependence on earlier calls (seen through exact_gradient)", (_GI,)),
     Clause(_GRADIENT, "behaviour", "(dL/dx, dL/dy) at the exact inputs; [144, 132] at (2, 3); graded only where both "
            "are within the float64 range (beyond it: OverflowError or inf, nothing promised)", (_GV, _GM)),
-    Clause(_GRADIENT, "accepts", "x: Python or numpy floats and ints, used exactly", (_GM, _GR), argument="x"),
-    Clause(_GRADIENT, "accepts", "y: Python or numpy floats and ints, used exactly", (_GM, _GR), argument="y"),
+    Clause(_GRADIENT, "accepts", "x: Python or numpy floats and ints, used exactly", (_GM, _GR),
+           argument="x", drawn=scalars("x", *_REALS)),
+    Clause(_GRADIENT, "accepts", "y: Python or numpy floats and ints, used exactly", (_GM, _GR),
+           argument="y", drawn=scalars("y", *_REALS)),
     Clause(_GRADIENT, "tolerance", "each component within a relative 2**-44 of the exact value", (_GV, _GM)),
     Clause(_GRADIENT, "returns", "a float64 array of shape (2,), whatever the input types", (_GV, _GM)),
     Clause(_GRADIENT, "raises", "as exact_partial: x not a real number", (_GR,), argument="x", raises="TypeError"),
@@ -106,9 +128,12 @@ CONTRACT: tuple[Clause, ...] = (
            (_EV, _EF, _ER)),
     # estimate_bits_at_rounded_inputs draws Python and numpy floats (float32 and float64) and ints;
     # estimate_rejects_bad_arguments sends bad values only, so it does not check what is accepted.
-    Clause(_ESTIMATE, "accepts", "x: Python/numpy float or int, to float32", (_ER,), argument="x"),
-    Clause(_ESTIMATE, "accepts", "y: Python/numpy float or int, to float32", (_ER,), argument="y"),
-    Clause(_ESTIMATE, "accepts", "k: an integer in [0, 149], numpy integers too", (_EX, _ER), argument="k"),
+    Clause(_ESTIMATE, "accepts", "x: Python/numpy float or int, to float32", (_ER,),
+           argument="x", drawn=scalars("x", *_REALS)),
+    Clause(_ESTIMATE, "accepts", "y: Python/numpy float or int, to float32", (_ER,),
+           argument="y", drawn=scalars("y", *_REALS)),
+    Clause(_ESTIMATE, "accepts", "k: an integer in [0, 149], numpy integers too", (_EX, _ER), argument="k",
+           drawn=(*scalars("k", *_KS), *ends("k", 0, 149))),
     Clause(_ESTIMATE, "accepts", "scheme: 'forward' or 'central', by keyword too", (_EF, _ED), argument="scheme"),
     Clause(_ESTIMATE, "accepts", "wrt: 'x' or 'y', by position or keyword", (_EF, _ED), argument="wrt"),
     Clause(_ESTIMATE, "default", "scheme = 'forward'", (_ED,), argument="scheme"),
@@ -135,10 +160,12 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_SWEEP, "tie-break", "best_k: ties to the smallest k, never nan, None if all nan", (_ST, _SV, _SO)),
     Clause(_SWEEP, "returns", "an FDSweep with its docstring's dtypes, for every input type", (_SV, _SG)),
     # sweep_at_generated_points draws the input forms; sweep_rejects_bad_arguments only accepts k and ks forms.
-    Clause(_SWEEP, "accepts", "x: any real, rounded to float32", (_SG,), argument="x"),
-    Clause(_SWEEP, "accepts", "y: any real, rounded to float32", (_SG,), argument="y"),
+    Clause(_SWEEP, "accepts", "x: any real, rounded to float32", (_SG,),
+           argument="x", drawn=scalars("x", *_REALS)),
+    Clause(_SWEEP, "accepts", "y: any real, rounded to float32", (_SG,),
+           argument="y", drawn=scalars("y", *_REALS)),
     Clause(_SWEEP, "accepts", "ks: any iterable read once: lists, tuples, ranges, generators, numpy arrays and ints",
-           (_SG, _SX), argument="ks"),
+           (_SG, _SX), argument="ks", drawn=_KS_DRAWN),
     Clause(_SWEEP, "accepts", "scheme: 'forward' or 'central', by keyword too", (_SF, _SD), argument="scheme"),
     Clause(_SWEEP, "accepts", "wrt: 'x' or 'y', by position or keyword", (_SF, _SD), argument="wrt"),
     Clause(_SWEEP, "default", "ks = range(1, 25)", (_SD,), argument="ks"),

@@ -288,11 +288,13 @@ def cells() -> list:
             `best_k` is the $k$ of the smallest total error, ties to the smallest $k$, never a
             `nan`. Fill in an `FDSweep` with the dtypes its docstring states.
 
-            **How the grader compares.** `x, y, scheme, wrt, ks, h, h_eff, estimate` and `best_k`
-            must match exactly (bits, dtypes; any NaN where the contract has `nan`). The three errors and
+            **How the grader compares.** `x, y, scheme, wrt, ks, h, h_eff, estimate` must match exactly
+            (bits, dtypes; any NaN where the contract has `nan`); `best_k` must be the same $k$, as an
+            `int` or a numpy integer (both earn the points), or `None`. The three errors and
             `exact` may come from float64 arithmetic instead of fractions: each may differ from the
             exact value rounded once by at most $2^{{-{TOLERANCE_EXPONENT}}}\,(\max|L|/h_\text{{eff}} + |\partial L|)$,
-            with $\max|L|$ over the two evaluation points (and `exact` by a relative $2^{{-{TOLERANCE_EXPONENT}}}$).
+            with $\max|L|$ over the two evaluation points (and `exact`, a `float` or a `np.float64`, by a
+            relative $2^{{-{TOLERANCE_EXPONENT}}}$).
             That is over a hundred times what float64 evaluation of $Q$ can be off by, and about a
             million times less than a quotient evaluated in float32 is off by: float32 cannot see
             the truncation error under its own rounding. Points and steps are as in Task 2, but only

@@ -881,6 +881,8 @@ def _partial_is_a_fraction(student: Student) -> None:
         # Ints for x too, Python and numpy (the contract: any real number).
         ((2, 3.0), {"wrt": "y"}),
         ((np.int64(2), np.float64(3.0)), {}),
+        # Every accepted kind of each argument (issue 35): a numpy float64 x, a numpy integer y.
+        ((np.float64(2.5), np.int64(3)), {"wrt": "y"}),
     ]
     # Every right answer is a refusal to send (an error reply), so all go in the one message.
     replies = student.batch([Call("exact_partial", args, kwargs) for args, kwargs in cases], stop_on_error=False)
@@ -1025,6 +1027,9 @@ estimate_bits_at_float32_points = _probing(estimate_bits_at_float32_points, lamb
         {**_estimate_inputs(2.1, 2.9, 24, "forward", "x"), "k_form": int},
         {**_estimate_inputs(2.1, 2.9, 24, "central", "y"), "k_form": int},
         {**_estimate_inputs(np.float64(2.1), 3, 12, "central", "x"), "k_form": np.int64},
+        # The ends of the range [0, 149]: the nominal step 1 and the subnormal 2**-149.
+        {**_estimate_inputs(2.1, np.float32(2.9), 149, "forward", "x"), "k_form": np.int64},
+        {**_estimate_inputs(3, 2.9, 0, "forward", "y"), "k_form": int},
     ],
     misconceptions=_ESTIMATE_WRONG_ROUNDED,
     matches=_same_estimate,
@@ -1289,6 +1294,10 @@ sweep_full = _fixed_property(
         {**_sweep_inputs(np.float32(2.1), 3, [12, 7, 12], "central", "y"), "ks_form": "int64 array"},
         {**_sweep_inputs(2.5, 3.0, [5, 3, 5], "central", "y"), "ks_form": "generator"},
         {**_sweep_inputs(2.5, 3.0, [4, 7], "forward", "x"), "ks_form": "range"},
+        # The range's ends: h = 1 and the subnormal 2**-149 (a float32 2**k overflows from k = 128).
+        {**_sweep_inputs(2.5, 3.0, [149, 0, 12], "forward", "x"), "ks_form": "list"},
+        {**_sweep_inputs(3.5, 1.5, [0, 149], "central", "x"), "ks_form": "int64 array"},
+        {**_sweep_inputs(2.5, 3.0, [9, 4, 9], "forward", "y"), "ks_form": "list of numpy ints"},
     ],
     misconceptions=_SWEEP_WRONG,
     matches=_same_sweep,

@@ -297,6 +297,11 @@ _SWEEP: list[Witness] = [
                            "& (result.total_error == np.nanmin(result.total_error))].max())"))),
     by_hand(_clause("fd_sweep", "tie-break"), "sweep_best_k_argmin_with_nan", SWEEP_CELL, wrapper(
         _FS, result=_sweep(best_k="int(result.ks[np.argmin(result.total_error)])"))),
+    # Issue 35: 2**k overflows float32 for k >= 128, so h is 0.0 there instead of the subnormal 2**-k
+    # (k = 149 is in range); the estimates agree (the step vanishes either way), only h shows it.
+    by_hand(_clause("fd_sweep", "behaviour", "per k"), "sweep_h_from_float32_power", SWEEP_CELL, wrapper(
+        _FS, result=_sweep(h="np.array([np.float32(1) / np.float32(2) ** np.float32(k) for k in result.ks], "
+                             "dtype=np.float32)"))),
     by_hand(_clause("fd_sweep", "returns"), "sweep_lists_not_arrays", SWEEP_CELL,
             wrapper(_FS, result=_sweep(h="result.h.tolist()", estimate="result.estimate.tolist()"))),
     by_hand(_clause("fd_sweep", "returns"), "sweep_float64_estimates", SWEEP_CELL,
@@ -394,4 +399,12 @@ _SWEEP_ERRORS: list[Witness] = [
 ]
 
 
-WITNESSES = Witnesses(CONTRACT, (*_PARTIAL, *_GRADIENT, *_ESTIMATE, *_ESTIMATE_RETURNS, *_SWEEP, *_SWEEP_ERRORS))
+#: The readings the docstring settles: exact is a float (np.float64 is one), best_k an int (a numpy integer is one).
+_READINGS = [
+    by_hand(_clause("fd_sweep", "returns"), "sweep_numpy_exact_and_best_k", SWEEP_CELL, wrapper(
+        _FS, result=_sweep(exact="np.float64(result.exact)",
+                           best_k="None if result.best_k is None else np.int64(result.best_k)"))),
+]
+
+WITNESSES = Witnesses(CONTRACT, (*_PARTIAL, *_GRADIENT, *_ESTIMATE, *_ESTIMATE_RETURNS, *_SWEEP, *_SWEEP_ERRORS),
+                      tuple(_READINGS))

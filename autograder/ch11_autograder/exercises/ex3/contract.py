@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from ...api.contract import Clause
+from ...api.contract import Clause, Drawn, ends, scalars
 
 NOTEBOOK = "ex3_block_length"
 
@@ -31,6 +31,12 @@ GRADED_MAX_DEPTH = 20_000
 _B = BEST_TESTS + "/"
 _T = TABLE_TESTS + "/"
 
+def _depths_hold(depth: int) -> Drawn:
+    """depths of a form that can be read twice holding ``depth`` (a range end)."""
+    return Drawn(f"holding_{depth}",
+                 f"isinstance(depths, (list, tuple, range, np.ndarray)) and {depth} in list(depths)")
+
+
 #: Every rule of the two docstrings, in docstring order, with the properties that fail when it is broken.
 CONTRACT: tuple[Clause, ...] = (
     # best_block_length(depth)
@@ -47,9 +53,16 @@ CONTRACT: tuple[Clause, ...] = (
     # small_depths draws 1..40, minimum_peak 4..20 000 with 16, 64, 1000, 4096 and 20 000 first,
     # numpy_depths int64 and int32 depths.
     Clause("best_block_length", "accepts", "an int >= 1 (1..20 000 graded); numpy int32/int64 give the same record",
-           (_B + "small_depths", _B + "minimum_peak", _B + "numpy_depths"), argument="depth"),
-    Clause("best_block_length", "returns", "a BlockChoice: Python int counts, depth L, sqrt_depth = math.sqrt(L)",
-           (_B + "record_types", _B + "visible_examples"), ),
+           (_B + "small_depths", _B + "minimum_peak", _B + "numpy_depths"), argument="depth",
+           drawn=(*scalars("depth", "int", "int64", "int32"), *ends("depth", 1, GRADED_MAX_DEPTH))),
+    # record_types draws the range's ends 1 and 20 000; numpy_depths holds a numpy depth's record, field
+    # types included, to the Python int's.
+    Clause("best_block_length", "returns", "a BlockChoice: Python int counts, depth L, sqrt_depth = math.sqrt(L), "
+           "a float (np.float64 is one; np.float32 is not)",
+           (_B + "record_types", _B + "visible_examples", _B + "numpy_depths"), ),
+    # numpy_depths holds a numpy depth's record, sqrt_depth included, to the Python int's.
+    Clause("best_block_length", "tolerance", "sqrt_depth within two units in the last place of math.sqrt(L) "
+           "(L ** 0.5 and np.sqrt(L) accepted)", (_B + "record_types", _B + "numpy_depths")),
     Clause("best_block_length", "returns", "Python int counts for numpy depths too",
            (_B + "numpy_depths",)),
     # input_contract draws bools (True, False), floats below 1, at 1.0, whole and fractional above
@@ -61,10 +74,13 @@ CONTRACT: tuple[Clause, ...] = (
     Clause("best_block_length", "raises", "depth < 1, Python or numpy integer",
            (_B + "input_contract",), argument="depth", raises="ValueError"),
     # block_table(depths=range(16, 4097))
+    # accepts_iterables holds every other iterable's table to the list's.
     Clause("block_table", "behaviour", "best_block_length for each depth, in the order given, repeats kept",
-           (_T + "visible_examples", _T + "order_and_repeats", _T + "matches_best_block_length")),
+           (_T + "visible_examples", _T + "order_and_repeats", _T + "matches_best_block_length",
+            _T + "accepts_iterables")),
+    # matches_best_block_length compares field types too, at the range's ends 1 and 20 000 among others.
     Clause("block_table", "returns", "a list of BlockChoice records, whatever iterable depths is",
-           (_T + "visible_examples", _T + "accepts_iterables")),
+           (_T + "visible_examples", _T + "accepts_iterables", _T + "matches_best_block_length")),
     Clause("block_table", "purity", "depends on depths alone, not on earlier calls",
            (_T + "repeated_calls",)),
     Clause("block_table", "purity", "depths left unchanged (a list not emptied, sorted or reordered)",
@@ -76,7 +92,11 @@ CONTRACT: tuple[Clause, ...] = (
     # accepts_iterables draws each named kind (generators as Once, empty ones too, int64 and int32
     # arrays); order_and_repeats lists.
     Clause("block_table", "accepts", "any iterable, read once, in order: list, tuple, range, generator, numpy ints",
-           (_T + "accepts_iterables", _T + "order_and_repeats"), argument="depths"),
+           (_T + "accepts_iterables", _T + "order_and_repeats"), argument="depths",
+           drawn=(Drawn("list", "type(depths) is list"), Drawn("tuple", "type(depths) is tuple"),
+                  Drawn("range", "type(depths) is range"), Drawn("numpy_array", "isinstance(depths, np.ndarray)"),
+                  Drawn("generator", "not isinstance(depths, (list, tuple, range, np.ndarray))"),
+                  _depths_hold(1), _depths_hold(GRADED_MAX_DEPTH))),
     Clause("block_table", "raises", "depths is not iterable (a lone depth)",
            (_T + "rejects_bad_depths",), argument="depths", raises="TypeError"),
     Clause("block_table", "raises", "as best_block_length, for the first bad depth in the order given",

@@ -82,7 +82,9 @@ def cells() -> list:
             "ex3-record",
             """
             Your functions return a `BlockChoice` record. Run the next cell; do not change it.
-            Every count field is a Python `int`; `sqrt_depth` is the float `math.sqrt(depth)`.
+            Every count field is a Python `int` (a numpy integer loses points); `sqrt_depth` is the float
+            `math.sqrt(depth)`: a `np.float64` is a float too, and `depth ** 0.5`, one unit in the last place
+            away for some depths, earns the same points.
             """,
         ),
         readonly_code("ex3-blockchoice", inspect.getsource(ref.BlockChoice)),

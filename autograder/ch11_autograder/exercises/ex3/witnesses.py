@@ -79,13 +79,21 @@ _ACCEPTED = [
     converted(_ACCEPTS, _best, BEST_CELL, "numpy_to_float", "isinstance(depth, np.integer)", "float(depth)"),
 ]
 
+def _sqrt_depth(kind: str, name: str, root: str) -> Witness:
+    """best_block_length's record with ``sqrt_depth`` replaced by ``root`` (an expression over ``result``)."""
+    text = "a BlockChoice" if kind == "returns" else ""
+    return by_hand(_clause("best_block_length", kind, text), name, BEST_CELL, wrapper(
+        _best, result=f"BlockChoice(result.depth, result.block_size, result.peak_states, "
+                      f"result.replay_evaluations, {root})"))
+
+
 _RETURNS = [
     by_hand(_clause("best_block_length", "returns", "a BlockChoice"), "best_float_counts", BEST_CELL,
             wrapper(_best, result="BlockChoice(*(float(v) for v in (result.depth, result.block_size, "
                     "result.peak_states, result.replay_evaluations, result.sqrt_depth)))")),
-    by_hand(_clause("best_block_length", "returns", "a BlockChoice"), "best_float32_sqrt_depth", BEST_CELL,
-            wrapper(_best, result="BlockChoice(result.depth, result.block_size, result.peak_states, "
-                    "result.replay_evaluations, float(np.float32(result.sqrt_depth)))")),
+    _sqrt_depth("returns", "best_float32_sqrt_depth", "float(np.float32(result.sqrt_depth))"),
+    _sqrt_depth("returns", "best_float32_typed_sqrt_depth", "np.float32(result.sqrt_depth)"),
+    _sqrt_depth("tolerance", "best_sqrt_depth_three_ulps_off", "result.sqrt_depth + 3 * math.ulp(result.sqrt_depth)"),
     by_hand(_clause("best_block_length", "returns", "Python int counts for numpy"), "best_numpy_counts_for_numpy",
             BEST_CELL, wrapper(_best, result="BlockChoice(*(type(depth)(v) for v in (result.depth, result.block_size, "
                                "result.peak_states, result.replay_evaluations)), result.sqrt_depth) "
@@ -242,8 +250,15 @@ _BEST_PURITY = [
         """),
 ]
 
+#: The readings the docstring settles: sqrt_depth a np.float64 of math.sqrt's bits, or L ** 0.5 (an ulp apart).
+_READINGS = [
+    _sqrt_depth("returns", "best_numpy_float64_sqrt_depth", "np.float64(result.sqrt_depth)"),
+    _sqrt_depth("tolerance", "best_sqrt_depth_as_power", "result.depth ** 0.5"),
+]
+
 WITNESSES = Witnesses(
     CONTRACT,
     (*_BEHAVIOUR, *_ACCEPTED, *_RETURNS, *_RAISES, *_BEST_PURITY, *_TABLE, *_PURITY, *_DEFAULTS, *_ITERABLES,
      *_TABLE_RAISES),
+    tuple(_READINGS),
 )

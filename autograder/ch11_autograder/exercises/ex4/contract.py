@@ -46,7 +46,8 @@ CONTRACT: tuple[Clause, ...] = (
            _every_field()),
     Clause(FUNCTION, "returns", "paper: a key of SUPPORTED_PAPERS; each mark spelt as a key of ALLOWED_VALUES[field]",
            _every_field()),
-    Clause(FUNCTION, "purity", "the same marks on every call (no arguments to leave unchanged)", _every_field()),
+    Clause(FUNCTION, "purity", "the same marks on every call (no arguments to leave unchanged; one shared dict "
+           "object is fine)", _every_field()),
     *(Clause(FUNCTION, "behaviour", f"{field}: one point if the paper's key accepts it, on its own",
              (f"{MARKS_TESTS}/{field}",)) for field in ref.FIELDS),
     Clause(FUNCTION, "behaviour", "an unsupported paper, a missing or extra key, a value outside a field's "

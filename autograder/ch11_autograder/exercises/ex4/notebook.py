@@ -231,7 +231,8 @@ def audit_marks() -> dict[str, str]:
 
         For example ``{"paper": "<id>", "graph_class": "<a value>", ...}``.
 
-    Every call returns the same marks (the grader calls the function several times).
+    Every call returns the same marks (the grader calls the function several times). Returning
+    one dict object from every call is fine: the grader reads the marks, it never changes them.
 
     Scoring: each of the four marks earns one point if the paper's key accepts it, on its
     own (a wrong mark costs only that mark). A paper id outside ``SUPPORTED_PAPERS``, a

@@ -57,4 +57,11 @@ _WITNESSES: list[Witness] = [
             _marks("{**marks, 'paper': 'griewank2000'}")),
 ]
 
-WITNESSES = Witnesses(CONTRACT, tuple(_WITNESSES))
+#: The reading the docstring settles: "the same marks" may be one dict object returned by every call.
+_READINGS = [
+    by_hand(_clause("purity"), "marks_one_shared_dict", MARKS_CELL,
+            "_reference_audit_marks = audit_marks\n_shared_marks = _reference_audit_marks()\n\n\n"
+            "def audit_marks():\n    return _shared_marks\n"),
+]
+
+WITNESSES = Witnesses(CONTRACT, tuple(_WITNESSES), tuple(_READINGS))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from ...api.contract import Clause
+from ...api.contract import Clause, ends, scalars
 
 NOTEBOOK = "ex5_replay"
 
@@ -48,6 +48,10 @@ def _properties(grade_id: str) -> Callable[..., tuple[str, ...]]:
 
 
 _s, _c, _m, _r = map(_properties, (STORE_ALL_TESTS, CHECKPOINTED_TESTS, MISMATCH_TESTS, REPORT_TESTS))
+#: The kinds of block_size drawn where a checkpointed run's or a report's output promise is checked:
+#: Python and numpy integers, and the ends of [1, L].
+_BLOCK_SIZES = (*scalars("block_size", "int", "int64", "int32"), *ends("block_size", 1, high="chain.depth"))
+
 _SA, _CC, _FM, _RR = "store_all_cotangents", "checkpointed_cotangents", "first_mismatch", "replay_report"
 
 #: Every rule of the four docstrings (``ch11_solutions.ex5_replay``), in docstring order, with the
@@ -75,21 +79,24 @@ CONTRACT: tuple[Clause, ...] = (
            _s("store_all_form", "store_all_refuses_bad_arguments"), "z0", "ValueError"),
     Clause(_CC, "behaviour", "blocks of k from s = 0; replay m - 1 layers per block", _c("replay_counts")),
     Clause(_CC, "behaviour", "matched: replay from the block's snapshot", _c("matched_replay_is_store_all")),
+    # checkpointed_default_and_integer_types holds a numpy block_size's run to the int's, bit for bit.
     Clause(_CC, "tolerance", "matched equals store-all bit for bit (own runs; reference to 1e-10)",
-           _c("matched_replay_is_store_all")),
+           _c("matched_replay_is_store_all", "checkpointed_default_and_integer_types")),
     Clause(_CC, "behaviour", "unmatched: replay draws from rng as the forward pass left it", _c("unmatched_replay")),
     Clause(_CC, "behaviour", "peak ceil(L/k) + k, as uniform_checkpoint_cost", _c("replay_counts")),
     Clause(_CC, "accepts", "any StochasticChain", _c("matched_replay_is_store_all", "replay_counts"), "chain"),
     Clause(_CC, "accepts", "a float64 array of shape (width,)", _c("matched_replay_is_store_all"), "z0"),
     Clause(_CC, "accepts", "an int or numpy integer in [1, L]",
-           _c("replay_counts", "checkpointed_default_and_integer_types"), "block_size"),
+           _c("replay_counts", "checkpointed_default_and_integer_types"), "block_size", drawn=_BLOCK_SIZES),
     # Only checkpointed_used_generator meets a generator that drew before; the replay properties draw fresh ones.
     Clause(_CC, "accepts", "a numpy Generator in any state (it may have drawn before: not rewound to its seed)",
            _c("checkpointed_used_generator"), "rng"),
     Clause(_CC, "accepts", "True and False", _c("matched_replay_is_store_all", "unmatched_replay"), "matched"),
     Clause(_CC, "default", "matched=True", _c("checkpointed_default_and_integer_types"), "matched"),
-    Clause(_CC, "returns", "ReplayRun: counts 2L - ceil(L/k), L - ceil(L/k), ceil(L/k) + k as ints",
-           _c("checkpointed_form", "replay_counts")),
+    # checkpointed_default_and_integer_types checks the form for np.int64 and np.int32 block sizes.
+    Clause(_CC, "returns", "ReplayRun: counts 2L - ceil(L/k), L - ceil(L/k), ceil(L/k) + k as Python ints, "
+           "for a numpy integer block_size too",
+           _c("checkpointed_form", "replay_counts", "checkpointed_default_and_integer_types")),
     Clause(_CC, "purity", "no result depends on earlier calls, a used chain's or generator's among them",
            _c("checkpointed_repeated_calls", "checkpointed_used_chain", "checkpointed_used_generator")),
     Clause(_CC, "purity", "z0 unmodified; rng advanced by the forward pass (and an unmatched replay) only; "
@@ -110,12 +117,15 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_FM, "purity", "same index swapped and repeated; arrays unmodified", _m("largest_differing_row")),
     Clause(_FM, "raises", "shapes or dtypes differ, or 0-d", _m("refuses_incomparable_arrays"), "saved", "ValueError"),
     Clause(_FM, "raises", "shapes or dtypes differ", _m("refuses_incomparable_arrays"), "replayed", "ValueError"),
-    Clause(_RR, "behaviour", "each run its own default_rng(seed)", _r("report_runs", "report_first_mismatch")),
+    # report_arguments holds a numpy block_size's report (np.int64, np.int32) to the int's.
+    Clause(_RR, "behaviour", "each run its own default_rng(seed)",
+           _r("report_runs", "report_first_mismatch", "report_arguments")),
     Clause(_RR, "behaviour", "work, peaks and first mismatch kept apart", _r("report_work", "report_peak")),
     Clause(_RR, "accepts", "any StochasticChain", _r("report_runs"), "chain"),
     Clause(_RR, "accepts", "a float64 array of shape (width,)", _r("report_runs"), "z0"),
-    Clause(_RR, "accepts", "an int or numpy integer in [1, L]", _r("report_work", "report_arguments"), "block_size"),
-    Clause(_RR, "accepts", "a non-negative int seed", _r("report_runs"), "seed"),
+    Clause(_RR, "accepts", "an int or numpy integer in [1, L]", _r("report_work", "report_arguments"), "block_size",
+           drawn=_BLOCK_SIZES),
+    Clause(_RR, "accepts", "a non-negative int seed", _r("report_runs"), "seed", drawn=ends("seed", 0)),
     Clause(_RR, "accepts", "True and False", _r("report_work", "report_first_mismatch"), "matched"),
     # report_arguments sends np.int64 block sizes: the field must come back a Python int.
     Clause(_RR, "returns", "ReplayReport echoing block_size (a Python int, for a numpy integer too) and matched",

@@ -130,7 +130,8 @@ def cells() -> list:
             "ex5-record",
             """
             Your replay functions return a `ReplayRun`. Run the next cell; do not change it.
-            Its three counts are Python `int`s.
+            Its three counts are Python `int`s, also for a numpy integer `block_size`: a numpy integer
+            count (`math.ceil(L / k) + k` with a numpy `k` is one) loses points.
             """,
         ),
         readonly_code("ex5-replayrun", inspect.getsource(ref.ReplayRun)),

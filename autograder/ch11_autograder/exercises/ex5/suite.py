@@ -240,7 +240,9 @@ def _form_problem(run: Any, case: Mapping[str, Any], record: str = "ReplayRun") 
     if not isinstance(cot, np.ndarray) or cot.dtype != np.float64 or cot.shape != shape:
         return f"cotangents must be a float64 numpy array of shape (depth + 1, width) = {shape}"
     for name in _RUN_FIELDS[1:]:
-        if not _is_count(run[name]):
+        # "Its three counts are Python ints": a numpy integer (a count computed from a numpy block_size as
+        # given) is not one, whatever the type of block_size.
+        if type(run[name]) is not int:
             return f"{name} must be an integer (a Python int), got {type(run[name]).__name__}"
     return ""
 
@@ -1070,17 +1072,20 @@ def judge_report_arguments(student: Student, case: Mapping[str, Any]) -> None:
     good = {"chain": _chain(case), "z0": case["z0"], "block_size": k, "seed": case["seed"]}
     bad = [("chain", None, "TypeError"), ("z0", list(map(float, case["z0"])), "ValueError")]
     bad += [("block_size", value, kind) for value, kind in _bad_block_sizes(case)]
-    # Every call in one exchange: for each stream the int k then np.int64(k), then the refusals.
-    calls = [_report_call(case, matched, size) for matched in (True, False) for size in (k, np.int64(k))]
+    # Every call in one exchange: for each stream the int k, np.int64(k) and np.int32(k), then the refusals.
+    numpy_sizes = (np.int64(k), np.int32(k))
+    calls = [_report_call(case, matched, size) for matched in (True, False) for size in (k, *numpy_sizes)]
     calls += _refusal_calls("replay_report", good, bad, matched=True)
     outcomes = student.batch(calls, stop_on_error=False, return_errors=True)
-    for matched in (True, False):
-        own = _checked_report(case, matched, _value(next(outcomes)))
-        shown = {**_shown(case, matched=matched), "block_size": np.int64(k)}
+    for matched, size in ((matched, size) for matched in (True, False) for size in (None, *numpy_sizes)):
+        if size is None:
+            own = _checked_report(case, matched, _value(next(outcomes)))
+            continue
+        shown = {**_shown(case, matched=matched), "block_size": size}
         report = next(outcomes)
         if isinstance(report, StudentError):
             got = f"{report.type}: {report.message}"
-            raise Mismatch(shown, "a ReplayReport", got, "np.int64(k) is a block size.")
+            raise Mismatch(shown, "a ReplayReport", got, f"np.{type(size).__name__}(k) is a block size.")
         if not isinstance(report, Record) or report.type != "ReplayReport" or tuple(report.fields) != _REPORT_FIELDS:
             raise Mismatch(shown, "a ReplayReport", report, "Return a ReplayReport for a numpy integer block_size.")
         expected = tuple(_count(own[f]) for f in fields)

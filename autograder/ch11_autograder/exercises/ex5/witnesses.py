@@ -195,6 +195,10 @@ _CHECKPOINTED = [
             wrapper(_CC, result=_run(forward="float(result.forward_evaluations)",
                                      replayed="float(result.replayed_evaluations)",
                                      peak="float(result.peak_states)"))),
+    # Issue 35: block_size validated (operator.index) but the peak computed from the argument as given,
+    # so a numpy integer block_size gives a numpy integer peak_states.
+    by_hand(_clause(_CK, "returns"), "checkpointed_numpy_peak_for_numpy_block_size", CHECKPOINTED_CELL,
+            wrapper(_CC, result=_run(peak="-(-chain.depth // block_size) + block_size"))),
     by_hand(_clause(_CK, "returns"), "checkpointed_replays_counted_floor", CHECKPOINTED_CELL,
             wrapper(_CC, result=_run(replayed="chain.depth - chain.depth // block_size"))),
     by_hand(_clause(_CK, "returns"), "checkpointed_float32_cotangents", CHECKPOINTED_CELL,
@@ -363,4 +367,10 @@ _REPORT = [
     ]),
 ]
 
-WITNESSES = Witnesses(CONTRACT, (*_STORE_ALL, *_CHECKPOINTED, *_MISMATCH, *_REPORT))
+#: The reading the docstring settles: first_mismatch's int may be a numpy integer.
+_READINGS = [
+    by_hand(_clause("first_mismatch", "returns"), "first_mismatch_numpy_index", MISMATCH_CELL,
+            wrapper(_FM, result="None if result is None else np.int64(result)")),
+]
+
+WITNESSES = Witnesses(CONTRACT, (*_STORE_ALL, *_CHECKPOINTED, *_MISMATCH, *_REPORT), tuple(_READINGS))
