@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
-from ..batch import BatchError, IntakeError, SubmissionRecord
+from ..batch import BatchError, BatchOptions, IntakeError, SubmissionRecord
 from ..batch.course import course_step
 from ..batch.records import format_score
 from ..batch.session import GradingSession
@@ -200,8 +200,11 @@ class Service:
                 self.say(f"queued   {escape(folder.student)} {escape(folder.timestamp)}")
             else:
                 self.say(f"refused  {escape(name)}: {escape(sub.reason or '')}")
+            # A queued submission's page is published by refresh_queued below, with its position: published here
+            # it would say "position 0" until then.
             for old in [*superseded, sub]:
-                self.publish_status(old)
+                if old.state != "queued":
+                    self.publish_status(old)
             if sub.state == "refused":
                 self._bound_refusals(folder.student)
         if queued:
@@ -287,10 +290,10 @@ class Service:
         attempt; :attr:`_failure` then says why)."""
         if self.session is None:
             try:
-                self.session = GradingSession(self.practice, workers=max(1, self.policy.workers),
-                                              sandbox=self.policy.sandbox or None, timeout=self.policy.timeout,
-                                              assignment=self.assignment, cluster=self.policy.cluster or None,
-                                              say=self.say)
+                options = BatchOptions(workers=max(1, self.policy.workers), sandbox=self.policy.sandbox or None,
+                                       timeout=self.policy.timeout, assignment=self.assignment,
+                                       cluster=self.policy.cluster or None)
+                self.session = GradingSession(self.practice, options, say=self.say)
             except (BatchError, IntakeError) as exc:
                 self._failure = f"the grader could not run: {exc}"
                 self.say(f"error    the grader could not start: {escape(str(exc), 500)}")

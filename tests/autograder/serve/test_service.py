@@ -101,6 +101,27 @@ def test_flood_classmates_and_forgery(service: Service) -> None:
 
 
 @needs_root
+def test_a_queued_page_is_published_with_its_position_only(service: Service) -> None:
+    """Every page the scan writes for a queued submission states its real place (a student who fetches between
+    two writes sees that page), never a placeholder position 0."""
+    written: list[str] = []
+    publish = service.publisher.publish
+
+    def recording(secret: str, notebook: str, page: str) -> Path:
+        written.append(page)
+        return publish(secret, notebook, page)
+
+    service.publisher.publish = recording  # type: ignore[method-assign]
+    drop(service.settings.inbound, CLASSMATES[0], 1)
+    drop(service.settings.inbound, CLASSMATES[1], 2)
+    service.scan()
+    queued = [page for page in written if "Queued" in page]
+    assert queued, "the scan published no status page"
+    assert not [page for page in queued if "position 0" in page]
+    assert any("position 2" in page for page in queued)
+
+
+@needs_root
 def test_publishing_is_idempotent(service: Service) -> None:
     _, secret = drop(service.settings.inbound, FLOODER, 1)
     service.scan()
