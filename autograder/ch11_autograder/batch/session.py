@@ -43,7 +43,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 from .course import make_template
 from .guards import BatchLock
@@ -75,13 +74,11 @@ class GradingSession:
     ``options``: how to grade, as :func:`.orchestrate.grade_class` takes them (``workers`` slots; ``cluster``:
     ``None``, ``"local"``, a batch system or a scheduler address); a session never regrades what the ledger
     holds or writes the course-wide feedback and export, so its plan has ``regrade`` and ``feedback`` off.
-    ``settings``: fields of :class:`.plan.BatchOptions` set over ``options`` (for callers that name them one
-    by one). ``say`` reports a runner's steps and warnings.
+    ``say`` reports a runner's steps and warnings.
 
     Raises:
         BatchError: the course, the sandbox, the lock or the cluster is unusable (as
             :func:`.orchestrate.grade_class`); nothing is left open.
-        TypeError: ``settings`` names no field of :class:`.plan.BatchOptions`.
     """
 
     def __init__(
@@ -90,9 +87,8 @@ class GradingSession:
         options: BatchOptions = DEFAULT_OPTIONS,
         *,
         say: Callable[[str], None] | None = None,
-        **settings: Any,
     ) -> None:
-        options = replace(options, **settings, regrade=False, feedback=False)
+        options = replace(options, regrade=False, feedback=False)
         self.plan = open_plan(None, course, options, None)
         self._lock = BatchLock(self.plan.state / "lock")
         self._in_flight: dict[str, _InFlight] = {}
