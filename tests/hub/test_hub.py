@@ -136,12 +136,20 @@ def _rows(page, name: str, count: int):
     return rows
 
 
-def _lab_student(course: Observed, context) -> None:
-    """Step 1 of the module docstring."""
-    role, user = "lab", course.students["lab"]
+def _open_lab(course: Observed, context, role: str):
+    """A new page of ``context`` with the student ``role`` logged in to the hub and at their JupyterLab;
+    returns (page, the student's user)."""
+    user = course.students[role]
     page = context.new_page()
     hub_support.log_in(page, course.hub_url, user, course.passwords[role],
                        f"{course.hub_url}{course.user_prefix(role)}lab**")
+    return page, user
+
+
+def _lab_student(course: Observed, context) -> None:
+    """Step 1 of the module docstring."""
+    role = "lab"
+    page, user = _open_lab(course, context, role)
     _assignments_tab(page)
     _rows(page, "released", 1).first.locator(".item_status button").click()
     _rows(page, "fetched", 1)
@@ -182,10 +190,8 @@ def _lab_student(course: Observed, context) -> None:
 
 def _terminal_student(course: Observed, context) -> Terminal:
     """Step 2 of the module docstring; returns the terminal for step 4."""
-    role, user = "term", course.students["term"]
-    page = context.new_page()
-    hub_support.log_in(page, course.hub_url, user, course.passwords[role],
-                       f"{course.hub_url}{course.user_prefix(role)}lab**")
+    role = "term"
+    page, user = _open_lab(course, context, role)
     _wait_for_lab(page)
     terminal = Terminal(page, course.user_prefix(role))
 
