@@ -36,7 +36,7 @@ BATCH_SIZES = (10, 50, 0)  # 0: every call in one batch
 
 
 def _ways(session: Any, calls: int) -> dict[str, Callable[[], None]]:
-    from ch11_autograder.trusted.worker_client import Call
+    from ch11_autograder.trusted.worker_batches import Call
 
     batch = [Call("double", (i,)) for i in range(calls)]
 

@@ -84,13 +84,14 @@ def classify(frame: FrameType | None) -> str:
 
     if has("worker_client.py", "start"):
         return "worker start"
-    if any(has("worker_client.py", name) for name in ("_exchange", "_call", "keep", "call_many")):
-        if has("worker_client.py", "_receive"):
+    exchanging = any(has("worker_client.py", name) for name in ("_exchange", "_call", "keep"))
+    if exchanging or has("worker_batches.py", "call_many"):
+        if has("worker_pipe.py", "_receive"):
             inner = names[0]
             if "/protocol/" in inner[0] or "json" in inner[0] or has("/protocol/", "loads_message"):
                 return "round trip: decoding the reply"
             return "round trip: waiting for the reply"
-        if has("worker_client.py", "_send"):
+        if has("worker_pipe.py", "_send"):
             return "round trip: writing the request"
         if has("/protocol/", "parse_reply") or has("/protocol/", "loads_message"):
             return "round trip: decoding the reply"
@@ -101,7 +102,7 @@ def classify(frame: FrameType | None) -> str:
         return "reference computation"
     if has("roundtrip.py", "roundtrip") or has("protocol/values.py", "wire_equal"):
         return "comparing (roundtrip, wire_equal)"
-    if has("suite.py", "name_misconception"):
+    if has("misconception_naming.py", "name_misconception"):
         return "misconception naming"
     if has("hypothesis", None):
         if has("shrinker.py") or has("/shrinking/"):
@@ -152,8 +153,12 @@ CPU_SETS = {
     "worker start": [("worker_client.py", ("start",))],
     "round trip: encoding the request": [("/protocol/", _ENCODERS)],
     "round trip: decoding the reply": [("/protocol/", ("parse_reply", "loads_message"))],
-    "round trip: pipe I/O": [("worker_client.py", ("_send", "_receive"))],
-    "round trip: all": [("worker_client.py", ("_exchange", "call_many")), ("/protocol/", _ENCODERS)],
+    "round trip: pipe I/O": [("worker_pipe.py", ("_send", "_receive"))],
+    "round trip: all": [
+        ("worker_client.py", ("_exchange",)),
+        ("worker_batches.py", ("call_many",)),
+        ("/protocol/", _ENCODERS),
+    ],
     "formatting calls for feedback": [("verdicts.py", ("format_call",))],
     "reference computation": [("ch11_solutions", ())],
     "comparing (roundtrip, wire_equal)": [
@@ -162,7 +167,7 @@ CPU_SETS = {
     ],
     "hypothesis: shrinking": [("shrinker.py", ("shrink",))],
     "suites": [("trusted/suite.py", ("run_suite",))],
-    "hypothesis: test bodies": [("trusted/suite.py", ("run_example",))],
+    "hypothesis: test bodies": [("trusted/hypothesis_properties.py", ("run_example",))],
     "hypothesis: whole": [("hypothesis/core.py", ("wrapped_test",))],
 }
 

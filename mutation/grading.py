@@ -35,7 +35,7 @@ __all__ = ["CellScore", "Graded", "Pool", "grade_notebook", "submission"]
 
 REPO = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "ch11"
-#: Text of the verdict of a call stopped by ``TrustedVerdicts.call_timeout`` (worker_client.py).
+#: Text of the verdict of a call stopped by ``TrustedVerdicts.call_timeout`` (worker_errors.py).
 CALL_TIMEOUT_TEXT = "did not return within"
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from ch11_autograder.api.suite import Call, Record, StudentError, in_process_student
 from ch11_autograder.trusted.in_process import InProcessSession
-from ch11_autograder.trusted.worker_client import NotRun
+from ch11_autograder.trusted.worker_errors import NotRun
 
 
 def _append(items, item):

@@ -1,7 +1,7 @@
 """Calls made one by one and in batches, side by side: the cells, the calls and the comparison.
 
-``tests/autograder/test_worker_client.py`` (``WorkerSession.call_many``) and
-``tests/autograder/test_verdicts.py`` (``Student.batch``) run the same calls both
+``tests/autograder/test_worker_batches.py`` (``WorkerSession.call_many``) and
+``tests/autograder/test_student.py`` (``Student.batch``) run the same calls both
 ways through a real worker and compare what each call came to. The calls cover every way
 a call can end: a value, the student's exception, a missing or uncallable name, a value
 that cannot travel, a mutated argument and warnings under watch, state carried across
@@ -17,8 +17,10 @@ from typing import Any
 
 import pytest
 from ch11_autograder import protocol
-from ch11_autograder.trusted.suite import Watched
-from ch11_autograder.trusted.worker_client import Call, NotRun, WorkerSession
+from ch11_autograder.trusted.student import Watched
+from ch11_autograder.trusted.worker_batches import Call
+from ch11_autograder.trusted.worker_client import WorkerSession
+from ch11_autograder.trusted.worker_errors import NotRun
 from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
 from ch11_autograder.untrusted.launch import Launcher, SandboxUnavailable
 

@@ -23,10 +23,10 @@ from collections.abc import Mapping
 from ch11_autograder.authoring.build import build_notebook
 from ch11_autograder.exercises import WORKER_SKIP_CELLS, exercise
 from ch11_autograder.exercises.catalogue import WrongAnswer, catalogue
+from ch11_autograder.trusted.cell_suite import CellSuite
 from ch11_autograder.trusted.grading import grade_suites
 from ch11_autograder.trusted.registry import get_suite
 from ch11_autograder.trusted.submission_cells import WorkerCells, autograded_test_cells, worker_cells
-from ch11_autograder.trusted.suite import CellSuite
 from ch11_autograder.trusted.verdicts import CellVerdict
 from ch11_autograder.trusted.worker_client import WorkerSession
 from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher

@@ -35,25 +35,16 @@ Values as they come back over the wire:
 from __future__ import annotations
 
 from ..protocol import Kept, Once, Record, RngSeed, truncate, wire_equal
+from ..trusted.cell_suite import CellSuite, Property
+from ..trusted.hypothesis_properties import MAX_EVIDENCE, hypothesis_property
 from ..trusted.in_process import in_process_student
+from ..trusted.mismatch import Misconception, Mismatch, expect_equal
 from ..trusted.registry import register
 from ..trusted.roundtrip import roundtrip
-from ..trusted.suite import (
-    MAX_EVIDENCE,
-    Call,
-    CellSuite,
-    Misconception,
-    Mismatch,
-    Property,
-    Replies,
-    Session,
-    Student,
-    Watched,
-    expect_equal,
-    hypothesis_property,
-)
+from ..trusted.student import Replies, Session, Student, Watched
 from ..trusted.verdicts import NOTHING
-from ..trusted.worker_client import NotDefined, StudentError, Unencodable
+from ..trusted.worker_batches import Call
+from ..trusted.worker_errors import NotDefined, StudentError, Unencodable
 
 __all__ = [
     "MAX_EVIDENCE",

@@ -25,7 +25,8 @@ from ..paths import ASSIGNMENT, DEMO_CLASS_DIR
 from ..trusted.registry import load_suite_modules, registered
 from ..trusted.submission_cells import submission_code_cells
 from ..trusted.suite import run_suite
-from ..trusted.worker_client import Call, Outcome, WorkerSession
+from ..trusted.worker_batches import Call, Outcome
+from ..trusted.worker_client import WorkerSession
 from ..untrusted.choose import choose_launcher
 from ..untrusted.launch import Limits
 from . import EXERCISES, SUITE_MODULES, WORKER_SKIP_CELLS

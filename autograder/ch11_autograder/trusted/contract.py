@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     # Only for the annotation: exercises' contracts import this module, and must not load
     # the suite API (hypothesis) with it.
-    from .suite import CellSuite
+    from .cell_suite import CellSuite
 
 __all__ = ["KINDS", "Clause", "ClauseKind", "Drawn", "ends", "missing_properties", "property_names", "scalars"]
 

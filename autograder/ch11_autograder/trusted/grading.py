@@ -14,10 +14,12 @@ import logging
 from collections.abc import Iterable
 
 from ..protocol import CellOutcome, ProtocolError
+from .cell_suite import CellSuite
 from .submission_cells import WorkerCells
-from .suite import CellSuite, run_suite
+from .suite import run_suite
 from .verdicts import CellVerdict
-from .worker_client import CallTimeout, WorkerCrashed, WorkerSession
+from .worker_client import WorkerSession
+from .worker_errors import CallTimeout, WorkerCrashed
 
 __all__ = ["first_report", "grade_suites"]
 

@@ -27,8 +27,9 @@ from typing import Any
 
 from ..protocol import CellOutcome, Kept, Reply, decode_value, encode_value, watch_form
 from .roundtrip import roundtrip
-from .suite import Student
-from .worker_client import Call, NotRun, Outcome, StudentError
+from .student import Student
+from .worker_batches import Call, Outcome
+from .worker_errors import NotRun, StudentError
 
 __all__ = ["InProcessSession", "in_process_student"]
 

@@ -4,7 +4,7 @@ An exercise's suites live in their own module (e.g.
 ``ch11_autograder/exercises/ex3/suite.py``) that registers them when imported::
 
     from ch11_autograder.trusted.registry import register
-    from ch11_autograder.trusted.suite import CellSuite
+    from ch11_autograder.trusted.cell_suite import CellSuite
 
     register(CellSuite("ex3_best_block_length", points=3, properties=[...]))
 
@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 
-from .suite import CellSuite
+from .cell_suite import CellSuite
 
 __all__ = ["clear", "get_suite", "load_suite_modules", "register", "registered", "unregister"]
 

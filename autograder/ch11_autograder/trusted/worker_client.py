@@ -6,7 +6,7 @@ scratch directory, starts ``runtime/worker.py`` there through a
 request/reply exchanges (``ch11_autograder.protocol``). Every reply is hostile
 data: it is read with a time limit and a byte cap and decoded strictly.
 
-Failure model:
+Failure model (the exceptions are ``trusted/worker_errors.py``'s):
 
 * the student's function raises -> :class:`StudentError` (the worker lives on);
 * the name is missing or not callable -> :class:`NotDefined` (a StudentError);
@@ -20,13 +20,9 @@ session is marked dead; the next call starts a fresh worker, which executes
 the cells again. After ``max_restarts`` restarts the session gives up and
 every further call raises :class:`WorkerCrashed` at once.
 
-:meth:`WorkerSession.call_many` sends several calls (:class:`Call`) in one message
-and gives each call the outcome it would have had alone: the worker answers them
-in order, one reply per call as it returns, so each call's time limit runs from the
-reply before it and a call that hangs or kills the worker is the call reported. A
-timeout, crash or malformed reply ends the batch there; the calls after it are
-reported :class:`NotRun` (the next ``call_many`` or ``call`` starts a fresh worker,
-as the next single call would).
+:meth:`WorkerSession.call_many` sends several calls in one message, each given the outcome
+it would have had alone (``trusted/worker_batches.py``); the pipes themselves, with their
+deadlines and byte caps, are ``trusted/worker_pipe.py``.
 """
 
 from __future__ import annotations
@@ -34,181 +30,28 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import math
 import os
 import re
-import select
 import shutil
 import signal
 import subprocess
 import tempfile
-import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from .. import protocol
 from ..protocol import CellOutcome, ProtocolError
-from ..untrusted.backend import fatal_signal
 from ..untrusted.launch import Launcher, Limits
+from .worker_batches import WorkerBatches
+from .worker_errors import CallTimeout, NotDefined, StudentError, Unencodable, WorkerCrashed
 
-__all__ = [
-    "Call",
-    "CallTimeout",
-    "NotDefined",
-    "NotRun",
-    "Outcome",
-    "ProtocolError",
-    "StudentError",
-    "Unencodable",
-    "WorkerCrashed",
-    "WorkerError",
-    "WorkerSession",
-]
-
-#: Bytes of the worker's own stderr kept for the grader's log.
-DIAGNOSTIC_BYTES = 4096
+__all__ = ["WorkerSession"]
 
 _WHERE = re.compile(r"cell (\d+), line (\d+)\Z")
 
 
-class WorkerError(Exception):
-    """Base of everything a call can raise because of the worker or the student.
-
-    ``str(error)`` is written for the student: no paths, no trusted code.
-    """
-
-
-class StudentError(WorkerError):
-    """The student's code raised (or the name is unusable, see subclasses).
-
-    Attributes:
-        type: exception class name as reported by the worker.
-        message: exception message, truncated.
-        where: e.g. ``line 2 of the code cell starting "def double(x):"``, or ``""``.
-    """
-
-    def __init__(self, type: str, message: str, where: str = "") -> None:
-        self.type = type
-        self.message = message
-        self.where = where
-        location = f" (at {where})" if where else ""
-        super().__init__(f"{type}: {message}{location}" if message else f"{type}{location}")
-
-
-class NotDefined(StudentError):
-    """The called name is not a top-level function of the submission."""
-
-    def __str__(self) -> str:
-        return self.message
-
-
-class Unencodable(StudentError):
-    """The student's function returned a value that cannot travel over the wire."""
-
-    def __str__(self) -> str:
-        return self.message
-
-
-class CallTimeout(WorkerError):
-    """No reply within the time limit; the worker was killed."""
-
-    def __init__(self, fn: str, seconds: float) -> None:
-        self.fn = fn
-        self.seconds = seconds
-        if fn:
-            text = (
-                f"{fn}() did not return within {seconds:g} s, so the grader stopped it "
-                "(look for an infinite loop or a much slower algorithm than needed)"
-            )
-        else:
-            text = (
-                f"your notebook's code did not finish running within {seconds:g} s, so the grader stopped it "
-                "(look for a long computation or an infinite loop at the top level of a cell)"
-            )
-        super().__init__(text)
-
-
-class WorkerCrashed(WorkerError):
-    """The worker process ended or could not be (re)started.
-
-    Attributes:
-        detail: text for the grader's log (exit status, the worker's own
-            stderr tail); never shown to students.
-    """
-
-    def __init__(self, message: str, detail: str = "") -> None:
-        self.detail = detail
-        super().__init__(message)
-
-
-class NotRun(WorkerError):
-    """A call of a batch that was not made (:meth:`WorkerSession.call_many`).
-
-    Attributes:
-        reason: ``"budget"`` when the batch's deadline had passed before the call would
-            start, ``"stopped"`` when an earlier call of the batch ended it (a timeout,
-            crash or malformed reply, or an error under ``stop_on_error``).
-    """
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-        super().__init__(
-            "the time budget was spent before this call" if reason == "budget" else "an earlier call ended the batch"
-        )
-
-
-@dataclass(frozen=True)
-class Call:
-    """One call of a batch: ``fn(*args, **kwargs)`` in the student's code.
-
-    Attributes:
-        fn, args, kwargs: as for :meth:`WorkerSession.call`.
-        watch: also return the arguments as the call left them and its warnings,
-            as :meth:`WorkerSession.call_watch`.
-        timeout: seconds this call may take, from the reply before it (``None``: the
-            session's ``call_timeout``).
-    """
-
-    fn: str
-    args: Sequence[Any] = ()
-    kwargs: Mapping[str, Any] = field(default_factory=dict)
-    watch: bool = False
-    timeout: float | None = None
-
-
-#: What one call of a batch came to: its reply when it succeeded, else the exception
-#: :meth:`WorkerSession.call` would have raised (or :class:`NotRun`).
-Outcome = protocol.Reply | WorkerError | ProtocolError
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
-
-
-_SIGNAL_HINTS: dict[int, str] = {
-    signal.SIGXCPU: "the CPU time limit was reached",
-    signal.SIGXFSZ: "a file grew beyond the size limit",
-    signal.SIGSEGV: "a segmentation fault",
-    signal.SIGKILL: "killed, usually for using too much memory",
-}
-
-
-def _exit_description(returncode: int | None, launcher: object = None) -> str:
-    if returncode is None:
-        return "it stopped answering"
-    number = fatal_signal(launcher, returncode)  # as the launcher's backend reports a signal
-    if number:
-        hint = _SIGNAL_HINTS.get(number)
-        return f"it was ended by {_signal_name(number)}" + (f" ({hint})" if hint else "")
-    return f"it exited with status {returncode}"
-
-
-class WorkerSession:
+class WorkerSession(WorkerBatches):
     """A running verdict worker for one submission; use as a context manager.
 
     Use a session from one long-lived thread: a sandbox may tie the worker's
@@ -311,17 +154,6 @@ class WorkerSession:
         if self._scratch is not None:
             _remove_tree(self._scratch)
             self._scratch = None
-
-    def _diagnostics(self) -> str:
-        proc = self._proc
-        parts = [f"worker exit status: {proc.poll() if proc else None}"]
-        if self._stderr is not None:
-            with contextlib.suppress(OSError):
-                self._stderr.seek(0)
-                tail = self._stderr.read(DIAGNOSTIC_BYTES)
-                if tail:
-                    parts.append("worker stderr: " + tail.decode("utf-8", "replace"))
-        return "\n".join(parts)
 
     def start(self) -> tuple[CellOutcome, ...]:
         """Start a fresh worker, execute the cells, and return the cell report.
@@ -528,207 +360,6 @@ class WorkerSession:
         self.incidents.append(f"worker reported {error.kind}: {error.type}: {error.message}")
         self._kill()
         return ProtocolError("message.error", f"the worker could not process the call ({error.kind})")
-
-    # ------------------------------------------------------------------ batches
-
-    def call_many(
-        self, calls: Sequence[Call], *, stop_on_error: bool = False, deadline: float | None = None
-    ) -> list[Outcome]:
-        """Make ``calls`` in order through as few messages as fit; one outcome per call.
-
-        Each outcome is what :meth:`call_watch` would return for that call alone (the
-        :class:`~ch11_autograder.protocol.Reply`, also for an unwatched call: read its
-        ``value``) or the exception :meth:`call` would raise, not raised:
-        :class:`StudentError` (and subclasses), :class:`CallTimeout` (the call's own
-        ``timeout``, counted from the reply before it), :class:`WorkerCrashed`,
-        :class:`ProtocolError`. The first timeout, crash or malformed reply ends the
-        batch, with the worker killed as after a single call; every later call is
-        :class:`NotRun` (``"stopped"``) and was not made: pass them to ``call_many``
-        again to make them in a fresh worker, as the next single call would be.
-
-        Args:
-            stop_on_error: a call whose reply is an error (the student's code raised, a
-                name is missing, a value cannot travel) also ends the batch: the calls
-                after it are not made (``NotRun("stopped")``), as when a caller lets the
-                first ``StudentError`` propagate.
-            deadline: a ``time.monotonic()`` instant; a call that would start after it is
-                not made (``NotRun("budget")``) and neither is any after it. The worker
-                checks it before each call, on its own clock from when it read the message.
-
-        Raises:
-            TypeError: an argument cannot be encoded or a timeout is not positive (a bug
-                in the suite); raised before any call is made.
-            SandboxUnavailable: the sandbox refused to start a worker.
-        """
-        calls = list(calls)
-        entries = []
-        for call in calls:
-            if call.timeout is not None and not call.timeout > 0:
-                raise TypeError(f"grader bug: the timeout of {call.fn}() must be positive, got {call.timeout!r}")
-            try:
-                entries.append(protocol.make_call_entry(call.fn, call.args, call.kwargs, watch=call.watch))
-            except ProtocolError as exc:
-                raise TypeError(f"grader bug: argument of {call.fn}() cannot be sent: {exc}") from None
-        outcomes: list[Outcome] = []
-        stopped: NotRun | None = None
-        start = 0
-        while start < len(calls) and stopped is None:
-            end = _frame_end(entries, start)
-            made, stopped = self._run_frame(calls[start:end], entries[start:end], stop_on_error, deadline)
-            outcomes += made
-            if stopped is None and stop_on_error and isinstance(made[-1], WorkerError):
-                stopped = NotRun("stopped")  # the error ended its message; the next one is not sent
-            start = end
-        if stopped is not None:
-            outcomes += [stopped] * (len(calls) - len(outcomes))
-        return outcomes
-
-    def _run_frame(
-        self, calls: Sequence[Call], entries: Sequence[bytes], stop_on_error: bool, deadline: float | None
-    ) -> tuple[list[Outcome], NotRun | None]:
-        """One batch message: the outcomes of the calls made, and why the rest were not (or ``None``).
-
-        The budget is decided on this side's clock, as for single calls: a call whose turn
-        comes after ``deadline`` is not run, whatever the worker does. The worker is told
-        the budget too, so that it stops by itself, and what it made after the deadline is
-        read and dropped (:meth:`_drain`).
-        """
-        if deadline is not None and time.monotonic() > deadline:
-            return [], NotRun("budget")
-        if not self.alive:
-            try:
-                self.start()
-            except (CallTimeout, WorkerCrashed) as exc:
-                return [exc], NotRun("stopped")
-        first_id = self._next_id
-        self._next_id += len(calls)
-        budget_ms = None if deadline is None else max(0, math.ceil((deadline - time.monotonic()) * 1000))
-        request = protocol.make_calls(first_id, entries, budget_ms=budget_ms, stop_on_error=stop_on_error)
-        made: list[Outcome] = []
-        try:
-            self._send(request, calls[0].fn, _limit(calls[0], self.call_timeout))
-            for offset, call in enumerate(calls):
-                limit = _limit(call, self.call_timeout)
-                if offset and deadline is not None and time.monotonic() > deadline:
-                    self._drain(first_id + offset, len(calls) - offset, limit)
-                    return made, NotRun("budget")
-                reply = self._read_reply(first_id + offset, call.fn, limit)
-                if reply.ok:
-                    made.append(reply)
-                    continue
-                assert reply.error is not None
-                after_error = stop_on_error and bool(made) and isinstance(made[-1], StudentError)
-                if reply.error.kind == "not_run" and (budget_ms is not None or after_error):
-                    return made, NotRun("stopped" if after_error else "budget")
-                failure = self._failure(reply)
-                made.append(failure)
-                if isinstance(failure, ProtocolError):  # the worker was confused and has been killed
-                    return made, NotRun("stopped")
-        except (CallTimeout, WorkerCrashed, ProtocolError) as exc:
-            self._record_incident(exc)
-            self._kill()
-            made.append(exc)
-            return made, NotRun("stopped")
-        return made, None
-
-    def _drain(self, first_id: int, count: int, seconds: float) -> None:
-        """Read and drop the replies to the last ``count`` calls of a batch whose budget is spent.
-
-        A worker stops at its budget (a ``not_run`` reply) at most a moment after this side's
-        deadline, so this reads a reply or two. One that does not stop within ``seconds``
-        is killed, which also bounds what a worker ignoring its budget can cost.
-        """
-        until = time.monotonic() + seconds
-        try:
-            for call_id in range(first_id, first_id + count):
-                reply = self._read_reply(call_id, "", max(until - time.monotonic(), 1e-3))
-                if reply.error is not None and reply.error.kind == "not_run":
-                    return
-        except (CallTimeout, WorkerCrashed, ProtocolError) as exc:
-            self._record_incident(exc)
-            self._kill()
-
-    # ------------------------------------------------------------------ I/O
-
-    def _deadline_left(self, deadline: float, fn: str, seconds: float) -> float:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise CallTimeout(fn, seconds)
-        return left
-
-    def _send(self, data: bytes, fn: str, seconds: float) -> None:
-        proc = self._proc
-        assert proc is not None and proc.stdin is not None
-        fd = proc.stdin.fileno()
-        deadline = time.monotonic() + seconds
-        view = memoryview(data)
-        while view:
-            left = self._deadline_left(deadline, fn, seconds)
-            _, writable, _ = select.select([], [fd], [], left)
-            if not writable:
-                continue
-            try:
-                written = os.write(fd, view)
-            except BlockingIOError:
-                continue
-            except (BrokenPipeError, OSError):
-                raise WorkerCrashed(self._crash_message(), self._diagnostics()) from None
-            view = view[written:]
-
-    def _crash_message(self) -> str:
-        proc = self._proc
-        status = None
-        if proc is not None:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                status = proc.wait(timeout=1)
-        description = _exit_description(status, self.launcher)
-        return f"the process running your code stopped unexpectedly: {description}"
-
-    def _receive(self, fn: str, seconds: float) -> dict[str, Any]:
-        """One framed message, read with a deadline and at most MAX_MESSAGE_BYTES."""
-        proc = self._proc
-        assert proc is not None and proc.stdout is not None
-        fd = proc.stdout.fileno()
-        deadline = time.monotonic() + seconds
-        end = self._buffer.find(b"\n")
-        while end < 0:
-            if len(self._buffer) >= protocol.MAX_MESSAGE_BYTES:
-                raise ProtocolError(
-                    "message", f"the worker sent more than {protocol.MAX_MESSAGE_BYTES} bytes in one line"
-                )
-            left = self._deadline_left(deadline, fn, seconds)
-            readable, _, _ = select.select([fd], [], [], left)
-            if not readable:
-                continue
-            try:
-                chunk = os.read(fd, min(1 << 20, protocol.MAX_MESSAGE_BYTES - len(self._buffer)))
-            except BlockingIOError:
-                continue
-            if not chunk:
-                raise WorkerCrashed(self._crash_message(), self._diagnostics())
-            found = chunk.find(b"\n")
-            if found >= 0:
-                end = len(self._buffer) + found
-            self._buffer += chunk
-        line = bytes(self._buffer[:end])
-        del self._buffer[: end + 1]
-        return protocol.loads_message(line)
-
-
-def _limit(call: Call, default: float) -> float:
-    return default if call.timeout is None else float(call.timeout)
-
-
-def _frame_end(entries: Sequence[bytes], start: int) -> int:
-    """The end of the longest run of ``entries`` from ``start`` that fits one batch message."""
-    room = protocol.MAX_MESSAGE_BYTES - protocol.CALLS_FRAME_BYTES
-    end = start
-    while end < len(entries) and end - start < protocol.MAX_CONTAINER_ITEMS:
-        room -= len(entries[end]) + 1
-        if room < 0 and end > start:
-            break
-        end += 1
-    return end
 
 
 def _check_relative(name: str) -> None:

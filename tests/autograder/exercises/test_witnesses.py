@@ -29,11 +29,12 @@ import pytest
 from ch11_autograder.authoring.build import build_notebook
 from ch11_autograder.exercises import EXERCISES, WORKER_SKIP_CELLS, exercise
 from ch11_autograder.exercises.witness import Renamed, Witness, Witnesses, side_by_side, wrapper
+from ch11_autograder.trusted.cell_suite import CellSuite
 from ch11_autograder.trusted.contract import Clause
 from ch11_autograder.trusted.grading import first_report
 from ch11_autograder.trusted.registry import get_suite
 from ch11_autograder.trusted.submission_cells import worker_cells
-from ch11_autograder.trusted.suite import CellSuite, run_suite
+from ch11_autograder.trusted.suite import run_suite
 from ch11_autograder.trusted.verdicts import CellVerdict
 from ch11_autograder.trusted.worker_client import WorkerSession
 from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher

@@ -352,7 +352,7 @@ class _InProcess:
     def call_watch(self, fn, *args, **kwargs):
         """As the worker answers a watched call: the value, and the arguments as the call left them."""
         from ch11_autograder.protocol import Reply, UnencodableValue, decode_value, encode_value, watch_form
-        from ch11_autograder.trusted.worker_client import StudentError, Unencodable
+        from ch11_autograder.trusted.worker_errors import StudentError, Unencodable
 
         args = [decode_value(encode_value(a, request=True), request=True) for a in args]
         kwargs = {k: decode_value(encode_value(v, request=True), request=True) for k, v in kwargs.items()}

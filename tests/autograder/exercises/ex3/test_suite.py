@@ -34,10 +34,12 @@ from ch11_autograder.exercises.ex3.suite import (
     same_output,
 )
 from ch11_autograder.protocol import Once, Record, wire_equal
+from ch11_autograder.trusted.cell_suite import Property
+from ch11_autograder.trusted.misconception_naming import name_misconception
+from ch11_autograder.trusted.mismatch import Mismatch
 from ch11_autograder.trusted.registry import get_suite
 from ch11_autograder.trusted.roundtrip import roundtrip
 from ch11_autograder.trusted.submission_cells import WorkerCells, autograded_test_cells
-from ch11_autograder.trusted.suite import Mismatch, Property, name_misconception
 from ch11_autograder.trusted.verdicts import CellVerdict, format_value
 from ch11_solutions import ex3_block_length as ref
 from support import exercise_grading

@@ -1,0 +1,172 @@
+"""Which catalogued mistake a failure is named after: :func:`name_misconception`, only when it is the
+only explanation of what the student's code did (:func:`mismatch_failure`)."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .cell_suite import Property
+from .mismatch import Misconception, Mismatch
+from .roundtrip import roundtrip
+from .signature import same_inputs
+from .student import Student, _Aborted
+from .verdicts import Failure
+from .worker_errors import StudentError
+
+__all__ = [
+    "PROBES_PER_RIVAL",
+    "mismatch_failure",
+    "name_misconception",
+]
+
+#: Inputs, per rival misconception, on which the student's code must agree with the one named.
+PROBES_PER_RIVAL = 3
+
+
+def _predicts(prop: Property, wrong: Misconception, inputs: Mapping[str, Any], got: Any) -> bool:
+    ran, output = _output(wrong, inputs)
+    if isinstance(output, Mismatch):  # the entry's whole failure: the same inputs, then the same value
+        if not same_inputs(output.inputs, inputs):
+            return False
+        output = output.got
+    try:
+        return ran and bool(prop.matches(output, got))
+    except Exception:  # outputs the property's matcher cannot compare do not match
+        return False
+
+
+def _same_output(prop: Property, first: Any, second: Any) -> bool:
+    """Two misconceptions' outputs agree: the same value, or the same failure (inputs and value)."""
+    if isinstance(first, Mismatch) or isinstance(second, Mismatch):
+        if not (isinstance(first, Mismatch) and isinstance(second, Mismatch)):
+            return False
+        if not same_inputs(first.inputs, second.inputs):
+            return False
+        first, second = first.got, second.got
+    return bool(prop.matches(first, second))
+
+
+def _explains(prop: Property, wrong: Misconception, mismatch: Mismatch) -> bool:
+    return _predicts(prop, wrong, mismatch.inputs, mismatch.got)
+
+
+def _output(wrong: Misconception, inputs: Mapping[str, Any]) -> tuple[bool, Any]:
+    """``(True, output)`` of ``wrong`` on ``inputs``, or ``(False, None)`` when it cannot run on them.
+
+    The entry runs on copies: an entry whose mistake is to change its argument (emptying
+    the caller's list) must not change the inputs the feedback shows or the next one sees.
+    """
+    try:
+        output = wrong.implementation(**copy.deepcopy(dict(inputs)))
+        if isinstance(output, Mismatch):
+            return True, Mismatch(output.inputs, output.expected, roundtrip(output.got), output.note)
+        return True, roundtrip(output)
+    except Exception:  # a catalogue entry that cannot run on these inputs does not explain them
+        return False, None
+
+
+def _separating(
+    prop: Property, first: Misconception, second: Misconception, pool: Sequence[Mapping[str, Any]], limit: int
+) -> list[Mapping[str, Any]]:
+    """Up to ``limit`` inputs of ``pool`` on which ``first`` and ``second`` both run and disagree."""
+    found = []
+    for inputs in pool:
+        ran_first, out_first = _output(first, inputs)
+        ran_second, out_second = _output(second, inputs)
+        if ran_first and ran_second and not _same_output(prop, out_first, out_second):
+            found.append(inputs)
+            if len(found) == limit:
+                break
+    return found
+
+
+def name_misconception(
+    prop: Property, evidence: Sequence[Mismatch], student: Student | None = None
+) -> Misconception | None:
+    """The catalogued mistake the failing examples show, if it is the only explanation; else ``None``.
+
+    A candidate must reproduce the student's output on every failing example seen
+    (``evidence``, the reported one first): that rules out every misconception that
+    disagrees with the student somewhere, and an uncatalogued mistake shows as no
+    candidate at all. Agreeing there is not enough when two mistakes agree on every
+    example the search happened to try (``3 * x`` and ``x + 2`` at ``x = 1``): then each
+    other candidate is set against it on up to :data:`PROBES_PER_RIVAL` inputs, drawn by
+    the property, where the two disagree, and the student's code must answer as the one
+    named does there. A rival that cannot be told apart on the drawn inputs, or a
+    candidate that cannot be probed (no ``function``, no ``student``, or a property that
+    draws no inputs), leaves the failure ambiguous: nothing is named. Candidates are tried
+    in order; one the student's code contradicts gives way to the next.
+    """
+    candidates = [w for w in prop.misconceptions if all(_explains(prop, w, example) for example in evidence)]
+    if len(candidates) <= 1:
+        return candidates[0] if candidates else None
+    if student is None or prop.probe_inputs is None or not all(w.function for w in candidates):
+        return None
+    pool = prop.probe_inputs()
+    for wrong in candidates:
+        if _agrees_where_rivals_differ(prop, wrong, candidates, pool, student):
+            return wrong
+    return None
+
+
+def _agrees_where_rivals_differ(
+    prop: Property,
+    wrong: Misconception,
+    candidates: Sequence[Misconception],
+    pool: Sequence[Mapping[str, Any]],
+    student: Student,
+) -> bool:
+    for rival in candidates:
+        if rival is wrong:
+            continue
+        probes = _separating(prop, wrong, rival, pool, PROBES_PER_RIVAL)
+        if not probes:
+            return False  # the same output everywhere we can look: either could be the student's
+        for inputs in probes:
+            if not _student_agrees(prop, wrong, inputs, student):
+                return False
+    return True
+
+
+def _student_agrees(prop: Property, wrong: Misconception, inputs: Mapping[str, Any], student: Student) -> bool:
+    try:
+        # Positional where the stub's signature allows: the student may have renamed a parameter.
+        bound = inspect.signature(wrong.implementation).bind(**inputs)
+        got = student.call(wrong.function, *bound.args, **bound.kwargs)
+    except (TypeError, ValueError, StudentError, _Aborted):
+        return False
+    return _predicts(prop, wrong, inputs, got)
+
+
+def mismatch_failure(
+    prop: Property,
+    mismatch: Mismatch,
+    note: str = "",
+    evidence: Sequence[Mismatch] = (),
+    student: Student | None = None,
+) -> Failure:
+    """The failure for ``mismatch``, naming a misconception only when it is the only explanation.
+
+    See :func:`name_misconception`: the reported counterexample and every other failing
+    example seen while searching (``evidence``) must agree with it, and, where the student's
+    code can be probed, so must the inputs that tell it apart from the other misconceptions.
+    """
+    wrong = name_misconception(prop, [mismatch, *evidence], student)
+    name, advice = (wrong.name, wrong.advice) if wrong is not None else ("", "")
+    notes = " ".join(text for text in (mismatch.note, note) if text)
+    return Failure(
+        prop.name,
+        prop.description,
+        "mismatch",
+        inputs=mismatch.inputs,
+        expected=mismatch.expected,
+        got=mismatch.got,
+        note=notes,
+        misconception=name,
+        advice=advice,
+    )
+
+

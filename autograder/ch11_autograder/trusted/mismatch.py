@@ -1,0 +1,84 @@
+"""A wrong answer as a check reports it (:class:`Mismatch`, :func:`expect_equal`), and a catalogued one
+(:class:`Misconception`) the feedback may name for it (see ``trusted/misconception_naming.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..protocol import wire_equal
+from .roundtrip import roundtrip
+
+__all__ = [
+    "Misconception",
+    "Mismatch",
+    "expect_equal",
+]
+
+class Mismatch(Exception):
+    """Raised by a check when the student's answer is wrong.
+
+    Args:
+        inputs: the inputs that show it, name -> value, as the student would
+            write them (shown in feedback).
+        expected: the right answer.
+        got: the student's answer.
+        note: one optional sentence of explanation for the student.
+    """
+
+    def __init__(self, inputs: Mapping[str, Any], expected: Any, got: Any, note: str = "") -> None:
+        self.inputs = dict(inputs)
+        self.expected = expected
+        self.got = got
+        self.note = note
+        super().__init__(f"mismatch for {sorted(self.inputs)}")
+
+
+@dataclass(frozen=True)
+class Misconception:
+    """A named wrong implementation from the catalogue.
+
+    Attributes:
+        name: short name shown to the student, e.g. ``"last writer wins"``.
+        advice: one or two sentences saying what to change.
+        implementation: runs in the trusted process as
+            ``implementation(**mismatch.inputs)`` and returns what a submission
+            with this mistake would return as ``got``; or, where the mistake shows
+            in a check made of several calls (one per argument refused, say), the
+            whole :class:`Mismatch` such a submission would be reported with: it
+            then explains a failure only when it fails on the same inputs (the
+            same refused argument, the same call) with the same ``got``
+            (``trusted.signature.same_inputs``), not merely somewhere in the property.
+        function: the student's function whose output ``implementation`` predicts,
+            called with the same keyword arguments; with it (and a property that can
+            draw inputs) the engine checks, before naming this misconception, that the
+            student's code agrees with it where it differs from every other one.
+            ``""``: the misconception cannot be probed, and is named on the evidence alone.
+    """
+
+    name: str
+    advice: str
+    implementation: Callable[..., Any]
+    function: str = ""
+
+
+def expect_equal(
+    inputs: Mapping[str, Any],
+    expected: Any,
+    got: Any,
+    *,
+    note: str = "",
+    matches: Callable[[Any, Any], bool] = wire_equal,
+) -> None:
+    """Raise :class:`Mismatch` unless ``matches(roundtrip(expected), got)``.
+
+    ``expected`` is passed through ``roundtrip`` first, so a reference
+    dataclass compares with the student's ``Record`` and numpy types keep
+    their dtypes.
+    """
+    wire_expected = roundtrip(expected)
+    if not matches(wire_expected, got):
+        raise Mismatch(inputs, wire_expected, got, note)
+
+

@@ -1,0 +1,74 @@
+"""Which catalogued mistake a failure names (trusted/misconception_naming.py): only the one explanation,
+probing where two candidates agree on the evidence."""
+
+from __future__ import annotations
+
+import pytest
+from ch11_autograder.trusted.cell_suite import Property
+from ch11_autograder.trusted.hypothesis_properties import hypothesis_property
+from ch11_autograder.trusted.mismatch import Misconception, Mismatch, expect_equal
+from ch11_autograder.trusted.suite import run_property
+from hypothesis import strategies as st
+from support.local_session import LocalSession, doubles
+
+
+def test_misconception_is_named_only_when_outputs_match_it():
+    failure = run_property(doubles, LocalSession(double=lambda x: x + 2))
+    assert failure.misconception == "adds instead of multiplies"
+    assert "Return 2 * x, not x + 2." in failure.message()
+    other = run_property(doubles, LocalSession(double=lambda x: 3 * x))
+    assert other.misconception == ""
+
+# --------------------------------------------------------------------------- misconceptions that agree on common inputs
+
+
+SQUARE_TWICE = Misconception("twice instead of squared", "Square x; do not double it.", lambda x: 2 * x, "square")
+
+
+SQUARE_PLUS = Misconception("plus three instead of squared", "Square x; do not add 3.", lambda x: x + 3, "square")
+
+
+def _listed(pool):
+    # One fixed failing input, 3, where both planted mistakes give 6: the evidence cannot tell them apart.
+    def check(student):
+        got = student.call("square", 3)
+        if got != 9:
+            raise Mismatch({"x": 3}, 9, got)
+
+    return Property("squares", "square(x) returns x * x.", check, misconceptions=(SQUARE_TWICE, SQUARE_PLUS),
+                    probe_inputs=pool)
+
+
+@pytest.mark.parametrize(
+    ("student", "named"),
+    [
+        (lambda x: x + 3, "plus three instead of squared"),  # the second candidate: probing refutes the first
+        (lambda x: 2 * x, "twice instead of squared"),
+        (lambda x: 6 if x == 3 else x * x, ""),  # an uncatalogued mistake that agrees with both at 3
+    ],
+    ids=["plus-three", "twice", "unknown"],
+)
+def test_a_misconception_is_named_only_when_probing_leaves_it_the_only_explanation(student, named):
+    prop = _listed(lambda: [{"x": x} for x in range(-3, 6)])
+    failure = run_property(prop, LocalSession(square=student))
+    assert failure.misconception == named
+    # On the evidence alone (no inputs to probe), the two agree: the failure names neither.
+    assert run_property(_listed(None), LocalSession(square=student)).misconception == ""
+
+
+def test_mistakes_the_drawn_inputs_cannot_tell_apart_are_not_named():
+    same = Misconception("also twice", "Square x.", lambda x: x + x, "square")
+    prop = Property("squares", "square(x) returns x * x.", _listed(None).check,
+                    misconceptions=(SQUARE_TWICE, same), probe_inputs=lambda: [{"x": x} for x in range(5)])
+    assert run_property(prop, LocalSession(square=lambda x: 2 * x)).misconception == ""
+
+
+def test_hypothesis_properties_draw_their_own_probe_inputs():
+    @hypothesis_property("squares", "square(x) returns x * x.", given={"x": st.integers(3, 3) | st.integers(-9, 9)},
+                         max_examples=5, examples=[{"x": 3}], misconceptions=[SQUARE_TWICE, SQUARE_PLUS])
+    def squares(student, x):
+        expect_equal({"x": x}, x * x, student.call("square", x))
+
+    pool = squares.probe_inputs()
+    assert pool[0] == {"x": 3} and len(pool) > 10 and pool == squares.probe_inputs()  # deterministic
+    assert run_property(squares, LocalSession(square=lambda x: x + 3)).misconception == "plus three instead of squared"
