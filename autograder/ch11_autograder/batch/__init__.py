@@ -4,7 +4,7 @@
     report = grade_class(Path("downloads/submissions.zip"), Path("course"), BatchOptions(workers=4))
 
 Modules: :mod:`.orchestrate` (``grade_class``: the batch), :mod:`.intake`
-(folders and LMS zips, hostile-input-safe), :mod:`.cellcheck` (tampered cell
+(folders and LMS zips, hostile-input-safe; its pieces are the ``intake_*`` modules), :mod:`.cellcheck` (tampered cell
 metadata), :mod:`.course` (creating the course, the assignment, the template
 gradebook), :mod:`.guards` (the checks before grading), :mod:`.isolated` (one
 isolated ``nbgrader autograde`` and its processes), :mod:`.nbgrader_log` (the
@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .course import STATE_DIR, init_course
-    from .intake import Intake, IntakeError, IntakeLimits, StudentSubmission, read_source, sanitize_student_id
+    from .intake import read_source
+    from .intake_checks import sanitize_student_id
+    from .intake_records import Intake, IntakeError, IntakeLimits, StudentSubmission
     from .merge import gradebook_snapshot
     from .orchestrate import grade_class
     from .plan import BatchOptions
@@ -35,8 +37,8 @@ if TYPE_CHECKING:
 # nbgrader and SQLAlchemy, which ``.course`` and ``.orchestrate`` import.
 _HOMES = {
     "STATE_DIR": "course", "init_course": "course",
-    "Intake": "intake", "IntakeError": "intake", "IntakeLimits": "intake", "StudentSubmission": "intake",
-    "read_source": "intake", "sanitize_student_id": "intake",
+    "Intake": "intake_records", "IntakeError": "intake_records", "IntakeLimits": "intake_records",
+    "StudentSubmission": "intake_records", "read_source": "intake", "sanitize_student_id": "intake_checks",
     "gradebook_snapshot": "merge",
     "grade_class": "orchestrate",
     "BatchOptions": "plan",

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from ..course_layout import AUTOGRADED, SUBMITTED
-from .intake import StudentSubmission
+from .intake_records import StudentSubmission
 from .isolated import Outcome
 from .jobs import GradingJob, JobResult, check_worker, grade_job, release_digest
 from .merge import PriorSubmission

@@ -41,7 +41,7 @@ from ..nbgrader_cli import nbgrader_env
 from ..untrusted.choose import backend_for
 from ..untrusted.launch import EXECUTION_REPORT_ENV, SANDBOX_ENV, SLOT_ENV
 from . import fonts
-from .intake import StudentSubmission
+from .intake_records import StudentSubmission
 from .merge import PriorSubmission, SubmissionResult, read_result, seed_prior
 from .nbgrader_fork import ForkedNbgrader, NbgraderForkServer, start_nbgrader
 from .nbgrader_log import nbgrader_error_line

@@ -38,7 +38,8 @@ from ..course_layout import AUTOGRADED, CONFIG, SUBMITTED, student_folder
 from ..grading_digest import release_digest
 from ..paths import COURSE_CONFIG
 from .guards import check_sandbox
-from .intake import StudentSubmission, inputs_sha256
+from .intake_checks import inputs_sha256
+from .intake_records import StudentSubmission
 from .isolated import RunningGraders, grade_isolated
 from .merge import PriorSubmission, SubmissionResult
 from .nbgrader_fork import SlotServers

@@ -63,7 +63,8 @@ from .course import course_step, ensure_assignment, init_course, make_template
 from .feedback import generate_feedback
 from .gradebook import open_gradebook
 from .guards import BatchLock, check_private, check_sandbox
-from .intake import IntakeError, StudentSubmission, read_source
+from .intake import read_source
+from .intake_records import IntakeError, StudentSubmission
 from .isolated import Outcome, kill_slot
 from .ledger import Ledger, LedgerEntry
 from .merge import PriorSubmission, autograded_cells, install_files, merge_result, read_prior

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..paths import ASSIGNMENT
 from .course import REPORTS_DIR, STATE_DIR
-from .intake import IntakeLimits
+from .intake_records import IntakeLimits
 from .records import ProgressEvent
 
 __all__ = ["DEFAULT_OPTIONS", "DEFAULT_TIMEOUT", "BatchOptions", "BatchPlan"]

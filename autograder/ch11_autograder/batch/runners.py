@@ -28,7 +28,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Protocol
 
 from ..course_layout import CONFIG
-from .intake import StudentSubmission
+from .intake_records import StudentSubmission
 from .isolated import Outcome, RunningGraders, grade_isolated, kill_slot
 from .merge import PriorSubmission
 from .nbgrader_fork import SlotServers

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import json
+import stat
+import zipfile
+from pathlib import Path
 
 import pytest
 from support import batch_support
@@ -17,6 +21,34 @@ def tiny_notebook(marker: str = "") -> bytes:
           "cells": [{"cell_type": "code", "id": "c1", "metadata": {}, "execution_count": None, "outputs": [],
                      "source": f"x = 1  # {marker}"}]}
     return json.dumps(nb).encode()
+
+
+def zip_bytes(members: dict[str, bytes], *, modes: dict[str, int] | None = None) -> bytes:
+    """A zip of ``members`` (name -> bytes), deflated; ``modes`` gives a member's Unix mode (default: a file)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            info = zipfile.ZipInfo(name)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = (modes or {}).get(name, stat.S_IFREG | 0o644) << 16
+            archive.writestr(info, data)
+    return buffer.getvalue()
+
+
+def zip_source(path: Path, members: dict[str, bytes], *, modes: dict[str, int] | None = None) -> Path:
+    """``path``, written as :func:`zip_bytes` of ``members``: a zip source for intake."""
+    path.write_bytes(zip_bytes(members, modes=modes))
+    return path
+
+
+def by_student(intake):
+    """An intake's submissions by student id."""
+    return {s.student: s for s in intake.submissions}
+
+
+def file_tree(root: Path) -> set[str]:
+    """Every path below ``root``, relative, POSIX."""
+    return {p.relative_to(root).as_posix() for p in root.rglob("*")}
 
 
 @pytest.fixture(scope="session")

@@ -6,40 +6,14 @@ import io
 import json
 import os
 import stat
-import types
 import zipfile
-from pathlib import Path
 
 import pytest
-from ch11_autograder.batch.intake import (
-    IntakeError,
-    IntakeLimits,
-    check_notebook,
-    read_source,
-    sanitize_student_id,
-)
-from conftest import NOTEBOOKS, tiny_notebook
+from ch11_autograder.batch.intake import read_source
+from ch11_autograder.batch.intake_checks import check_notebook
+from ch11_autograder.batch.intake_records import IntakeError, IntakeLimits
+from conftest import NOTEBOOKS, by_student, file_tree, tiny_notebook, zip_source
 from support.paths import ASSIGNMENT, DEMO_CLASS_DIR
-
-
-def _zip(path: Path, members: dict[str, bytes], *, modes: dict[str, int] | None = None) -> Path:
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in members.items():
-            info = zipfile.ZipInfo(name)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            mode = (modes or {}).get(name, stat.S_IFREG | 0o644)
-            info.external_attr = mode << 16
-            archive.writestr(info, data)
-    return path
-
-
-def _by_student(intake):
-    return {s.student: s for s in intake.submissions}
-
-
-def _tree(root: Path) -> set[str]:
-    return {p.relative_to(root).as_posix() for p in root.rglob("*")}
-
 
 # --------------------------------------------------------------------------- layouts
 
@@ -53,7 +27,7 @@ def test_folder_in_nbgrader_layout_with_and_without_submitted(tmp_path):
             (folder / "ex1_fanout.ipynb").write_bytes(tiny_notebook(student))
         (root / "alice" / "ch11" / "timestamp.txt").write_text("2026-11-20 12:00:00.000000 UTC\n")
         intake = read_source(tmp_path / top, tmp_path / f"staging-{top}", NOTEBOOKS)
-        subs = _by_student(intake)
+        subs = by_student(intake)
         assert intake.kind == "folder" and sorted(subs) == ["alice", "bob"]
         assert subs["alice"].timestamp == "2026-11-20 12:00:00.000000 UTC" and subs["bob"].timestamp is None
         assert subs["alice"].files["ex1_fanout.ipynb"].read_bytes() == tiny_notebook("alice")
@@ -64,14 +38,14 @@ def test_folder_in_nbgrader_layout_with_and_without_submitted(tmp_path):
 
 
 def test_canvas_zip_flat_names_late_and_resubmission_copies(tmp_path):
-    archive = _zip(tmp_path / "canvas.zip", {
+    archive = zip_source(tmp_path / "canvas.zip", {
         "smithjohn_12345_900001_ex1_fanout.ipynb": tiny_notebook("john1"),
         "smithjohn_12345_900002_ex2_finite_difference-1.ipynb": tiny_notebook("john2"),
         "doejane_LATE_777_900003_ex1_fanout.ipynb": tiny_notebook("jane"),
         "doejane_LATE_777_900004_notes.txt": b"hello",
     })
     intake = read_source(archive, tmp_path / "staging", NOTEBOOKS)
-    subs = _by_student(intake)
+    subs = by_student(intake)
     assert intake.kind == "canvas-zip" and sorted(subs) == ["doejane_777", "smithjohn_12345"]
     john = subs["smithjohn_12345"]
     assert sorted(john.files) == ["ex1_fanout.ipynb", "ex2_finite_difference.ipynb"]
@@ -83,14 +57,14 @@ def test_canvas_zip_flat_names_late_and_resubmission_copies(tmp_path):
 
 
 def test_zip_of_the_nbgrader_layout_with_a_top_folder(tmp_path):
-    archive = _zip(tmp_path / "class.zip", {
+    archive = zip_source(tmp_path / "class.zip", {
         "export/submitted/alice/ch11/ex1_fanout.ipynb": tiny_notebook("a"),
         "export/submitted/bob/ch11/ex3_block_length.ipynb": tiny_notebook("b"),
         "export/README.txt": b"read me",
         "export/submitted/bob/ch11/sub/ex4_audit.ipynb": tiny_notebook("deep"),
     })
     intake = read_source(archive, tmp_path / "staging", NOTEBOOKS)
-    subs = _by_student(intake)
+    subs = by_student(intake)
     assert intake.kind == "nbgrader-zip" and sorted(subs) == ["alice", "bob"]
     assert list(subs["bob"].files) == ["ex3_block_length.ipynb"]
     assert any("in a subfolder" in n for n in subs["bob"].notes)
@@ -102,7 +76,7 @@ def test_same_notebooks_give_the_same_digest_from_a_folder_or_a_zip(tmp_path):
     folder.mkdir(parents=True)
     (folder / "ex1_fanout.ipynb").write_bytes(tiny_notebook("x"))
     from_folder = read_source(tmp_path / "src", tmp_path / "s1", NOTEBOOKS).submissions[0]
-    archive = _zip(tmp_path / "a.zip", {"alice/ch11/ex1_fanout.ipynb": tiny_notebook("x")})
+    archive = zip_source(tmp_path / "a.zip", {"alice/ch11/ex1_fanout.ipynb": tiny_notebook("x")})
     from_zip = read_source(archive, tmp_path / "s2", NOTEBOOKS).submissions[0]
     assert from_folder.sha256 == from_zip.sha256 and len(from_zip.sha256) == 64
     # The digest follows the content: one changed byte changes it.
@@ -123,15 +97,15 @@ def test_path_traversal_and_absolute_names_are_never_extracted(tmp_path):
         "alice/ch11/../../../outside/evil3.ipynb": tiny_notebook("inner"),
         "alice/ch11/ex1_fanout.ipynb": tiny_notebook("ok"),
     }
-    archive = _zip(tmp_path / "evil.zip", members)
+    archive = zip_source(tmp_path / "evil.zip", members)
     # Premise: a naive extraction by name would write outside its target folder.
     naive = (tmp_path / "x" / "y" / "../../outside/evil.ipynb").resolve()
     assert not naive.is_relative_to(tmp_path / "x" / "y")
     staging = tmp_path / "work" / "staging"
     intake = read_source(archive, staging, NOTEBOOKS)
     assert not outside.exists()
-    assert _tree(tmp_path) - {"evil.zip"} == {"work", "work/staging", "work/staging/alice",
-                                               "work/staging/alice/ex1_fanout.ipynb"}
+    assert file_tree(tmp_path) - {"evil.zip"} == {"work", "work/staging", "work/staging/alice",
+                                                  "work/staging/alice/ex1_fanout.ipynb"}
     ignored = " ".join(intake.notes)
     for name in ("../../outside/evil.ipynb", "/etc/cron.d/evil.ipynb", "C:/Windows/evil.ipynb"):
         assert repr(name) in ignored
@@ -141,7 +115,7 @@ def test_path_traversal_and_absolute_names_are_never_extracted(tmp_path):
 def test_symlinks_in_zips_and_folders_are_ignored_not_followed(tmp_path):
     secret = tmp_path / "gradebook.db"
     secret.write_bytes(b"SECRET")
-    archive = _zip(tmp_path / "links.zip", {
+    archive = zip_source(tmp_path / "links.zip", {
         "alice/ch11/ex1_fanout.ipynb": str(secret).encode(),
         "alice/ch11/ex2_finite_difference.ipynb": tiny_notebook("real"),
     }, modes={"alice/ch11/ex1_fanout.ipynb": stat.S_IFLNK | 0o777})
@@ -156,7 +130,7 @@ def test_symlinks_in_zips_and_folders_are_ignored_not_followed(tmp_path):
     os.symlink(tmp_path, tmp_path / "src" / "carol")  # a student "folder" that is a link
     (folder / "ex3_block_length.ipynb").write_bytes(tiny_notebook("bob"))
     intake = read_source(tmp_path / "src", tmp_path / "staging2", NOTEBOOKS)
-    subs = _by_student(intake)
+    subs = by_student(intake)
     assert list(subs) == ["bob"] and list(subs["bob"].files) == ["ex3_block_length.ipynb"]
     assert any("ex1_fanout.ipynb: ignored (symbolic link)" in n for n in subs["bob"].notes)
     assert any("carol: symbolic link ignored" in n for n in intake.notes)
@@ -166,12 +140,12 @@ def test_symlinks_in_zips_and_folders_are_ignored_not_followed(tmp_path):
 def test_zip_bomb_notebook_is_stopped_at_the_cap_while_decompressing(tmp_path):
     limits = IntakeLimits(max_notebook_bytes=1 << 20, max_total_bytes=4 << 20)
     bomb = b'{"nbformat": 4, "cells": [], "x": "' + b"A" * (64 << 20) + b'"}'
-    archive = _zip(tmp_path / "bomb.zip", {"mallory/ch11/ex1_fanout.ipynb": bomb,
-                                           "alice/ch11/ex1_fanout.ipynb": tiny_notebook("a")})
+    archive = zip_source(tmp_path / "bomb.zip", {"mallory/ch11/ex1_fanout.ipynb": bomb,
+                                                 "alice/ch11/ex1_fanout.ipynb": tiny_notebook("a")})
     # Premise: a real bomb, a tiny archive that inflates to 64 MiB.
     assert archive.stat().st_size < (1 << 20) // 4
     intake = read_source(archive, tmp_path / "staging", NOTEBOOKS, limits=limits)
-    subs = _by_student(intake)
+    subs = by_student(intake)
     assert subs["mallory"].error and "cap" in subs["mallory"].error and "ex1_fanout.ipynb" in subs["mallory"].error
     assert subs["alice"].error is None
     staged = sum(p.stat().st_size for p in (tmp_path / "staging").rglob("*") if p.is_file())
@@ -182,7 +156,7 @@ def test_lying_size_headers_do_not_get_past_the_cap(tmp_path):
     # The local header claims a tiny size; decompression itself is what is counted.
     limits = IntakeLimits(max_notebook_bytes=1 << 20)
     big = b'{"nbformat": 4, "cells": [], "x": "' + b"B" * (8 << 20) + b'"}'
-    path = _zip(tmp_path / "liar.zip", {"mallory/ch11/ex1_fanout.ipynb": big})
+    path = zip_source(tmp_path / "liar.zip", {"mallory/ch11/ex1_fanout.ipynb": big})
     raw = bytearray(path.read_bytes())
     # Patch the central directory's uncompressed size (offset 24 in each central header) to 100.
     at = raw.find(b"PK\x01\x02")
@@ -196,7 +170,7 @@ def test_lying_size_headers_do_not_get_past_the_cap(tmp_path):
 
 def test_total_size_cap_and_member_count_cap(tmp_path):
     members = {f"s{i:02d}/ch11/ex1_fanout.ipynb": tiny_notebook(str(i)) + b" " * 4000 for i in range(10)}
-    archive = _zip(tmp_path / "many.zip", members)
+    archive = zip_source(tmp_path / "many.zip", members)
     limits = IntakeLimits(max_total_bytes=5 * 4200)
     subs = read_source(archive, tmp_path / "staging", NOTEBOOKS, limits=limits).submissions
     over = [s for s in subs if s.error]
@@ -213,32 +187,11 @@ def test_not_a_zip_or_missing_source_is_refused(tmp_path):
         read_source(tmp_path / "missing", tmp_path / "s", NOTEBOOKS)
 
 
-# --------------------------------------------------------------------------- ids and duplicates
-
-
-@pytest.mark.parametrize(("raw", "clean"), [
-    ("alice", "alice"),
-    ("Jane Doe", "Jane_Doe"),
-    ("../../etc", "etc"),
-    ("*", "student"),
-    ("bob[1]?", "bob_1"),
-    ("-rf", "rf"),
-    (".hidden", "hidden"),
-    ("ümlaut", "mlaut"),
-    ("x" * 100, "x" * 64),
-])
-def test_student_ids_are_sanitized(raw, clean):
-    assert sanitize_student_id(raw) == clean
-
-
-def test_ids_are_safe_for_nbgrader_globs_and_paths():
-    for raw in ("a*b", "[ab]", "a?b", "a/b", "a\\b", "a b", "a\0b", ""):
-        clean = sanitize_student_id(raw)
-        assert clean and set(clean) <= set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+# --------------------------------------------------------------------------- duplicates
 
 
 def test_colliding_ids_and_two_files_for_one_notebook_are_errors_naming_both(tmp_path):
-    archive = _zip(tmp_path / "dups.zip", {
+    archive = zip_source(tmp_path / "dups.zip", {
         "Jane Doe/ch11/ex1_fanout.ipynb": tiny_notebook("1"),
         "Jane_Doe/ch11/ex1_fanout.ipynb": tiny_notebook("2"),
         "zed/ch11/ex1_fanout.ipynb": tiny_notebook("3"),
@@ -249,7 +202,7 @@ def test_colliding_ids_and_two_files_for_one_notebook_are_errors_naming_both(tmp
     assert "'Jane Doe'" in jane[1].error or "'Jane Doe'" in jane[0].error
     assert [s.error for s in subs if s.student == "zed"] == [None]
 
-    archive = _zip(tmp_path / "canvas.zip", {
+    archive = zip_source(tmp_path / "canvas.zip", {
         "smithjohn_1_10_ex1_fanout.ipynb": tiny_notebook("a"),
         "smithjohn_1_11_ex1_fanout-1.ipynb": tiny_notebook("b"),
     })
@@ -269,9 +222,9 @@ def test_malformed_json_wrong_nbformat_and_non_notebooks_are_named_errors(tmp_pa
         "nocells": (json.dumps({"nbformat": 4}).encode(), "no list of cells"),
         "binary": (b"\xff\xfe\x00garbage", "not UTF-8"),
     }
-    archive = _zip(tmp_path / "bad.zip", {f"{who}/ch11/ex2_finite_difference.ipynb": data
-                                          for who, (data, _) in cases.items()})
-    subs = _by_student(read_source(archive, tmp_path / "staging", NOTEBOOKS))
+    archive = zip_source(tmp_path / "bad.zip", {f"{who}/ch11/ex2_finite_difference.ipynb": data
+                                                for who, (data, _) in cases.items()})
+    subs = by_student(read_source(archive, tmp_path / "staging", NOTEBOOKS))
     for who, (_, cause) in cases.items():
         error = subs[who].error
         assert error is not None and cause in error and "ex2_finite_difference.ipynb" in error, (who, error)
@@ -288,7 +241,7 @@ def test_a_student_without_notebooks_is_an_error_and_others_are_unaffected(tmp_p
     (tmp_path / "src" / "other" / "ch11" / "answers.py").write_text("print(1)\n")
     (tmp_path / "src" / "good" / "ch11").mkdir(parents=True)
     (tmp_path / "src" / "good" / "ch11" / "ex1_fanout.ipynb").write_bytes(tiny_notebook())
-    subs = _by_student(read_source(tmp_path / "src", tmp_path / "staging", NOTEBOOKS))
+    subs = by_student(read_source(tmp_path / "src", tmp_path / "staging", NOTEBOOKS))
     assert "no notebooks of ch11 found" in subs["empty"].error
     assert "no ch11/ folder" in subs["nofolder"].error
     assert "no notebooks of ch11 found" in subs["other"].error
@@ -303,7 +256,7 @@ def test_the_exchange_s_submission_secret_is_kept_and_a_bad_one_dropped_with_a_n
         folder.mkdir(parents=True)
         (folder / "ex1_fanout.ipynb").write_bytes(tiny_notebook(student))
         (folder / "submission_secret.txt").write_text(text)
-    subs = _by_student(read_source(tmp_path / "src", tmp_path / "staging", NOTEBOOKS))
+    subs = by_student(read_source(tmp_path / "src", tmp_path / "staging", NOTEBOOKS))
     assert {s: (sub.secret, sub.error) for s, sub in subs.items()} == {
         "alice": (secret, None), "bob": (None, None), "cy": (None, None)}
     assert not [n for n in subs["alice"].notes if "secret" in n]
@@ -332,134 +285,4 @@ def test_staging_holds_only_the_chosen_notebooks(tmp_path):
         archive.writestr("alice/ch11/data.bin", b"\0" * 100)
     (tmp_path / "c.zip").write_bytes(buffer.getvalue())
     read_source(tmp_path / "c.zip", tmp_path / "staging", NOTEBOOKS)
-    assert _tree(tmp_path / "staging") == {"alice", "alice/ex1_fanout.ipynb"}
-
-
-# --------------------------------------------------------------------------- a student's own zip inside the source
-
-
-def _zip_bytes(members: dict[str, bytes], *, modes: dict[str, int] | None = None) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in members.items():
-            info = zipfile.ZipInfo(name)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.external_attr = (modes or {}).get(name, stat.S_IFREG | 0o644) << 16
-            archive.writestr(info, data)
-    return buffer.getvalue()
-
-
-def test_a_students_zip_in_a_canvas_download_is_unpacked_one_level_under_the_same_rules(tmp_path, monkeypatch):
-    from ch11_autograder.batch import intake as intake_module
-
-    inner = _zip_bytes({
-        "hw11/ex1_fanout.ipynb": tiny_notebook("john1"),
-        "hw11/ex3_block_length (1).ipynb": tiny_notebook("john3"),
-        "__MACOSX/hw11/._ex1_fanout.ipynb": b"\0\5\26\7 resource fork",
-        "hw11/.ipynb_checkpoints/ex1_fanout-checkpoint.ipynb": tiny_notebook("old"),
-        "hw11/timestamp.txt": b"2020-01-01 00:00:00.000000 UTC",  # the student's own claim
-        "hw11/submission_secret.txt": b"0123456789abcdef" * 8,  # nor is this the exchange's key
-        "hw11/more.zip": _zip_bytes({"ex2_finite_difference.ipynb": tiny_notebook("deeper")}),
-        "../../outside/evil.ipynb": tiny_notebook("evil"),
-        "hw11/ex4_audit.ipynb": b"/etc/passwd",
-    }, modes={"hw11/ex4_audit.ipynb": stat.S_IFLNK | 0o777})
-    archive = _zip(tmp_path / "canvas.zip", {
-        "smithjohn_12345_900001_hw11.zip": inner,
-        "doejane_777_900003_ex1_fanout.ipynb": tiny_notebook("jane"),
-    })
-    staging = tmp_path / "work" / "staging"
-
-    def john_of(intake):
-        return _by_student(intake)["smithjohn_12345"]
-
-    john = john_of(read_source(archive, staging, NOTEBOOKS))
-    assert john.error is None and sorted(john.files) == ["ex1_fanout.ipynb", "ex3_block_length.ipynb"]
-    assert john.files["ex3_block_length.ipynb"].read_bytes() == tiny_notebook("john3")
-    assert john.timestamp is None and john.secret is None
-    notes = "\n".join(john.notes)
-    for expected in ("smithjohn_12345_900001_hw11.zip: the student's own zip, unpacked (9 members)",
-                     "hw11.zip!hw11/submission_secret.txt: ignored (a file inside the student's own zip is not an "
-                     "nbgrader submission key)",
-                     "hw11.zip!../../outside/evil.ipynb': ignored ('..' in name)",
-                     "hw11.zip!hw11/ex4_audit.ipynb: symbolic link ignored",
-                     "hw11.zip!hw11/more.zip: ignored (a zip inside the student's zip; only one level is unpacked)",
-                     "hw11.zip!hw11/timestamp.txt: ignored (a file inside the student's own zip is not an nbgrader",
-                     "ex1_fanout-checkpoint.ipynb: ignored (not a notebook of the assignment)",
-                     "hw11/ex3_block_length (1).ipynb: graded as ex3_block_length.ipynb"):
-        assert expected in notes, expected
-    assert "__MACOSX" not in notes
-    # Nothing was written by an archive's names: staging holds the chosen notebooks only.
-    assert _tree(tmp_path) - {"canvas.zip"} == {
-        "work", "work/staging", "work/staging/doejane_777", "work/staging/doejane_777/ex1_fanout.ipynb",
-        "work/staging/smithjohn_12345", "work/staging/smithjohn_12345/ex1_fanout.ipynb",
-        "work/staging/smithjohn_12345/ex3_block_length.ipynb"}
-
-    # The same checks catch intake that leaves the student's zip packed (the behaviour before): no notebooks.
-    monkeypatch.setattr(intake_module, "_unpack_nested", lambda group, *args: (group, None))
-    packed = john_of(read_source(archive, tmp_path / "staging2", NOTEBOOKS))
-    assert packed.error is not None and "no notebooks of ch11 found" in packed.error and not packed.files
-
-
-def test_a_students_zip_in_the_nbgrader_layout_or_a_folder_is_unpacked_too(tmp_path):
-    inner = _zip_bytes({"ex2_finite_difference.ipynb": tiny_notebook("a2")})
-    archive = _zip(tmp_path / "class.zip", {"alice/ch11/work.zip": inner})
-    (alice,) = read_source(archive, tmp_path / "s1", NOTEBOOKS).submissions
-    assert list(alice.files) == ["ex2_finite_difference.ipynb"] and alice.error is None
-    folder = tmp_path / "src" / "bob" / "ch11"
-    folder.mkdir(parents=True)
-    (folder / "Bob's work.zip").write_bytes(inner)
-    (bob,) = read_source(tmp_path / "src", tmp_path / "s2", NOTEBOOKS).submissions
-    assert list(bob.files) == ["ex2_finite_difference.ipynb"]
-    # The digest is the notebooks', however they were packed.
-    loose = _zip(tmp_path / "loose.zip", {"alice/ch11/ex2_finite_difference.ipynb": tiny_notebook("a2")})
-    assert read_source(loose, tmp_path / "s3", NOTEBOOKS).submissions[0].sha256 == alice.sha256
-
-
-def test_a_students_zip_meets_the_caps_of_the_source(tmp_path, monkeypatch):
-    from ch11_autograder.batch import intake as intake_module
-
-    bomb = b'{"nbformat": 4, "cells": [], "x": "' + b"A" * (32 << 20) + b'"}'
-    members = {
-        "bomber_1_1_hw.zip": _zip_bytes({"ex1_fanout.ipynb": bomb}),  # a small zip that inflates to 32 MiB
-        "bulky_2_2_hw.zip": _zip_bytes({"ex1_fanout.ipynb": tiny_notebook("b"), "data.bin": os.urandom(300_000)}),
-        "many_3_3_hw.zip": _zip_bytes({f"f{i}.txt": b"x" for i in range(40)}),
-        "fine_4_4_hw.zip": _zip_bytes({"ex1_fanout.ipynb": tiny_notebook("f")}),
-    }
-    archive = _zip(tmp_path / "canvas.zip", members)
-    limits = IntakeLimits(max_notebook_bytes=1 << 20, max_nested_archive_bytes=200_000, max_members=30)
-    subs = _by_student(read_source(archive, tmp_path / "staging", NOTEBOOKS, limits=limits))
-    assert "bomber_1_1_hw.zip!ex1_fanout.ipynb" in subs["bomber_1"].error and "1048576" in subs["bomber_1"].error
-    assert "bulky_2_2_hw.zip: larger than the 200000-byte cap for a zip inside the source" in subs["bulky_2"].error
-    assert "many_3_3_hw.zip: more members than the 30-member cap" in subs["many_3"].error
-    assert subs["fine_4"].error is None and list(subs["fine_4"].files) == ["ex1_fanout.ipynb"]
-    staged = sum(p.stat().st_size for p in (tmp_path / "staging").rglob("*") if p.is_file())
-    assert staged < 4096
-
-    # The member count is checked before the zip's directory is parsed: no zip is opened for "many".
-    opened = []
-    recording = types.SimpleNamespace(BytesIO=lambda data: opened.append(len(data)) or io.BytesIO(data))
-    monkeypatch.setattr(intake_module, "io", recording)
-    only_many = _zip(tmp_path / "many.zip", {"many_3_3_hw.zip": members["many_3_3_hw.zip"]})
-    (many,) = read_source(only_many, tmp_path / "staging2", NOTEBOOKS, limits=limits).submissions
-    assert "member cap" in many.error and opened == []
-
-    # Bytes of the student's zip count toward the total cap.
-    tight = IntakeLimits(max_total_bytes=1000)
-    (fine,) = read_source(_zip(tmp_path / "f.zip", {"fine_4_4_hw.zip": _zip_bytes({"ex1_fanout.ipynb": os.urandom(
-        3000)})}), tmp_path / "staging3", NOTEBOOKS, limits=tight).submissions
-    assert "exceeds the 1000-byte intake cap" in fine.error
-
-
-def test_a_notebook_loose_and_inside_the_students_zip_is_a_duplicate_and_a_broken_zip_is_named(tmp_path):
-    archive = _zip(tmp_path / "canvas.zip", {
-        "smithjohn_1_10_ex1_fanout.ipynb": tiny_notebook("loose"),
-        "smithjohn_1_11_hw.zip": _zip_bytes({"hw/ex1_fanout.ipynb": tiny_notebook("zipped")}),
-        "doejane_2_12_hw.zip": b"PK\x03\x04 this is not really a zip",
-    })
-    subs = _by_student(read_source(archive, tmp_path / "staging", NOTEBOOKS))
-    john = subs["smithjohn_1"]
-    assert john.error and "two files for ex1_fanout.ipynb" in john.error
-    assert "smithjohn_1_10_ex1_fanout.ipynb" in john.error and "smithjohn_1_11_hw.zip!hw/ex1_fanout.ipynb" in john.error
-    jane = subs["doejane_2"]
-    assert jane.error.startswith("no notebooks of ch11 found") and "doejane_2_12_hw.zip: ignored (not a readable zip" \
-        in jane.error
+    assert file_tree(tmp_path / "staging") == {"alice", "alice/ex1_fanout.ipynb"}

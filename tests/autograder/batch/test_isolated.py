@@ -7,7 +7,7 @@ import json
 import nbformat
 import pytest
 from ch11_autograder.batch.course import make_template
-from ch11_autograder.batch.intake import StudentSubmission
+from ch11_autograder.batch.intake_records import StudentSubmission
 from ch11_autograder.batch.isolated import RunningGraders, grade_isolated, read_execution_report
 from ch11_autograder.batch.records import ExecutionUse
 from ch11_autograder.trusted.budget import ExecutionBudget

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from ch11_autograder.batch import jobs
-from ch11_autograder.batch.intake import inputs_sha256
+from ch11_autograder.batch.intake_checks import inputs_sha256
 from ch11_autograder.batch.jobs import (
     WORKER_FORK_ENV,
     GradingJob,

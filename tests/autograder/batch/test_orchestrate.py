@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from ch11_autograder.batch.intake import StudentSubmission
+from ch11_autograder.batch.intake_records import StudentSubmission
 from ch11_autograder.batch.ledger import LedgerEntry
 from ch11_autograder.batch.orchestrate import BatchOptions, BatchPlan, _resumable
 
