@@ -16,6 +16,8 @@ contain:
 
 Every property a clause names must exist in a registered suite. The table is the reviewer's
 view of the suite: a clause without a property, or a property named wrongly, fails here.
+The other course's exercise (``tests/other_course/``) is held to the same rules, read from the
+notebook its builder makes (the chapter's are read as committed in ``source/ch11/``).
 """
 
 from __future__ import annotations
@@ -28,12 +30,14 @@ import re
 from dataclasses import dataclass
 
 import pytest
+import nbformat
 from ch11_autograder.exercises import EXERCISES
 from ch11_autograder.trusted.contract import Clause, missing_properties
 from ch11_autograder.trusted.registry import load_suite_modules, registered
+from support.exercise_grading import ALL_EXERCISES, source_notebook
 from support.paths import SOURCE_DIR
 
-BY_STEM = {exercise.notebook: exercise for exercise in EXERCISES}
+BY_STEM = {exercise.notebook: exercise for exercise in ALL_EXERCISES}
 STEMS = tuple(BY_STEM)
 
 _SECTION = re.compile(
@@ -55,7 +59,10 @@ class Graded:
 
 def graded_functions(stem: str) -> list[Graded]:
     """Public, documented top-level functions of the source notebook's solution cells."""
-    nb = json.loads((SOURCE_DIR / f"{stem}.ipynb").read_text())
+    if BY_STEM[stem] in EXERCISES:
+        nb = json.loads((SOURCE_DIR / f"{stem}.ipynb").read_text())
+    else:
+        nb = json.loads(nbformat.writes(source_notebook(BY_STEM[stem].key)))
     found: list[Graded] = []
     for cell in nb["cells"]:
         meta = cell.get("metadata", {}).get("nbgrader", {})
