@@ -29,8 +29,8 @@ import json
 import re
 from dataclasses import dataclass
 
-import pytest
 import nbformat
+import pytest
 from ch11_autograder.exercises import EXERCISES
 from ch11_autograder.trusted.contract import Clause, missing_properties
 from ch11_autograder.trusted.registry import load_suite_modules, registered

@@ -72,7 +72,7 @@ def graded(tmp_path_factory):
     course = _course(root)
     nbgrader(course, "generate_assignment", ASSIGNMENT, env=_env())
     class_dir = root / "class"
-    _submit(course, class_dir, "ada", "import math\n\nimport numpy as np\n\n\n" + inspect.getsource(solutions.logsumexp))
+    _submit(course, class_dir, "ada", inspect.getsource(solutions.logsumexp))
     _submit(course, class_dir, "hal", entry("logsumexp", WRONG).source)
     _submit(course, class_dir, "blank", None)
     done = subprocess.run([str(CH11_GRADE), "batch", str(class_dir), "--course", str(course), "--workers", "2",
@@ -99,6 +99,14 @@ def test_the_wrong_answers_feedback_names_its_mistake(graded):
     title = entry("logsumexp", WRONG).title
     assert title in pages["hal"] and "[FAIL] finite_where_exp_overflows_or_underflows" in pages["hal"]
     assert title not in pages["ada"] and "[FAIL]" not in pages["ada"]
+
+
+def test_the_class_report_counts_the_other_courses_catalogue(graded):
+    course, _ = graded
+    report = (course / "reports" / f"{ASSIGNMENT}-report.md").read_text()
+    title = entry("logsumexp", WRONG).title
+    assert f"| 1 | logsumexp | {title} | {WRONG} |" in report
+    assert "| ex1 |" not in report and "| ex5 |" not in report  # the chapter's catalogue is no part of this course
 
 
 def test_a_registry_that_does_not_import_stops_the_batch_before_grading(tmp_path):

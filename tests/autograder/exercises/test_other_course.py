@@ -88,7 +88,7 @@ def test_the_other_courses_exercise_is_found_beside_the_chapters():
 
 def test_registering_is_idempotent_and_a_taken_key_is_refused():
     assert registry(other_course.EXERCISES) == other_course.EXERCISES
-    with pytest.raises(RegistryError, match="exercise key 'ex1' of elsewhere is taken by ch11_autograder.exercises"):
+    with pytest.raises(RegistryError, match=r"exercise key 'ex1' of elsewhere is taken by ch11_autograder\.exercises"):
         registry((Exercise("ex1", "ex1_other", home="elsewhere"),))
     with pytest.raises(RegistryError, match="exercise key 'logsumexp' of elsewhere is taken by other_course"):
         registry((Exercise("logsumexp", "logsumexp", home="elsewhere"),))
