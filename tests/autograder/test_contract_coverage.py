@@ -125,9 +125,10 @@ def required_clauses(function: Graded) -> set[tuple[str, str | None, str | None]
         for exception in (e.strip() for e in head.split(",") if e.strip()):
             for argument in named or [None]:
                 need.add(("raises", argument, exception))
-    if _TIE.search(doc):
+    flowing = " ".join(doc.split())  # a phrase broken over two lines of the docstring still reads as one
+    if _TIE.search(flowing):
         need.add(("tie-break", None, None))
-    if _TOLERANCE.search(doc):
+    if _TOLERANCE.search(flowing):
         need.add(("tolerance", None, None))
     return need
 
@@ -194,3 +195,8 @@ def test_required_clauses_are_derived_from_the_docstring():
     assert _has(table, "raises", "k", "ValueError")
     assert not _has(table, "raises", "k", "TypeError")
     assert missing_properties(table, []) == ["pick: t/p"]
+
+
+def test_a_stated_accuracy_broken_over_two_lines_still_asks_for_a_tolerance_clause():
+    doc = "Mean.\n\nReturns:\n    float: the mean of the values, within\n    1e-9 of the exact value.\n"
+    assert ("tolerance", None, None) in required_clauses(Graded("mean", {}, doc))

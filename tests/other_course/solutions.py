@@ -21,8 +21,8 @@ def logsumexp(x):
             value finite. It is left unchanged.
 
     Returns:
-        float: log(exp(x[0]) + ... + exp(x[-1])), a float (a np.float64 is fine), with an
-        error of at most 1e-12 * (1 + |exact value|). It is finite for every such x, also
+        float: log(exp(x[0]) + ... + exp(x[-1])), a float (a np.float64 is fine),
+        within 1e-12 * (1 + |exact value|) of the exact value. It is finite for every such x, also
         where exp(x[i]) overflows (x[i] above 709) or where every exp(x[i]) underflows to 0
         (every x[i] below -745). It depends on x alone, not on earlier calls.
 

@@ -32,7 +32,7 @@ CONTRACT: tuple[Clause, ...] = (
            argument="x", drawn=(Drawn("list", "type(x) is list"), Drawn("tuple", "type(x) is tuple"),
                                 Drawn("array", "isinstance(x, np.ndarray)"))),
     Clause(FUNCTION, "returns", "a float (a np.float64 is fine)", (_VALUE, _EXTREME)),
-    Clause(FUNCTION, "tolerance", "at most 1e-12 * (1 + |exact value|) from the exact value", (_VALUE,)),
+    Clause(FUNCTION, "tolerance", "within 1e-12 * (1 + |exact value|) of the exact value", (_VALUE,)),
     Clause(FUNCTION, "behaviour", "finite where exp(x[i]) overflows or every exp(x[i]) underflows", (_EXTREME,)),
     Clause(FUNCTION, "purity", "x is left unchanged; the result depends on x alone, not on earlier calls", (_PURE,)),
     Clause(FUNCTION, "raises", "x empty, or holding a nan or an infinity: ValueError", (_REFUSES,),
