@@ -131,7 +131,7 @@ def seen_through(
     function's own arguments. ``where``, if given, is added to the title in
     parentheses (e.g. "in extended_tape, which this function reads"). ``function``
     names the downstream function, so that the engine can probe it (see
-    ``trusted.suite.name_misconception``).
+    ``trusted.misconception_naming.name_misconception``).
     """
     title = entry.title if where is None else f"{entry.title} ({where})"
     return Misconception(title, entry.advice, downstream(entry.function), function=function)

@@ -2,7 +2,7 @@
 
 A suite sometimes judges the student with code that must also say what a catalogued
 mistake would report (Exercise 5 writes each property once, as a function of the
-:class:`~ch11_autograder.trusted.suite.Student` it calls, and runs it on the reference
+:class:`~ch11_autograder.trusted.student.Student` it calls, and runs it on the reference
 with one entry swapped in to predict the feedback that entry earns). For that the code
 needs a ``Student`` whose functions are plain Python functions of the trusted process:
 :func:`in_process_student` gives one, over an :class:`InProcessSession`.
@@ -35,7 +35,7 @@ __all__ = ["InProcessSession", "in_process_student"]
 
 
 class InProcessSession:
-    """A :class:`~ch11_autograder.trusted.suite.Session` over ``functions`` (name -> function)."""
+    """A :class:`~ch11_autograder.trusted.student.Session` over ``functions`` (name -> function)."""
 
     report: tuple[CellOutcome, ...] = ()
 
@@ -95,7 +95,7 @@ class InProcessSession:
 
 
 def in_process_student(functions: Mapping[str, Callable[..., Any]]) -> Student:
-    """A :class:`~ch11_autograder.trusted.suite.Student` whose functions are ``functions``, run here.
+    """A :class:`~ch11_autograder.trusted.student.Student` whose functions are ``functions``, run here.
 
     Its calls are those of an :class:`InProcessSession`; it has no time budget.
     """

@@ -16,7 +16,7 @@ Texts are the feedback's renderings (``trusted.verdicts.format_value``); an exce
 message (the student's own words) never counts, only its type and the call it was raised in.
 
 :func:`same_inputs` is the same comparison for naming a catalogued mistake: an entry names a
-failure only when it fails the property on the same inputs (``trusted.suite.name_misconception``),
+failure only when it fails the property on the same inputs (``trusted.misconception_naming.name_misconception``),
 not merely the same property.
 """
 
