@@ -3,6 +3,7 @@ and the cost of grouping 1,000 students' records.
 
     .venv/bin/python bench/mistake_groups.py [--exercises ex1,ex4] [--mixes 3] [--students 1000]
                                              [--out bench/results/mistake-groups.json]
+    .venv/bin/python bench/mistake_groups.py --from-records bench/results/mistake-groups-ex5-records.json
 
 Part 1, quality. For each exercise asked, a class is built from its catalogue and graded for real
 (each notebook through a verdict worker, unsandboxed, as the exercises' tests grade; the records
@@ -18,6 +19,19 @@ are ``CellVerdict.record()``, what ``TrustedVerdicts`` writes):
 of the students holding it (alone or in a mix) that one group holds. Purity, per group: the share
 of its members whose answer holds the entry most of its members hold; weighted by group size.
 A correct answer in any group is counted as an error. Goal: both >= 0.95.
+
+One mistake, several entries. Entries whose students (the entry as written) got byte-identical
+verdict records behave the same on every input the suites drew: every property's outcome, the
+shrunk counterexample, what the answer gave there and the feedback's naming are the same, so no
+grouping by behaviour can tell them apart, and none should. ``behaviour_classes`` lists them and
+``purity_by_behaviour`` counts each class as one mistake (``purity`` counts entries).
+
+The report's label. Each group as the class report places it (``report.mistakes.class_mistakes``):
+``catalogue_labels`` counts the groups it calls a catalogue entry, ``mislabelled_groups`` those
+whose members do not all hold that entry's mistake (its behaviour class).
+
+``--from-records`` reads the records a run saved (``<out>-records.json``) and measures again,
+without grading: the numbers are counts over the same records.
 
 Part 2, cost. ``--students`` synthetic students, each the graded records of one student of part 1
 per exercise (drawn with a fixed seed, so the class repeats real records as a large class repeats
@@ -43,6 +57,7 @@ from ch11_autograder.authoring.build import build_notebook
 from ch11_autograder.authoring.submissions import answer_sources, fill
 from ch11_autograder.exercises import EXERCISES, WORKER_SKIP_CELLS, exercise
 from ch11_autograder.exercises.catalogue import WrongAnswer, catalogue
+from ch11_autograder.report.mistakes import class_mistakes
 from ch11_autograder.trusted.grading import grade_suites
 from ch11_autograder.trusted.mistake_groups import answer_from_records, group_answers
 from ch11_autograder.trusted.registry import get_suite, load_suite_modules
@@ -120,7 +135,18 @@ def planted(key: str, mixes: int) -> list[tuple[str, tuple[str, ...], dict[str, 
     return out
 
 
-def quality(students: Sequence[tuple[str, tuple[str, ...], list[dict[str, Any]]]]) -> dict[str, Any]:
+def behaviour_classes(students: Sequence[tuple[str, tuple[str, ...], list[dict[str, Any]]]]) -> dict[str, str]:
+    """Entry -> its behaviour class: the entries (sorted, joined by ``=``) whose students submitting the entry as
+    written (variant 0) got byte-identical records (canonical JSON); an entry alone is its own class."""
+    shown: dict[str, list[str]] = {}
+    for student, entries, records in students:
+        if len(entries) == 1 and student.endswith("-0"):
+            text = json.dumps(sorted(records, key=lambda r: str(r.get("grade_id"))), sort_keys=True)
+            shown.setdefault(text, []).append(entries[0])
+    return {entry: "=".join(sorted(same)) for same in shown.values() for entry in same}
+
+
+def quality(key: str, students: Sequence[tuple[str, tuple[str, ...], list[dict[str, Any]]]]) -> dict[str, Any]:
     holds = {student: set(entries) for student, entries, _ in students}
     groups = group_answers(answer_from_records(student, records) for student, _, records in students)
     complete = {}
@@ -128,13 +154,8 @@ def quality(students: Sequence[tuple[str, tuple[str, ...], list[dict[str, Any]]]
         holders = {s for s, es in holds.items() if entry in es}
         best = max((len(holders & set(g.students)) for g in groups), default=0)
         complete[entry] = best / len(holders)
-    # An entry's name as the feedback gives it: a suite names entries whose answers it cannot tell apart
-    # by one name (Exercise 5's broken snapshots); purity_by_name counts those as one mistake.
-    named: dict[str, str] = {}
-    for _student, entries, records in students:
-        titles = {p.get("misconception") for r in records for p in r["properties"] if p.get("misconception")}
-        if len(entries) == 1 and len(titles) == 1:
-            named[entries[0]] = titles.pop()
+    kind = behaviour_classes(students)
+    as_classes = {s: {kind.get(e, e) for e in es} for s, es in holds.items()}
     correct_in_groups = sorted({s for g in groups for s in g.students if not holds[s]})
     return {
         "students": len(students),
@@ -142,11 +163,31 @@ def quality(students: Sequence[tuple[str, tuple[str, ...], list[dict[str, Any]]]
         "completeness": sum(complete.values()) / len(complete) if complete else 1.0,
         "purity": _purity(groups, holds),
         "incomplete_entries": {e: round(v, 3) for e, v in complete.items() if v < 1.0},
-        "purity_by_name": _purity(groups, {s: {named.get(e, e) for e in es} for s, es in holds.items()}),
+        "behaviour_classes": sorted({c for c in kind.values() if "=" in c}),
+        "purity_by_behaviour": _purity(groups, as_classes),
         "impure_groups": [{"students": list(g.students), "named": g.named} for g in groups
-                          if not set.intersection(*(holds[s] for s in g.students))],
+                          if not set.intersection(*(as_classes[s] for s in g.students))],
         "correct_answers_in_a_group": correct_in_groups,
+        **_labels(key, students, as_classes, kind),
     }
+
+
+def _labels(key: str, students: Sequence[tuple[str, tuple[str, ...], list[dict[str, Any]]]],
+            as_classes: dict[str, set[str]], kind: dict[str, str]) -> dict[str, Any]:
+    """The report's catalogue label of each group against what its members hold."""
+    notebook = exercise(key).notebook
+    verdicts = {(student, notebook, str(r["grade_id"])): r["properties"] for student, _, records in students
+                for r in records}
+    labelled = 0
+    mislabelled = []
+    for mistake in class_mistakes(verdicts):
+        if mistake.entry is None:
+            continue
+        labelled += 1
+        label = kind.get(mistake.entry.name, mistake.entry.name)
+        if not all(label in as_classes[s] for s in mistake.group.students):
+            mislabelled.append({"students": list(mistake.group.students), "catalogue": mistake.entry.name})
+    return {"catalogue_labels": labelled, "mislabelled_groups": mislabelled}
 
 
 def _purity(groups: Sequence[Any], holds: dict[str, set[str]]) -> float:
@@ -176,7 +217,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--mixes", type=int, default=3)
     parser.add_argument("--students", type=int, default=1000)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--from-records", type=Path, help="measure the records a run saved again, without grading")
     args = parser.parse_args(argv)
+    if args.from_records:
+        saved = json.loads(args.from_records.read_text())
+        for key, rows in saved.items():
+            print(key, json.dumps(quality(key, [(s, tuple(es), recs) for s, es, recs in rows])), flush=True)
+        return 0
     keys = [k for k in args.exercises.split(",") if k]
     load_suite_modules([exercise(k).suite_module for k in keys])
     graded: dict[str, list[tuple[str, tuple[str, ...], list[dict[str, Any]]]]] = {}
@@ -185,7 +232,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for key in keys:  # the results are written after each exercise: a long run cut short keeps what it measured
         start = time.perf_counter()
         graded[key] = [(s, es, grade(key, extra)) for s, es, extra in planted(key, args.mixes)]
-        result["per_exercise"][key] = {**quality(graded[key]), "grading_seconds": round(time.perf_counter() - start)}
+        seconds = round(time.perf_counter() - start)
+        result["per_exercise"][key] = {**quality(key, graded[key]), "grading_seconds": seconds}
         print(key, json.dumps(result["per_exercise"][key]), flush=True)
         result["cost"] = {"exercises": sorted(graded), **cost(graded, args.students)}
         result["load_after"] = os.getloadavg()
