@@ -1,8 +1,8 @@
 """Grouping failing answers by behaviour: completeness and purity on a class built from the catalogue,
 and the cost of grouping 1,000 students' records.
 
-    .venv/bin/python bench/mistake_groups.py [--exercises ex1,ex4] [--mixes 3] [--students 1000]
-                                             [--out bench/results/mistake-groups.json]
+    .venv/bin/python bench/mistake_groups.py [--exercises ex1] [--mixes 3] [--students 1000]
+                                             [--out bench/results/mistake-groups-ex1.json]
     .venv/bin/python bench/mistake_groups.py --from-records bench/results/mistake-groups-ex5-records.json
 
 Part 1, quality. For each exercise asked, a class is built from its catalogue and graded for real
@@ -66,7 +66,7 @@ from ch11_autograder.trusted.worker_client import WorkerSession
 from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
 from nbgrader.preprocessors import ClearSolutions
 
-OUT = Path(__file__).resolve().parent / "results" / "mistake-groups.json"
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
 class _Rename(ast.NodeTransformer):
@@ -216,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--exercises", default=",".join(e.key for e in EXERCISES))
     parser.add_argument("--mixes", type=int, default=3)
     parser.add_argument("--students", type=int, default=1000)
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--out", type=Path, help="default: results/mistake-groups-<exercises, joined by ->.json")
     parser.add_argument("--from-records", type=Path, help="measure the records a run saved again, without grading")
     args = parser.parse_args(argv)
     if args.from_records:
@@ -225,6 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(key, json.dumps(quality(key, [(s, tuple(es), recs) for s, es, recs in rows])), flush=True)
         return 0
     keys = [k for k in args.exercises.split(",") if k]
+    args.out = args.out or RESULTS / f"mistake-groups-{'-'.join(keys)}.json"
     load_suite_modules([exercise(k).suite_module for k in keys])
     graded: dict[str, list[tuple[str, tuple[str, ...], list[dict[str, Any]]]]] = {}
     result: dict[str, Any] = {"per_exercise": {}, "load_before": os.getloadavg(), "cpus": os.cpu_count()}
