@@ -10,7 +10,10 @@ Part 1, quality. For each exercise asked, a class is built from its catalogue an
 are ``CellVerdict.record()``, what ``TrustedVerdicts`` writes):
 
 * each entry submitted by 3 students with cosmetic differences: the entry's source as it is; its
-  local names renamed; other local names, a comment per statement and no docstring;
+  local names renamed; other local names, a comment per statement and no docstring; and by a 4th
+  where the entry has something to reorder or respell: adjacent independent assignments swapped
+  (plain names, values that call nothing), numpy calls spelled otherwise but equally (``np.zeros(n)``
+  with its default ``dtype=np.float64`` written out, ``np.copy(a)`` as ``np.array(a, copy=True)``);
 * 3 students with the reference answers;
 * ``--mixes`` students per exercise who each make two entries' mistakes (entries of different
   answer cells, the first pairs in catalogue order).
@@ -31,7 +34,8 @@ The report's label. Each group as the class report places it (``report.mistakes.
 whose members do not all hold that entry's mistake (its behaviour class).
 
 ``--from-records`` reads the records a run saved (``<out>-records.json``) and measures again,
-without grading: the numbers are counts over the same records.
+without grading: the numbers are counts over the same records. ``--extend`` grades only the
+students of the class that saved records lack (a variant added since) and adds them.
 
 Part 2, cost. ``--students`` synthetic students, each the graded records of one student of part 1
 per exercise (drawn with a fixed seed, so the class repeats real records as a large class repeats
@@ -69,6 +73,61 @@ from nbgrader.preprocessors import ClearSolutions
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+#: numpy constructors whose dtype defaults to float64 (spelled out by variant 3: the same call).
+_FLOAT64_BY_DEFAULT = {"zeros", "ones", "empty"}
+
+
+class _EqualNumpy(ast.NodeTransformer):
+    """Other but equal numpy calls: ``np.zeros(n)`` as ``np.zeros(n, dtype=np.float64)`` (also ``ones``,
+    ``empty``), ``np.copy(a)`` as ``np.array(a, copy=True)`` (what ``np.copy`` calls)."""
+
+    def visit_Call(self, node: ast.Call) -> ast.Call:
+        self.generic_visit(node)
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "np"):
+            return node
+        if func.attr in _FLOAT64_BY_DEFAULT and len(node.args) == 1 and not node.keywords:
+            node.keywords = [ast.keyword("dtype", ast.Attribute(ast.Name("np", ast.Load()), "float64", ast.Load()))]
+        elif func.attr == "copy" and len(node.args) == 1 and not node.keywords:
+            node.func = ast.Attribute(ast.Name("np", ast.Load()), "array", ast.Load())
+            node.keywords = [ast.keyword("copy", ast.Constant(True))]
+        return node
+
+
+def _names(node: ast.AST, ctx: type) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ctx)}
+
+
+def _plain_assignment(stmt: ast.stmt) -> bool:
+    """An assignment to plain names whose value calls nothing (so running it has no effect but the names)."""
+    return (isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets)
+            and not any(isinstance(n, (ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr))
+                        for n in ast.walk(stmt.value)))
+
+
+def _reorder(func: ast.FunctionDef) -> None:
+    """Swaps adjacent plain assignments that neither read nor write what the other writes, in every block."""
+    for node in ast.walk(func):
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if not isinstance(body, list):
+                continue
+            i = 0
+            while i + 1 < len(body):
+                first, second = body[i], body[i + 1]
+                if (isinstance(first, ast.Assign) and isinstance(second, ast.Assign) and _plain_assignment(first)
+                        and _plain_assignment(second) and not _depends(first, second)):
+                    body[i], body[i + 1] = second, first
+                    i += 2
+                else:
+                    i += 1
+
+
+def _depends(first: ast.Assign, second: ast.Assign) -> bool:
+    written, other = _names(first, ast.Store), _names(second, ast.Store)
+    return bool(written & other or written & _names(second.value, ast.Load) or other & _names(first.value, ast.Load))
+
+
 class _Rename(ast.NodeTransformer):
     """Renames the names a function assigns (not its parameters, not what it reads from outside)."""
 
@@ -81,13 +140,19 @@ class _Rename(ast.NodeTransformer):
 
 
 def cosmetic(entry: WrongAnswer, variant: int) -> str:
-    """``entry.source`` (variant 0), its locals renamed (1), or renamed otherwise, commented, no docstring (2)."""
+    """``entry.source`` (variant 0), its locals renamed (1), renamed otherwise, commented, no docstring (2),
+    or its independent assignments reordered and its numpy calls spelled otherwise but equally (3; the
+    source as written where neither applies: see :func:`variants`)."""
     source = entry.source
     if variant == 0:
         return source
     tree = ast.parse(source)
     func = tree.body[0]
     assert isinstance(func, ast.FunctionDef)
+    if variant == 3:
+        _reorder(func)
+        _EqualNumpy().visit(func)
+        return ast.unparse(tree)
     params = {a.arg for a in (*func.args.args, *func.args.kwonlyargs, *func.args.posonlyargs)}
     assigned = {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     prefix = "my_" if variant == 1 else "the_"
@@ -121,12 +186,17 @@ def grade(key: str, extra: dict[str, str]) -> list[dict[str, Any]]:
     return [v.record() for v in verdicts.values()]
 
 
+def variants(entry: WrongAnswer) -> list[int]:
+    """The cosmetic variants an entry is submitted in: 0, 1, 2, and 3 where it changes the source."""
+    return [0, 1, 2] + ([3] if cosmetic(entry, 3) != ast.unparse(ast.parse(entry.source)) else [])
+
+
 def planted(key: str, mixes: int) -> list[tuple[str, tuple[str, ...], dict[str, str]]]:
     """(student, entries held, extra source per answer cell) of the exercise's built class."""
     entries = catalogue(key)
     out = [(f"{key}-ok-{i}", (), {}) for i in range(3)]
     for entry in entries:
-        for variant in range(3):
+        for variant in variants(entry):
             out.append((f"{key}-{entry.name}-{variant}", (entry.name,), {entry.answer_cell: cosmetic(entry, variant)}))
     pairs = [(a, b) for i, a in enumerate(entries) for b in entries[i + 1:] if a.answer_cell != b.answer_cell]
     for a, b in pairs[:mixes]:
@@ -211,6 +281,21 @@ def cost(graded: dict[str, list[tuple[str, tuple[str, ...], list[dict[str, Any]]
             "cpu_seconds": round(time.process_time() - cpu, 3), "load_before": os.getloadavg()}
 
 
+def extend(path: Path, mixes: int) -> int:
+    """Grades the students of the built class that the records at ``path`` lack (a variant added since),
+    writes the records back with them, in the class's order, and prints the measure of the whole."""
+    saved = json.loads(path.read_text())
+    load_suite_modules([exercise(k).suite_module for k in saved])
+    for key, rows in saved.items():
+        have = {s: (s, tuple(es), recs) for s, es, recs in rows}
+        students = [have.get(s) or (s, es, grade(key, extra)) for s, es, extra in planted(key, mixes)]
+        print(key, "graded", len(students) - len(have), "students", flush=True)
+        saved[key] = [[s, list(es), recs] for s, es, recs in students]
+        path.write_text(json.dumps(saved) + "\n")
+        print(key, json.dumps(quality(key, students)), flush=True)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--exercises", default=",".join(e.key for e in EXERCISES))
@@ -218,7 +303,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--students", type=int, default=1000)
     parser.add_argument("--out", type=Path, help="default: results/mistake-groups-<exercises, joined by ->.json")
     parser.add_argument("--from-records", type=Path, help="measure the records a run saved again, without grading")
+    parser.add_argument("--extend", type=Path,
+                        help="a run's saved records: grade only the class's students they lack, add them, measure")
     args = parser.parse_args(argv)
+    if args.extend:
+        return extend(args.extend, args.mixes)
     if args.from_records:
         saved = json.loads(args.from_records.read_text())
         for key, rows in saved.items():
