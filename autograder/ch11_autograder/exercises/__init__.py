@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..untrusted.launch import EXERCISES_ENV as _EXERCISES_ENV
 from .ex1 import contract as _ex1
 from .ex2 import contract as _ex2
 from .ex3 import contract as _ex3
@@ -53,7 +54,8 @@ __all__ = [
 ]
 
 #: Names the package whose ``EXERCISES`` a course grades; unset or blank: the chapter's (this module).
-EXERCISES_ENV = "CH11_EXERCISES"
+#: The sandbox hides that package's top level (``untrusted.choose.course_packages``).
+EXERCISES_ENV = _EXERCISES_ENV
 
 
 @dataclass(frozen=True)
@@ -150,7 +152,9 @@ def course_exercises() -> tuple[Exercise, ...]:
 
     Raises:
         RegistryError: the named package cannot be imported, or its ``EXERCISES`` is not a
-            non-empty tuple of :class:`Exercise` made by :func:`registry`.
+            non-empty tuple of :class:`Exercise` made by :func:`registry`, or an exercise's
+            reference module lies outside the named package's top level and ``ch11_solutions``
+            (the sandbox hides those two only).
     """
     name = os.environ.get(EXERCISES_ENV, "").strip()
     if not name:
@@ -166,6 +170,12 @@ def course_exercises() -> tuple[Exercise, ...]:
                             "Exercise records")
     if found != EXERCISES and any(_OTHERS.get(e.key) != e for e in found):
         raise RegistryError(f"${EXERCISES_ENV} names {name!r}, whose EXERCISES were not made by registry()")
+    # The sandbox hides the named package's top level and ch11_solutions: a reference elsewhere would be readable.
+    hidden = (name.split(".")[0], "ch11_solutions")
+    for e in found:
+        if e.reference_module.split(".")[0] not in hidden:
+            raise RegistryError(f"${EXERCISES_ENV} names {name!r}, whose exercise {e.key!r} has its reference "
+                                f"{e.reference_module!r} outside {hidden[0]!r}, where the sandbox cannot hide it")
     return found
 
 

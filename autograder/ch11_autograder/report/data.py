@@ -285,7 +285,7 @@ def _similarity(course: Path, assignment: str, students: Sequence[str], mistakes
     try:
         found = find_similar(course, assignment, students)
         found.rare_groups = shared_rare_groups(
-            (_group_label(m), m.group.students) for m in mistakes if m.entry is None and not m.group.named)
+            (_group_label(m), m.group.students) for m in mistakes if not m.known)
     except Exception as exc:  # evidence only: the scores and counts above stand without it
         notes.append(f"similarity evidence could not be computed: {type(exc).__name__}: {exc}")
         return None

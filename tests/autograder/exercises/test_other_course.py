@@ -125,6 +125,22 @@ def test_a_list_not_made_by_registry_is_refused(monkeypatch):
         course_exercises()
 
 
+def test_a_registry_whose_reference_the_sandbox_cannot_hide_is_refused(monkeypatch):
+    # The sandbox hides the named package's top level and ch11_solutions: a reference elsewhere stays readable.
+    monkeypatch.setattr(exercises, "_OTHERS", dict(exercises._OTHERS))
+    module = type(sys)("_exposed_exercises")
+    module.EXERCISES = registry((Exercise("exposed", "exposed", home="_exposed_exercises",
+                                          reference="elsewhere.solutions"),))
+    monkeypatch.setitem(sys.modules, "_exposed_exercises", module)
+    monkeypatch.setenv(EXERCISES_ENV, "_exposed_exercises")
+    with pytest.raises(RegistryError, match=r"exercise 'exposed' has its reference 'elsewhere\.solutions' outside "
+                                            r"'_exposed_exercises', where the sandbox cannot hide it"):
+        course_exercises()
+    module.EXERCISES = registry((Exercise("inside", "inside", home="_exposed_exercises",
+                                          reference="_exposed_exercises.solutions"),))
+    assert course_exercises() == module.EXERCISES
+
+
 def _config_lists(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     code = ("from traitlets.config.loader import PyFileConfigLoader\n"
             f"c = PyFileConfigLoader('nbgrader_config.py', path={str(REPO_ROOT)!r}).load_config()\n"
