@@ -3,6 +3,7 @@ and the cost of grouping 1,000 students' records.
 
     .venv/bin/python bench/mistake_groups.py [--exercises ex1,ex4] [--mixes 3] [--students 1000]
                                              [--out bench/results/mistake-groups.json]
+    .venv/bin/python bench/mistake_groups.py --course DIR [--students 1000]    # part 2 alone
 
 Part 1, quality. For each exercise asked, a class is built from its catalogue and graded for real
 (each notebook through a verdict worker, unsandboxed, as the exercises' tests grade; the records
@@ -23,6 +24,11 @@ Part 2, cost. ``--students`` synthetic students, each the graded records of one 
 per exercise (drawn with a fixed seed, so the class repeats real records as a large class repeats
 its mistakes), grouped once; the wall and CPU seconds of ``group_answers`` (reading the records
 included). A benchmark, not a test: nothing is asserted.
+
+``--course DIR`` runs part 2 alone, drawing from a graded course instead (a class graded by
+``ch11-grade batch``, every notebook's records as ``TrustedVerdicts`` wrote them): each synthetic
+student takes, per notebook, the records of one of DIR's students; results in
+``--out`` (default ``bench/results/mistake-groups-cost.json``).
 """
 
 from __future__ import annotations
@@ -41,17 +47,21 @@ from typing import Any
 
 from ch11_autograder.authoring.build import build_notebook
 from ch11_autograder.authoring.submissions import answer_sources, fill
+from ch11_autograder.course_layout import AUTOGRADED
 from ch11_autograder.exercises import EXERCISES, WORKER_SKIP_CELLS, exercise
 from ch11_autograder.exercises.catalogue import WrongAnswer, catalogue
+from ch11_autograder.report.autograded import read_notebook
 from ch11_autograder.trusted.grading import grade_suites
 from ch11_autograder.trusted.mistake_groups import answer_from_records, group_answers
 from ch11_autograder.trusted.registry import get_suite, load_suite_modules
 from ch11_autograder.trusted.submission_cells import autograded_test_cells, worker_cells
+from ch11_autograder.trusted.verdicts import VERDICT_METADATA_KEY
 from ch11_autograder.trusted.worker_client import WorkerSession
 from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
 from nbgrader.preprocessors import ClearSolutions
 
 OUT = Path(__file__).resolve().parent / "results" / "mistake-groups.json"
+COST_OUT = OUT.with_name("mistake-groups-cost.json")
 
 
 class _Rename(ast.NodeTransformer):
@@ -170,13 +180,39 @@ def cost(graded: dict[str, list[tuple[str, tuple[str, ...], list[dict[str, Any]]
             "cpu_seconds": round(time.process_time() - cpu, 3), "load_before": os.getloadavg()}
 
 
+def graded_course(course: Path) -> dict[str, list[tuple[str, tuple[str, ...], list[dict[str, Any]]]]]:
+    """Per notebook, ``(student, (), verdict records)`` of every student of ``course`` whose autograded notebook
+    holds records."""
+    graded: dict[str, list[tuple[str, tuple[str, ...], list[dict[str, Any]]]]] = {}
+    for folder in sorted(p for p in (course / AUTOGRADED).iterdir() if p.is_dir()):
+        for path in sorted(folder.glob("*/*.ipynb")):
+            nb = read_notebook(path) or {}
+            records = [c["metadata"][VERDICT_METADATA_KEY] for c in nb.get("cells", [])
+                       if VERDICT_METADATA_KEY in c.get("metadata", {})]
+            if records:
+                graded.setdefault(path.stem, []).append((folder.name, (), records))
+    return graded
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--exercises", default=",".join(e.key for e in EXERCISES))
     parser.add_argument("--mixes", type=int, default=3)
     parser.add_argument("--students", type=int, default=1000)
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--course", type=Path, default=None, help="part 2 alone, drawing from this graded course")
     args = parser.parse_args(argv)
+    if args.course is not None:
+        graded = graded_course(args.course)
+        drawn = {key: len(students) for key, students in sorted(graded.items())}
+        result = {"course_students_per_notebook": drawn, "cpus": os.cpu_count(),
+                  "cost": cost(graded, args.students), "load_after": os.getloadavg()}
+        out = args.out or COST_OUT
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=1) + "\n")
+        print("cost", json.dumps(result["cost"]))
+        return 0
+    args.out = args.out or OUT
     keys = [k for k in args.exercises.split(",") if k]
     load_suite_modules([exercise(k).suite_module for k in keys])
     graded: dict[str, list[tuple[str, tuple[str, ...], list[dict[str, Any]]]]] = {}
