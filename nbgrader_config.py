@@ -30,7 +30,7 @@ try:
     import nbgrader
     from ch11_autograder.course_layout import RELEASE, SOURCE
     from ch11_autograder.exchange_collect import OwnerCheckedCollect
-    from ch11_autograder.exercises import SUITE_MODULES, WORKER_SKIP_CELLS
+    from ch11_autograder.exercises import RegistryError, course_exercises
     from ch11_autograder.trusted.feedback_pages import FeedbackExporter
     from ch11_autograder.trusted.offline_math import TEMPLATE_BASEDIR
     from ch11_autograder.trusted.steps import (
@@ -61,6 +61,16 @@ except Exception as exc:  # a broken install (an import that raises) stops the s
         f"cannot import it ({type(exc).__name__}: {' '.join(str(exc).split())}); nothing was done. Run nbgrader "
         "(and formgrader's Jupyter server) from the instructor's environment, the one with the package "
         "(docs/course.md, \"Fail closed\")."
+    ) from None
+
+# The exercises this course grades: the chapter's, or the set of the package $CH11_EXERCISES names
+# (ch11_autograder/exercises/__init__.py). A name that does not import stops every command here too.
+try:
+    EXERCISES = course_exercises()
+except RegistryError as exc:
+    raise SystemExit(
+        f"nbgrader_config.py: {exc}; nothing was done. Unset $CH11_EXERCISES to grade the chapter's exercises, "
+        "or make the package importable by this Python (docs/authoring.md, \"An exercise of another course\")."
     ) from None
 
 c = get_config()  # noqa: F821 - provided by traitlets when it loads this file
@@ -140,7 +150,7 @@ c.TrustedVerdicts.startup_timeout = 120.0  # seconds to run the submission's cel
 # Figure cells only draw; the sandboxed notebook execution runs them for the
 # picture, the verdict worker need not (a slow plot would delay every restart).
 # Each exercise names its figure cells in the registry (ch11_autograder/exercises/__init__.py).
-c.TrustedVerdicts.worker_skip_cells = list(WORKER_SKIP_CELLS)
+c.TrustedVerdicts.worker_skip_cells = [cell for e in EXERCISES for cell in e.worker_skip_cells]
 
 # Verdict cache (ch11_autograder/trusted/verdict_cache.py): a byte-identical notebook graded
 # by the same release, suites, settings and sandbox reuses its earlier outputs and verdicts,
@@ -153,9 +163,9 @@ c.VerdictCache.max_bytes = 512 * 1024**2
 # One dotted module (or .py path) per exercise; importing it registers its
 # CellSuites with ch11_autograder.trusted.registry.register. A test cell without a
 # registered suite scores 0. The exercises' suites come from the registry
-# (ch11_autograder/exercises/__init__.py: ch11_autograder.exercises.exN.suite);
-# add a module here for suites outside it.
-c.TrustedVerdicts.suite_modules = [*SUITE_MODULES]
+# (ch11_autograder/exercises/__init__.py: ch11_autograder.exercises.exN.suite), or from the
+# registry $CH11_EXERCISES names; add a module here for suites outside both.
+c.TrustedVerdicts.suite_modules = [e.suite_module for e in EXERCISES]
 # ------------------------------------------------------------------------------------------
 
 # --------------------------------------------------------------------------- feedback

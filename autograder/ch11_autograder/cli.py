@@ -50,6 +50,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .batch.defaults import DEFAULT_TIMEOUT, DEFAULT_WORKERS
 from .course_layout import CONFIG, GRADEBOOK
 from .nbgrader_main import skip_costly_imports
 from .paths import ASSIGNMENT
@@ -270,7 +271,8 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("source", type=Path, help="folder (<student>/ch11/*.ipynb, or submitted/...) or zip")
     b.add_argument("--course", type=Path, required=True,
                    help="instructor's nbgrader course directory (created from the repository's course if absent)")
-    b.add_argument("--workers", type=int, default=2, help="submissions graded at once (default 2)")
+    b.add_argument("--workers", type=int, default=DEFAULT_WORKERS,
+                   help=f"submissions graded at once (default {DEFAULT_WORKERS})")
     b.add_argument("--sandbox", choices=per_process_backends(), default=None,
                    help="backend for student code (default $CH11_SANDBOX, else bwrap)")
     b.add_argument("--docker", metavar="IMAGE", default=None,
@@ -280,7 +282,8 @@ def _parser() -> argparse.ArgumentParser:
                         "'local' (a cluster of --workers processes on 127.0.0.1); needs the dask extra")
     b.add_argument("--docker-memory", default="6g", help="memory limit of the container (default 6g)")
     b.add_argument("--docker-pids", type=int, default=2048, help="process limit of the container (default 2048)")
-    b.add_argument("--timeout", type=float, default=1800.0, help="seconds per submission (default 1800)")
+    b.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+                   help=f"seconds per submission (default {DEFAULT_TIMEOUT:g})")
     b.add_argument("--regrade", action="store_true", help="regrade everything, ignoring the resume ledger")
     b.set_defaults(func=_batch)
 

@@ -53,6 +53,12 @@ VARIABLES: tuple[EnvVar, ...] = (
     EnvVar("CH11_EXECUTION_REPORT", "file where an nbgrader run writes how much of each submission's "
            "notebook-execution budget it used (JSON, trusted/budget.py)", "unset: nothing is written",
            ("trusted/budget.py",), "batch/isolated.py, for each isolated nbgrader run"),
+    EnvVar("CH11_EXERCISES", "dotted package of the exercise registry a course grades (its EXERCISES, made by "
+           "exercises.registry()): nbgrader_config.py takes the suite modules and worker-skipped cells from it; one "
+           "that cannot be imported stops every nbgrader command; the sandbox hides its top-level package, and "
+           "--docker refuses it", "unset or blank: the chapter's exercises",
+           ("exercises/__init__.py", "untrusted/choose.py", "batch/docker.py"),
+           "the administrator of a course other than the chapter's (docs/authoring.md)"),
     EnvVar("CH11_FONT_LIST", "a saved matplotlib font list every sandboxed run starts with",
            "unset: each run builds its own", ("untrusted/choose.py",),
            "batch/fonts.py (built once per batch process), through batch/isolated.py"),

@@ -1,11 +1,16 @@
-"""``ch11-grade --help``: the module docstring as argparse prints it, whole and in order."""
+"""``ch11-grade --help``: the module docstring as argparse prints it, whole and in order; the batch
+command's defaults as a batch takes them; and no nbgrader imported to print any of it."""
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 
 import pytest
 from ch11_autograder import cli
+from ch11_autograder.batch.plan import DEFAULT_OPTIONS
 
 
 def _help(capsys) -> str:
@@ -29,3 +34,27 @@ def test_help_lists_each_command_once_then_says_what_each_does(capsys):
     # Every paragraph ends a sentence: none is cut off where another text was pasted in.
     assert all(paragraph.rstrip().endswith((".", ")", '"')) for paragraph in ("``" + prose).split("\n\n")
                if paragraph.strip()), prose
+
+
+def test_the_batch_commands_defaults_are_a_batchs_defaults():
+    batch = cli._parser().parse_args(["batch", "submissions", "--course", "course"])
+    assert (batch.workers, batch.timeout) == (DEFAULT_OPTIONS.workers, DEFAULT_OPTIONS.timeout)
+
+
+HELP_IMPORTS = r"""
+import json, sys
+from ch11_autograder import cli
+for argv in (["--help"], ["batch", "--help"]):
+    try:
+        cli.main(argv)
+    except SystemExit:
+        pass
+print(json.dumps(sorted(name for name in sys.modules if name.split(".")[0] in ("nbgrader", "nbconvert", "sqlalchemy"))))
+"""
+
+
+def test_help_imports_neither_nbgrader_nor_what_it_brings():
+    # A fresh interpreter: this process has imported nbgrader already.
+    done = subprocess.run([sys.executable, "-c", HELP_IMPORTS], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == []

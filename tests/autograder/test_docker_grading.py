@@ -14,6 +14,7 @@ import subprocess
 
 import pytest
 from ch11_autograder.batch.docker import CONTAINER_ROOT, SCRATCH_ROOT, DockerError, docker_argv, run_in_docker
+from ch11_autograder.untrusted.launch import EXERCISES_ENV
 from support import batch_support
 from support.paths import DEMO_CLASS_DIR
 
@@ -67,3 +68,15 @@ def test_a_missing_image_is_refused_with_how_to_build_it(tmp_path):
     with pytest.raises(DockerError, match="not found; build it with"):
         run_in_docker(DEMO_CLASS_DIR, tmp_path / "course", image="ch11-grader:no-such-tag")
     assert not (tmp_path / "course").exists()
+
+
+def test_another_courses_exercises_are_refused_before_docker_is_asked(tmp_path, monkeypatch):
+    # The image holds the chapter's registry only: grading there would run the chapter's suites on them.
+    monkeypatch.setenv(EXERCISES_ENV, "other_course")
+    with pytest.raises(DockerError, match=r"\$CH11_EXERCISES names 'other_course', but the grading image holds"):
+        run_in_docker(tmp_path / "src", tmp_path / "course", image="ch11-grader", docker="no-such-docker-client")
+    assert not (tmp_path / "course").exists()
+    # Control: unset, the same call gets as far as looking for the docker client.
+    monkeypatch.delenv(EXERCISES_ENV)
+    with pytest.raises(DockerError, match="no-such-docker-client not found"):
+        run_in_docker(tmp_path / "src", tmp_path / "course", image="ch11-grader", docker="no-such-docker-client")

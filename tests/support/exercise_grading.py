@@ -1,6 +1,7 @@
 """An exercise's notebook graded through a real worker, as the course grades it, for the exercise tests.
 
-One definition for every exercise, found through the registry (``ch11_autograder.exercises``):
+One definition for every exercise, found through its registry: the chapter's
+(``ch11_autograder.exercises``) or another course's (``tests/other_course/``, :data:`ALL_EXERCISES`):
 the source notebook from the exercise's builder, the released one by nbgrader's
 ``ClearSolutions``, answers appended to their cells as a student would paste them, the cells
 run as the grader runs them (figure cells left out, each test cell's visible checks in
@@ -20,8 +21,9 @@ import functools
 import importlib
 from collections.abc import Mapping
 
+import other_course
 from ch11_autograder.authoring.build import build_notebook
-from ch11_autograder.exercises import WORKER_SKIP_CELLS, exercise
+from ch11_autograder.exercises import EXERCISES, Exercise, exercise
 from ch11_autograder.exercises.catalogue import WrongAnswer, catalogue
 from ch11_autograder.trusted.grading import grade_suites
 from ch11_autograder.trusted.registry import get_suite
@@ -36,7 +38,11 @@ from traitlets.config.loader import PyFileConfigLoader
 
 from support.paths import COURSE_CONFIG
 
-__all__ = ["CALL_TIMEOUT", "cells", "entry", "grade", "graded_entry", "source_notebook", "suites"]
+__all__ = ["ALL_EXERCISES", "CALL_TIMEOUT", "cells", "entry", "grade", "graded_entry", "source_notebook", "suites"]
+
+#: Every exercise the generic exercise tests grade: the chapter's, then the other course's, which
+#: shows that the engine grades an exercise set other than the chapter's with nothing of it changed.
+ALL_EXERCISES: tuple[Exercise, ...] = (*EXERCISES, *other_course.EXERCISES)
 
 
 def _course_call_timeout() -> float:
@@ -87,7 +93,7 @@ def cells(
             cell.source = replace[cell.id]
         if append and cell.id in append:
             cell.source += "\n\n\n" + append[cell.id]
-    return worker_cells(nb, skip=set(WORKER_SKIP_CELLS))
+    return worker_cells(nb, skip=set(exercise(key).worker_skip_cells))
 
 
 def grade(key: str, worker_cells: WorkerCells) -> dict[str, CellVerdict]:

@@ -35,6 +35,7 @@ import uuid
 from pathlib import Path
 
 from ..paths import ASSIGNMENT
+from ..untrusted.launch import EXERCISES_ENV
 from .course import init_course
 from .records import BatchError
 
@@ -122,8 +123,15 @@ def run_in_docker(
     merged stays, and the same command resumes.
 
     Raises:
-        DockerError: no docker client, no engine, or no such image.
+        DockerError: ``$CH11_EXERCISES`` names another course's exercises (the image holds the
+            chapter's only), no docker client, no engine, or no such image.
     """
+    other = os.environ.get(EXERCISES_ENV, "").strip()
+    if other:
+        # The image carries the chapter's registry alone: grading another course's notebooks there would
+        # run the chapter's suites on them, so refuse rather than grade with the wrong suites.
+        raise DockerError(f"${EXERCISES_ENV} names {other!r}, but the grading image holds the chapter's exercises "
+                          "only: grade this course without --docker (the bubblewrap sandbox)")
     exe = shutil.which(docker)
     if exe is None:
         raise DockerError(f"{docker} not found: install Docker, or grade without --docker (bubblewrap sandbox)")

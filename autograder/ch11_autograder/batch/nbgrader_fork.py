@@ -367,53 +367,50 @@ def _child(request: dict[str, Any], log_fd: int, server_pid: int, at_start: fres
 
 
 def _serve(sock: socket.socket, at_start: fresh.FreshState) -> None:
-    import selectors
-
+    """Fork a child per run request until the batch closes the socket, and say when each ends (``children.serve``)."""
     server_pid = os.getpid()
     runs: dict[int, int] = {}  # pid -> request id
-    selector = selectors.DefaultSelector()
-    selector.register(sock, selectors.EVENT_READ)
-    wake_r = children.wake_on_child_exit(selector)
-    while True:
-        for key, _ in selector.select(timeout=1.0):
-            if key.fileobj == wake_r:
-                os.read(wake_r, 4096)
-                continue
-            raw_len, fds, _, _ = socket.recv_fds(sock, frames.LENGTH_BYTES, 1)
-            if not raw_len:
-                return
-            request = frames.read_header(sock, raw_len)
-            run_id = request.get("id")
-            try:
-                if request.get("op") != "run" or len(fds) != 1 or not isinstance(run_id, int):
-                    raise ValueError("expected a run request with an id and one log descriptor")
-                sys.stdout.flush()
-                sys.stderr.flush()
-                pid = os.fork()
-                if pid == 0:
-                    code = 1
-                    try:
-                        code = _child(request, fds[0], server_pid, at_start)
-                    except BaseException:
-                        import traceback
 
-                        with contextlib.suppress(BaseException):
-                            traceback.print_exc()
-                    finally:
-                        _exit(code)
+    def answer() -> bool:
+        raw_len, fds, _, _ = socket.recv_fds(sock, frames.LENGTH_BYTES, 1)
+        if not raw_len:
+            return False
+        request = frames.read_header(sock, raw_len)
+        run_id = request.get("id")
+        try:
+            if request.get("op") != "run" or len(fds) != 1 or not isinstance(run_id, int):
+                raise ValueError("expected a run request with an id and one log descriptor")
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                code = 1
+                try:
+                    code = _child(request, fds[0], server_pid, at_start)
+                except BaseException:
+                    import traceback
+
+                    with contextlib.suppress(BaseException):
+                        traceback.print_exc()
+                finally:
+                    _exit(code)
+            with contextlib.suppress(OSError):
+                os.setpgid(pid, pid)  # before answering: the caller may kill the group at once
+            runs[pid] = run_id
+            sock.sendall(frames.pack({"op": "started", "id": run_id, "pid": pid}))
+        except Exception as exc:
+            sock.sendall(frames.pack({"op": "failed", "id": run_id, "message": f"{type(exc).__name__}: {exc}"}))
+        finally:
+            for fd in fds:
                 with contextlib.suppress(OSError):
-                    os.setpgid(pid, pid)  # before answering: the caller may kill the group at once
-                runs[pid] = run_id
-                sock.sendall(frames.pack({"op": "started", "id": run_id, "pid": pid}))
-            except Exception as exc:
-                sock.sendall(frames.pack({"op": "failed", "id": run_id, "message": f"{type(exc).__name__}: {exc}"}))
-            finally:
-                for fd in fds:
-                    with contextlib.suppress(OSError):
-                        os.close(fd)
-        for pid, code in children.ended():
-            if pid in runs:
-                sock.sendall(frames.pack({"op": "exited", "id": runs.pop(pid), "status": code}))
+                    os.close(fd)
+        return True
+
+    def ended(pid: int, code: int) -> None:
+        if pid in runs:
+            sock.sendall(frames.pack({"op": "exited", "id": runs.pop(pid), "status": code}))
+
+    children.serve(sock, answer, ended)
 
 
 def _exit(code: int) -> None:

@@ -16,13 +16,11 @@ from pathlib import Path
 
 from ..paths import ASSIGNMENT
 from .course import REPORTS_DIR, STATE_DIR
+from .defaults import DEFAULT_TIMEOUT, DEFAULT_WORKERS
 from .intake import IntakeLimits
 from .records import ProgressEvent
 
 __all__ = ["DEFAULT_OPTIONS", "DEFAULT_TIMEOUT", "BatchOptions", "BatchPlan"]
-
-#: Wall-time limit per submission, seconds.
-DEFAULT_TIMEOUT = 1800.0
 
 
 @dataclass(frozen=True)
@@ -50,7 +48,7 @@ class BatchOptions:
             (:mod:`.nbgrader_fork`); ``False`` starts each run afresh.
     """
 
-    workers: int = 2
+    workers: int = DEFAULT_WORKERS
     sandbox: str | None = None
     timeout: float = DEFAULT_TIMEOUT
     limits: IntakeLimits | None = None

@@ -15,22 +15,47 @@ skips (``nbgrader_config.py`` imports :data:`SUITE_MODULES` and
 
 Importing this module imports only the contracts (constants): no nbformat, no notebook
 builder, no suite. Those are imported by name when asked for.
+
+Exercises of another course (a set graded by this engine that is not the chapter's) live in a
+package of their own, whose ``__init__`` lists them with :func:`registry`, like this module:
+from then on :func:`exercise` and the catalogue find them by key. A course grades such a set
+when ``$CH11_EXERCISES`` names that package: ``nbgrader_config.py`` takes its suite modules and
+worker-skipped cells from :func:`course_exercises`, which fails closed when the package cannot be
+imported or lists no exercises. docs/authoring.md, "An exercise of another course".
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..untrusted.launch import EXERCISES_ENV as _EXERCISES_ENV
 from .ex1 import contract as _ex1
 from .ex2 import contract as _ex2
 from .ex3 import contract as _ex3
 from .ex4 import contract as _ex4
 from .ex5 import contract as _ex5
 
-__all__ = ["EXERCISES", "NOTEBOOKS", "SUITE_MODULES", "WORKER_SKIP_CELLS", "Exercise", "exercise", "notebook_builders"]
+__all__ = [
+    "EXERCISES",
+    "EXERCISES_ENV",
+    "NOTEBOOKS",
+    "SUITE_MODULES",
+    "WORKER_SKIP_CELLS",
+    "Exercise",
+    "RegistryError",
+    "course_exercises",
+    "exercise",
+    "notebook_builders",
+    "registry",
+]
+
+#: Names the package whose ``EXERCISES`` a course grades; unset or blank: the chapter's (this module).
+#: The sandbox hides that package's top level (``untrusted.choose.course_packages``).
+EXERCISES_ENV = _EXERCISES_ENV
 
 
 @dataclass(frozen=True)
@@ -42,16 +67,25 @@ class Exercise:
         notebook: the notebook's file stem, e.g. ``"ex3_block_length"``.
         worker_skip_cells: grade ids of code cells that only draw a figure: the sandboxed
             notebook execution runs them for the picture, the verdict worker need not.
+        home: the registry's package, which holds the exercise's folder (default: this one).
+        reference: the dotted module of the reference solution (default: ``ch11_solutions.<notebook>``).
     """
 
     key: str
     notebook: str
     worker_skip_cells: tuple[str, ...] = ()
+    home: str = __name__
+    reference: str = ""
 
     @property
     def package(self) -> str:
         """The exercise's dotted package name."""
-        return f"{__name__}.{self.key}"
+        return f"{self.home}.{self.key}"
+
+    @property
+    def reference_module(self) -> str:
+        """The dotted module of the exercise's reference solution."""
+        return self.reference or f"ch11_solutions.{self.notebook}"
 
     @property
     def suite_module(self) -> str:
@@ -85,8 +119,68 @@ SUITE_MODULES: tuple[str, ...] = tuple(e.suite_module for e in EXERCISES)
 WORKER_SKIP_CELLS: tuple[str, ...] = tuple(cell for e in EXERCISES for cell in e.worker_skip_cells)
 
 
+#: The exercises of the other registries imported so far (:func:`registry`), by key.
+_OTHERS: dict[str, Exercise] = {}
+
+
+class RegistryError(ValueError):
+    """A registry cannot be used: the message names it and what is wrong."""
+
+
+def registry(exercises: Sequence[Exercise]) -> tuple[Exercise, ...]:
+    """Make ``exercises``, a set other than the chapter's, known to :func:`exercise` and the catalogue.
+
+    Called once in the ``__init__`` of the package that holds the set (each exercise's ``home``),
+    whose ``EXERCISES`` is the returned tuple; registering the same records again changes nothing.
+
+    Raises:
+        RegistryError: the set is empty, or a key is taken by another exercise.
+    """
+    found = tuple(exercises)
+    if not found:
+        raise RegistryError("a registry lists at least one exercise")
+    for candidate in found:
+        taken = next((e for e in EXERCISES if e.key == candidate.key), None) or _OTHERS.get(candidate.key)
+        if taken is not None and taken != candidate:
+            raise RegistryError(f"exercise key {candidate.key!r} of {candidate.home} is taken by {taken.home}")
+    _OTHERS.update({e.key: e for e in found})
+    return found
+
+
+def course_exercises() -> tuple[Exercise, ...]:
+    """The exercises the course grades: those of the package ``$CH11_EXERCISES`` names, else the chapter's.
+
+    Raises:
+        RegistryError: the named package cannot be imported, or its ``EXERCISES`` is not a
+            non-empty tuple of :class:`Exercise` made by :func:`registry`, or an exercise's
+            reference module lies outside the named package's top level and ``ch11_solutions``
+            (the sandbox hides those two only).
+    """
+    name = os.environ.get(EXERCISES_ENV, "").strip()
+    if not name:
+        return EXERCISES
+    try:
+        module = importlib.import_module(name)
+    except Exception as exc:
+        raise RegistryError(f"${EXERCISES_ENV} names {name!r}, which cannot be imported "
+                            f"({type(exc).__name__}: {' '.join(str(exc).split())})") from None
+    found = getattr(module, "EXERCISES", None)
+    if not (isinstance(found, tuple) and found and all(isinstance(e, Exercise) for e in found)):
+        raise RegistryError(f"${EXERCISES_ENV} names {name!r}, whose EXERCISES is not a non-empty tuple of "
+                            "Exercise records")
+    if found != EXERCISES and any(_OTHERS.get(e.key) != e for e in found):
+        raise RegistryError(f"${EXERCISES_ENV} names {name!r}, whose EXERCISES were not made by registry()")
+    # The sandbox hides the named package's top level and ch11_solutions: a reference elsewhere would be readable.
+    hidden = (name.split(".")[0], "ch11_solutions")
+    for e in found:
+        if e.reference_module.split(".")[0] not in hidden:
+            raise RegistryError(f"${EXERCISES_ENV} names {name!r}, whose exercise {e.key!r} has its reference "
+                                f"{e.reference_module!r} outside {hidden[0]!r}, where the sandbox cannot hide it")
+    return found
+
+
 def exercise(key: str) -> Exercise:
-    """The exercise called ``key``.
+    """The exercise called ``key``: the chapter's, or one of a registry imported so far.
 
     Raises:
         ValueError: no exercise has that key.
@@ -94,7 +188,10 @@ def exercise(key: str) -> Exercise:
     for candidate in EXERCISES:
         if candidate.key == key:
             return candidate
-    raise ValueError(f"unknown exercise {key!r}; expected one of {tuple(e.key for e in EXERCISES)}")
+    if key in _OTHERS:
+        return _OTHERS[key]
+    others = f", or of another registry: {tuple(_OTHERS)}" if _OTHERS else ""
+    raise ValueError(f"unknown exercise {key!r}; expected one of {tuple(e.key for e in EXERCISES)}{others}")
 
 
 def notebook_builders() -> dict[str, Callable[[], list[Any]]]:

@@ -24,15 +24,14 @@ from typing import Any
 import nbformat
 
 from ..course_layout import AUTOGRADED, student_folder
-from ..exercises import EXERCISES
+from ..exercises import exercise as _exercise
 from ..textsafe import escape
-from .mistakes import read_mistakes
+from .mistakes import exercise_of, read_mistakes
 
 __all__ = ["DraftError", "draft_entry", "pick_group"]
 
 #: Largest autograded notebook read, bytes.
 MAX_NOTEBOOK_BYTES = 64 * 1024**2
-EXERCISE_OF = {ex.notebook: ex.key for ex in EXERCISES}
 
 
 class DraftError(ValueError):
@@ -50,7 +49,7 @@ def pick_group(path: Path, which: str) -> dict[str, Any]:
 
 def _function_of(exercise: str, grade_id: str, prop: str) -> str:
     """The graded function whose contract clauses the property checks."""
-    contract = importlib.import_module(f"ch11_autograder.exercises.{exercise}.contract")
+    contract = importlib.import_module(f"{_exercise(exercise).package}.contract")
     for clause in getattr(contract, "CONTRACT", ()):
         if f"{grade_id}/{prop}" in clause.checked_by:
             return str(clause.function)
@@ -85,9 +84,10 @@ def draft_entry(course: Path, assignment: str, group: Mapping[str, Any]) -> str:
     """The draft catalogue entry for ``group`` (one element of the mistakes JSON), as Python source."""
     rep = group["representative"]
     notebooks = group.get("notebooks") or []
-    if not notebooks or notebooks[0] not in EXERCISE_OF:
+    keys = exercise_of()
+    if not notebooks or notebooks[0] not in keys:
         raise DraftError(f"group {group.get('id')}: no notebook of this assignment's exercises")
-    exercise = EXERCISE_OF[notebooks[0]]
+    exercise = keys[notebooks[0]]
     function = _function_of(exercise, str(rep["cell"]), str(rep["property"]))
     student = str(rep["student"])
     path = student_folder(course, AUTOGRADED, student, assignment) / f"{notebooks[0]}.ipynb"

@@ -37,7 +37,7 @@ from ..batch.course import REPORTS_DIR, STATE_DIR
 from ..batch.ledger import Ledger
 from ..batch.merge import autograded_cells
 from ..course_layout import GRADEBOOK
-from ..exercises import EXERCISES
+from ..exercises import course_exercises
 from ..exercises.catalogue import catalogue
 from ..trusted.verdicts import OUTCOMES, VERDICT_METADATA_KEY
 from .autograded import autograded_notebooks
@@ -57,7 +57,6 @@ __all__ = [
 
 #: The property that stands for a test cell's visible checks (``trusted.suite.VISIBLE_CHECKS``).
 VISIBLE_CHECKS = "visible_checks"
-NOTEBOOK_OF = {ex.key: ex.notebook for ex in EXERCISES}
 
 
 @dataclass(frozen=True)
@@ -289,7 +288,7 @@ def _similarity(course: Path, assignment: str, answers: AnswerReader, mistakes: 
     try:
         found = compare_answers(course, assignment, answers.answers, answers.notes())
         found.rare_groups = shared_rare_groups(
-            (_group_label(m), m.group.students) for m in mistakes if m.entry is None and not m.group.named)
+            (_group_label(m), m.group.students) for m in mistakes if not m.known)
     except Exception as exc:  # evidence only: the scores and counts above stand without it
         notes.append(f"similarity evidence could not be computed: {type(exc).__name__}: {exc}")
         return None
@@ -408,16 +407,18 @@ def _property_counts(verdicts: Verdicts, auto_cells: Mapping[str, Mapping[str, f
 
 
 def _misconceptions(verdicts: Verdicts) -> list[MisconceptionCount]:
-    """Every catalogue entry of every exercise, and every other misconception a suite named, with the students
-    whose verdicts named it.
+    """Every catalogue entry of every exercise the course grades (``exercises.course_exercises``), and every other
+    misconception a suite named, with the students whose verdicts named it.
 
     A name that is a catalogue entry's title (or that title with `` (where...)``) counts for the entry, with
     the catalogue's advice. A suite may also name a misconception of its own (e.g. one name for several
     entries whose outputs never differ): it gets a row of its own (``name`` ``""``) with the advice its
     verdicts gave. Sorted by count, most first; ties by exercise, then catalogue order, then name.
     """
-    by_notebook = {ex.notebook: ex.key for ex in EXERCISES}
-    order = {ex.key: i for i, ex in enumerate(EXERCISES)}
+    graded = course_exercises()
+    by_notebook = {ex.notebook: ex.key for ex in graded}
+    notebook_of = {ex.key: ex.notebook for ex in graded}
+    order = {ex.key: i for i, ex in enumerate(graded)}
     named: dict[tuple[str, str], set[str]] = defaultdict(set)
     own: dict[tuple[str, str], str] = {}  # (exercise, title) -> advice, for names outside the catalogue
     for (student, notebook, _grade_id), props in verdicts.items():
@@ -435,7 +436,7 @@ def _misconceptions(verdicts: Verdicts) -> list[MisconceptionCount]:
             else:
                 named[(key, entry.name)].add(student)
     rows = []
-    for ex in EXERCISES:
+    for ex in graded:
         for position, entry in enumerate(catalogue(ex.key)):
             students = tuple(sorted(named.get((ex.key, entry.name), ())))
             rows.append(((-len(students), order[ex.key], position, ""),
@@ -443,7 +444,7 @@ def _misconceptions(verdicts: Verdicts) -> list[MisconceptionCount]:
     for (key, title), advice in own.items():
         students = tuple(sorted(named[(key, "\0" + title)]))
         rows.append(((-len(students), order[key], len(rows), title),
-                     MisconceptionCount(key, NOTEBOOK_OF[key], "", title, advice, students)))
+                     MisconceptionCount(key, notebook_of[key], "", title, advice, students)))
     return [row for _key, row in sorted(rows, key=lambda r: r[0])]
 
 

@@ -26,13 +26,24 @@ from pathlib import Path
 from typing import Any
 
 from ..batch.course import REPORTS_DIR
-from ..exercises import EXERCISES
+from ..exercises import course_exercises
 from ..exercises.catalogue import WrongAnswer, catalogue
 from ..trusted.mistake_groups import MistakeGroup, answer_from_records, group_answers
 
-__all__ = ["ClassMistake", "class_mistakes", "entry_for_title", "mistakes_json", "mistakes_path", "read_mistakes"]
+__all__ = [
+    "ClassMistake",
+    "class_mistakes",
+    "entry_for_title",
+    "exercise_of",
+    "mistakes_json",
+    "mistakes_path",
+    "read_mistakes",
+]
 
-EXERCISE_OF = {ex.notebook: ex.key for ex in EXERCISES}
+
+def exercise_of() -> dict[str, str]:
+    """Notebook stem -> exercise key, for the exercises the course grades (``exercises.course_exercises``)."""
+    return {ex.notebook: ex.key for ex in course_exercises()}
 
 
 def mistakes_path(course: Path, assignment: str) -> Path:
@@ -57,7 +68,7 @@ class ClassMistake:
 
     @property
     def exercise(self) -> str:
-        return EXERCISE_OF.get(self.notebooks[0], "") if self.notebooks else ""
+        return exercise_of().get(self.notebooks[0], "") if self.notebooks else ""
 
 
 def class_mistakes(verdicts: Mapping[tuple[str, str, str], Sequence[Mapping[str, Any]]]) -> list[ClassMistake]:
@@ -69,12 +80,13 @@ def class_mistakes(verdicts: Mapping[tuple[str, str, str], Sequence[Mapping[str,
         per_student.setdefault(student, []).append({"grade_id": grade_id, "properties": list(props)})
         notebook_of[grade_id] = notebook
     groups = group_answers(answer_from_records(student, records) for student, records in per_student.items())
+    keys = exercise_of()
     out = []
     for group in groups:
         notebooks = tuple(sorted({notebook_of[cell] for cell in group.cells if cell in notebook_of}))
         entry = None
-        if group.named and len(notebooks) >= 1 and notebooks[0] in EXERCISE_OF:
-            entry = entry_for_title(group.named, catalogue(EXERCISE_OF[notebooks[0]]))
+        if group.named and len(notebooks) >= 1 and notebooks[0] in keys:
+            entry = entry_for_title(group.named, catalogue(keys[notebooks[0]]))
         out.append(ClassMistake(group, notebooks, entry))
     return out
 

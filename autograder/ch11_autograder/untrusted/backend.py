@@ -26,10 +26,14 @@ class LaunchSettings:
     Attributes:
         slot: this process's grading slot (``$CH11_SLOT``).
         font_list_file: a font list built already (``$CH11_FONT_LIST``), or ``None``.
+        hidden_modules: top-level modules hidden inside the sandbox besides the engine and the
+            chapter's reference library: the package of another course's exercises
+            (``$CH11_EXERCISES``), which holds its reference solutions.
     """
 
     slot: int = 0
     font_list_file: str | None = None
+    hidden_modules: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,12 @@
-"""Choosing the sandbox backend: the one place that reads ``$CH11_SANDBOX``, ``$CH11_SLOT`` and ``$CH11_FONT_LIST``.
+"""Choosing the sandbox backend: the untrusted side's one reader of ``$CH11_SANDBOX``, ``$CH11_SLOT``,
+``$CH11_FONT_LIST`` and ``$CH11_EXERCISES``.
 
 * :func:`resolve_backend` turns a backend name, or ``$CH11_SANDBOX`` when none is
   given, into the canonical name, refusing unknown ones; :func:`backend_for` gives its
   descriptor (:mod:`.backends.registry`), which callers ask instead of comparing names.
 * :func:`slot_from_env` reads this process's grading slot from ``$CH11_SLOT``.
+* :func:`course_packages` names the package of another course's exercises
+  (``$CH11_EXERCISES``), which a launcher hides like the chapter's reference library.
 * :func:`choose_launcher` turns a backend name into a ready
   :class:`~.launch.Launcher`. It never falls back to running unsandboxed: a
   backend that cannot run here raises :class:`~.launch.SandboxUnavailable`
@@ -22,12 +25,13 @@ from .backend import Backend, LaunchSettings
 from .backends.registry import BACKENDS as _REGISTRY
 from .font_list import FONT_LIST_ENV
 from .forkserver import ForkServerLauncher
-from .launch import DEFAULT_SANDBOX, SANDBOX_ENV, SLOT_ENV, Launcher, SandboxUnavailable
+from .launch import DEFAULT_SANDBOX, EXERCISES_ENV, SANDBOX_ENV, SLOT_ENV, Launcher, SandboxUnavailable
 
 __all__ = [
     "BACKENDS",
     "backend_for",
     "choose_launcher",
+    "course_packages",
     "forking_launcher",
     "per_process_backends",
     "resolve_backend",
@@ -89,6 +93,16 @@ def slot_from_env() -> int:
         raise SandboxUnavailable(f"${SLOT_ENV} must be a slot number 0..7, got {slot_text!r}") from None
 
 
+def course_packages() -> tuple[str, ...]:
+    """The top-level package of the exercises ``$CH11_EXERCISES`` names (``()`` when unset or blank).
+
+    ``exercises.course_exercises`` refuses a registry whose reference solutions live outside
+    this package or ``ch11_solutions``, so hiding it hides them all.
+    """
+    name = os.environ.get(EXERCISES_ENV, "").strip()
+    return (name.split(".")[0],) if name else ()
+
+
 def choose_launcher(name: str | None = None) -> Launcher:
     """The launcher for backend ``name``, resolved by :func:`resolve_backend` (``None``: ``$CH11_SANDBOX``).
 
@@ -115,7 +129,8 @@ def choose_launcher(name: str | None = None) -> Launcher:
         print(_UNSANDBOXED_BANNER.format(var=SANDBOX_ENV), file=sys.stderr)
     # $CH11_SLOT is read only for a backend with slots: elsewhere it means nothing, and a bad value must not refuse.
     slot = slot_from_env() if backend.max_slots is not None else 0
-    return backend.launcher(LaunchSettings(slot=slot, font_list_file=os.environ.get(FONT_LIST_ENV) or None))
+    return backend.launcher(LaunchSettings(slot=slot, font_list_file=os.environ.get(FONT_LIST_ENV) or None,
+                                           hidden_modules=course_packages()))
 
 
 def forking_launcher(launcher: Launcher, name: str, *, runs: str = "all") -> ForkServerLauncher:

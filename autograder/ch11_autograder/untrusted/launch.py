@@ -51,10 +51,14 @@ EXECUTION_REPORT_ENV = "CH11_EXECUTION_REPORT"
 #: Environment variable holding this process's grading slot (0..7) for the container-user
 #: backend; the batch grader sets it per worker, ``choose.slot_from_env`` reads it.
 SLOT_ENV = "CH11_SLOT"
+#: Environment variable naming the package of the exercises a course grades (``exercises.course_exercises``);
+#: ``choose.choose_launcher`` hides its top-level package inside the sandbox, with its reference solutions.
+EXERCISES_ENV = "CH11_EXERCISES"
 
 __all__ = [
     "DEFAULT_SANDBOX",
     "EXECUTION_REPORT_ENV",
+    "EXERCISES_ENV",
     "PROTOCOL_DIR",
     "RUNTIME_DIR",
     "RUNTIME_READONLY_PATHS",

@@ -8,7 +8,8 @@
 
 An exercise's own ``exN/test_suite.py`` adds what only it promises (which misconception
 feedback names, which properties a mistake must leave alone), reading the same gradings
-(``support.exercise_grading``). A new exercise is covered here by its registry entry alone.
+(``support.exercise_grading``). A new exercise is covered here by its registry entry alone; the
+other course's exercise (``tests/other_course/``) is graded here beside the chapter's.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ import resource
 import time
 
 import pytest
-from ch11_autograder.exercises import EXERCISES
 from ch11_autograder.exercises.catalogue import catalogue
 from support import exercise_grading
+from support.exercise_grading import ALL_EXERCISES
 
 pytestmark = pytest.mark.slow
 
-KEYS = [e.key for e in EXERCISES]
+KEYS = [e.key for e in ALL_EXERCISES]
 ENTRIES = [(key, entry.name) for key in KEYS for entry in catalogue(key)]
 
 #: CPU seconds (this process's and the worker's) the reference's grading may take, all suites of

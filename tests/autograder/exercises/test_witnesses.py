@@ -27,7 +27,7 @@ from functools import cache
 
 import pytest
 from ch11_autograder.authoring.build import build_notebook
-from ch11_autograder.exercises import EXERCISES, WORKER_SKIP_CELLS, exercise
+from ch11_autograder.exercises import exercise
 from ch11_autograder.exercises.witness import Renamed, Witness, Witnesses, side_by_side, wrapper
 from ch11_autograder.trusted.contract import Clause
 from ch11_autograder.trusted.grading import first_report
@@ -37,9 +37,11 @@ from ch11_autograder.trusted.suite import CellSuite, run_suite
 from ch11_autograder.trusted.verdicts import CellVerdict
 from ch11_autograder.trusted.worker_client import WorkerSession
 from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
+from support.exercise_grading import ALL_EXERCISES
 
-#: Every exercise has witnesses (tests/autograder/exercises/test_registry.py requires the module).
-KEYS = [e.key for e in EXERCISES]
+#: Every exercise has witnesses (tests/autograder/exercises/test_registry.py requires the module), the
+#: other course's (tests/other_course/) included.
+KEYS = [e.key for e in ALL_EXERCISES]
 
 
 @cache
@@ -47,7 +49,7 @@ def witnesses(key: str) -> Witnesses:
     """The exercise's witnesses, the ones generated from its clause table included (``with_generated``)."""
     importlib.import_module(exercise(key).suite_module)  # registers the suites the clauses name
     written = importlib.import_module(f"{exercise(key).package}.witnesses").WITNESSES
-    return written.with_generated(importlib.import_module(f"ch11_solutions.{exercise(key).notebook}"))
+    return written.with_generated(importlib.import_module(exercise(key).reference_module))
 
 
 CASES = [(key, w) for key in KEYS for w in witnesses(key).witnesses]
@@ -79,7 +81,7 @@ def controls(key: str) -> list[Witness]:
     Graded beside the witnesses on every property of the function's clauses, each must pass all:
     what a witness fails is then its change, not the wrapping or the shared worker.
     """
-    reference = importlib.import_module(f"ch11_solutions.{exercise(key).notebook}")
+    reference = importlib.import_module(exercise(key).reference_module)
     found = witnesses(key)
     out = []
     for function in dict.fromkeys(c.function for c in found.contract):
@@ -115,7 +117,7 @@ def graded_all(key: str) -> dict[str, dict[str, CellVerdict]]:
     found = (*witnesses(key).witnesses, *controls(key), *readings(key))
     cell, names = side_by_side(found, graded=sorted({c.function for c in witnesses(key).contract}))
     nb = nbformat.reads(_source_notebook_json(key), as_version=4)
-    cells = worker_cells(nb, skip=set(WORKER_SKIP_CELLS))
+    cells = worker_cells(nb, skip=set(exercise(key).worker_skip_cells))
     out: dict[str, dict[str, CellVerdict]] = {}
     with WorkerSession([*cells.sources, cell], UnsandboxedLauncher(quiet=True), call_timeout=10.0) as session:
         report = first_report(session)

@@ -6,11 +6,12 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
+import other_course
 import pytest
 from ch11_autograder.untrusted.backends.bwrap import BwrapLauncher, find_bwrap
 from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
-from ch11_autograder.untrusted.choose import BACKENDS, choose_launcher, resolve_backend, slot_from_env
-from ch11_autograder.untrusted.launch import SANDBOX_ENV, SLOT_ENV, SandboxUnavailable
+from ch11_autograder.untrusted.choose import BACKENDS, choose_launcher, course_packages, resolve_backend, slot_from_env
+from ch11_autograder.untrusted.launch import EXERCISES_ENV, SANDBOX_ENV, SLOT_ENV, SandboxUnavailable
 
 
 @pytest.fixture
@@ -141,3 +142,18 @@ def test_probe_result_is_cached(real_bwrap, monkeypatch):
     monkeypatch.setattr(launcher, "_probe", lambda: pytest.fail("probed twice"))
     launcher.check()
     launcher.check()
+
+
+def test_another_courses_package_is_hidden_beside_the_reference_library(monkeypatch, real_bwrap):
+    # other_course (tests/other_course/) holds that course's reference solutions.
+    monkeypatch.delenv(SANDBOX_ENV, raising=False)
+    monkeypatch.delenv(EXERCISES_ENV, raising=False)
+    assert course_packages() == ()
+    chapter = choose_launcher("bwrap")
+    assert chapter.hidden_modules == ("ch11_solutions", "ch11_autograder")
+    monkeypatch.setenv(EXERCISES_ENV, " other_course ")
+    assert course_packages() == ("other_course",)
+    other = choose_launcher("bwrap")
+    assert other.hidden_modules == ("ch11_solutions", "ch11_autograder", "other_course")
+    where = Path(other_course.__file__).resolve().parent
+    assert where in other.forbidden and where not in chapter.forbidden

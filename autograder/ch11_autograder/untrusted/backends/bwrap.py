@@ -100,6 +100,7 @@ from .cgroups import CgroupSupport, RunCgroup, discover_cgroups, sweep_stale_cgr
 
 __all__ = [
     "BACKEND",
+    "HIDDEN_MODULES",
     "BwrapLauncher",
     "Enforcement",
     "SandboxProcess",
@@ -108,9 +109,13 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+#: Never importable inside: the chapter's reference library and the engine (suites, catalogue).
+HIDDEN_MODULES = ("ch11_solutions", "ch11_autograder")
+
 
 def _launcher(settings: LaunchSettings) -> BwrapLauncher:
-    launcher = BwrapLauncher(font_list_file=settings.font_list_file)
+    launcher = BwrapLauncher(font_list_file=settings.font_list_file,
+                             hidden_modules=(*HIDDEN_MODULES, *settings.hidden_modules))
     launcher.check()
     return launcher
 
@@ -299,7 +304,7 @@ class BwrapLauncher:
         runtime_dir: str | os.PathLike[str] = RUNTIME_DIR,
         extra_files: Mapping[str | os.PathLike[str], str] | None = None,
         importable_packages: Sequence[str] = ("trainable_harness",),
-        hidden_modules: Sequence[str] = ("ch11_solutions", "ch11_autograder"),
+        hidden_modules: Sequence[str] = HIDDEN_MODULES,
         forbidden_paths: Iterable[str | os.PathLike[str]] = (),
         tmp_bytes: int = 256 * 1024**2,
         use_cgroups: bool = True,

@@ -1,8 +1,10 @@
-"""A fork server's children: waking its loop when one ends, and reaping the ones that ended.
+"""A fork server's loop: waiting for a request or a child's end, and reaping the children that ended.
 
 One implementation for the two fork servers, ``zygote.py`` (which loads this file by path
 from its own directory) and ``ch11_autograder.batch.nbgrader_fork`` (which imports it).
-Standard library only and nothing of the package, like the rest of ``runtime/``.
+Each reads and answers its own requests and keeps its own record of its runs; :func:`serve`
+is the loop around them. Standard library only and nothing of the package, like the rest
+of ``runtime/``.
 """
 
 from __future__ import annotations
@@ -10,9 +12,33 @@ from __future__ import annotations
 import os
 import selectors
 import signal
-from collections.abc import Iterator
+import socket
+from collections.abc import Callable, Iterator
 
-__all__ = ["ended", "wake_on_child_exit"]
+__all__ = ["ended", "serve", "wake_on_child_exit"]
+
+
+def serve(sock: socket.socket, on_request: Callable[[], bool], on_exit: Callable[[int, int], None]) -> None:
+    """Serve ``sock`` until its peer closes it: a request at a time, each ended child reaped as it ends.
+
+    Waits for ``sock`` to be readable or a child to end (a second at most). ``on_request()``
+    reads the request waiting on ``sock`` and answers it; it returns ``False`` when the socket
+    has ended instead, which ends the loop. After every wait ``on_exit(pid, code)`` is called
+    for each child that has ended (:func:`ended`), including children the server does not know
+    (orphans it adopted as a subreaper). What ``on_request`` or ``on_exit`` raises ends the loop.
+    """
+    selector = selectors.DefaultSelector()
+    selector.register(sock, selectors.EVENT_READ)
+    wake_r = wake_on_child_exit(selector)
+    while True:
+        for key, _ in selector.select(timeout=1.0):
+            if key.fileobj == wake_r:
+                os.read(wake_r, 4096)
+                continue
+            if not on_request():
+                return
+        for pid, code in ended():
+            on_exit(pid, code)
 
 
 def wake_on_child_exit(selector: selectors.BaseSelector) -> int:

@@ -37,15 +37,15 @@ validates and sanitizes it.
 
 Under the submission's zygote (``zygote.py``, which sets ``CH11_FORK_KERNEL=1``) the
 kernel is not a new interpreter: this process, still free of threads, event loops and
-zmq contexts, forks it, and the child becomes ``ipykernel_launcher -f <connection file>``
-with the environment, argument list, ``sys.path`` and matplotlib backend a fresh kernel
-gets. nbclient then talks to it through a kernel manager that holds its pid.
+zmq contexts, forks it (``forked_kernel.py``, loaded by path like ``fresh.py``), and the
+child becomes ``ipykernel_launcher -f <connection file>`` with the environment, argument
+list, ``sys.path`` and matplotlib backend a fresh kernel gets. nbclient then talks to it
+through a kernel manager that holds its pid.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import datetime
 import json
 import os
@@ -237,18 +237,18 @@ def _write_atomically(nb: Any, path: Path) -> bool:
     return True
 
 
-def _load_fresh() -> Any:
-    """``fresh.py`` from this script's directory, under the private name the zygote gives it."""
+def _load(name: str) -> Any:
+    """``name``.py from this script's directory, under the private name the zygote gives the modules it loads."""
     import importlib.util
 
-    name = "_ch11_zygote_fresh"
-    if name in sys.modules:  # a fork of the zygote: the module is loaded already
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parent / "fresh.py")
+    module_name = f"_ch11_zygote_{name}"
+    if module_name in sys.modules:  # a fork of the zygote that loaded it: the module is loaded already
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, Path(__file__).resolve().parent / f"{name}.py")
     if spec is None or spec.loader is None:
-        raise ImportError("cannot load fresh.py")
+        raise ImportError(f"cannot load {name}.py")
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
+    sys.modules[module_name] = module
     spec.loader.exec_module(module)
     return module
 
@@ -257,7 +257,7 @@ def main(argv: list[str]) -> int:
     phases = _Phases(os.environ.pop(PHASES_ENV, "") == "1")
     phases.mark("start")
     # This process's state before anything changes it: what a forked kernel must start with.
-    at_start = _load_fresh().capture() if os.environ.get(FORK_KERNEL_ENV) == "1" else None
+    at_start = _load("fresh").capture() if os.environ.get(FORK_KERNEL_ENV) == "1" else None
     job_path = Path(argv[0] if argv else "job.json")
     raw = job_path.read_bytes()
     if len(raw) > JOB_MAX_BYTES:
@@ -290,7 +290,8 @@ def main(argv: list[str]) -> int:
     phases.mark("read")
     manager_class = _ready_manager_class()
     forked = os.environ.pop(FORK_KERNEL_ENV, "") == "1"
-    km = _forked_kernel(kernel_name, extra_arguments, at_start, manager_class) if forked else None
+    km = _load("forked_kernel").fork_kernel(kernel_name, extra_arguments, at_start, manager_class,
+                                            _load("fresh").restore) if forked else None
     phases.mark("kernel_forked")
     if phases.enabled:
         _mark_kernel_info_reply(phases)
@@ -394,117 +395,6 @@ def main(argv: list[str]) -> int:
     _write_atomically(nb, target)
     _status_line({"status": "ok"})
     return 0
-
-
-class _ForkedKernel:
-    """The Popen calls jupyter_client's local provisioner makes, for a kernel this process forked."""
-
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
-        self.returncode: int | None = None
-        self.stdin = self.stdout = self.stderr = None
-
-    def poll(self) -> int | None:
-        if self.returncode is None:
-            try:
-                pid, status = os.waitpid(self.pid, os.WNOHANG)
-            except ChildProcessError:
-                self.returncode = -signal.SIGKILL
-            else:
-                if pid:
-                    self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
-
-    def wait(self, timeout: float | None = None) -> int:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while self.poll() is None:
-            if deadline is not None and time.monotonic() > deadline:
-                raise subprocess.TimeoutExpired(["ipykernel"], timeout or 0)
-            time.sleep(0.02)
-        assert self.returncode is not None
-        return self.returncode
-
-    def send_signal(self, signum: int) -> None:
-        if self.poll() is None:
-            os.kill(self.pid, signum)
-
-    def kill(self) -> None:
-        self.send_signal(signal.SIGKILL)
-
-    def terminate(self) -> None:
-        self.send_signal(signal.SIGTERM)
-
-
-def _forked_kernel(kernel_name: str, extra_arguments: list[str], at_start: Any, manager_class: type) -> Any:
-    """Fork a kernel from this process and return a started kernel manager for it.
-
-    The child is what ``python -m ipykernel_launcher -f <file> <extra_arguments>`` started by
-    jupyter_client would be: its own session (interrupts go to its process group), stdin
-    and stdout on /dev/null (as ``execute(stdout=DEVNULL)`` gives a launched kernel),
-    ``JPY_PARENT_PID`` set, ``sys.path`` without the script's directory, and matplotlib's
-    backend left to ipykernel (the zygote imported matplotlib under ``MPLBACKEND=Agg``).
-    It starts with ``at_start`` (``fresh.restore``: signal dispositions, mask, umask, numpy's
-    seeding) and with no descriptor but 0, 1 and 2, as ``Popen(close_fds=True)`` starts one.
-    Unlike a launched kernel, its working directory is the run's own one inside the zygote's.
-    """
-    import uuid
-
-    import matplotlib
-    from jupyter_client.connect import write_connection_file
-    from jupyter_client.provisioning.local_provisioner import LocalProvisioner
-
-    # Where and how jupyter_client's KernelManager writes it for a kernel it launches.
-    connection_file, _ = write_connection_file(None, ip="127.0.0.1", key=str(uuid.uuid4()).encode(),
-                                               kernel_name=kernel_name)
-    parent = os.getpid()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            # A launched kernel is a fork and exec of this process: no parent-death signal.
-            fresh = _load_fresh()
-            fresh.restore(dataclasses.replace(at_start, deathsig=0))
-            os.setsid()
-            devnull = os.open(os.devnull, os.O_RDWR)
-            os.dup2(devnull, 0)
-            os.dup2(devnull, 1)
-            os.closerange(3, 1 << 16)  # this runner's descriptors (/dev/null included) are not the kernel's
-            os.environ["JPY_PARENT_PID"] = str(parent)
-            backend = os.environ.get("MPLBACKEND") or "module://matplotlib_inline.backend_inline"
-            os.environ["MPLBACKEND"] = backend
-            matplotlib.rcParams["backend"] = backend  # what a fresh import reads from MPLBACKEND
-            import importlib.util
-
-            spec = importlib.util.find_spec("ipykernel_launcher")
-            sys.argv = [str(spec.origin if spec else "ipykernel_launcher"), "-f", connection_file, *extra_arguments]
-            del sys.path[0]  # this script's directory; ipykernel_launcher drops its own first entry too
-            from ipykernel import kernelapp
-
-            kernelapp.launch_new_instance()
-        except SystemExit as exc:
-            os._exit(exc.code if isinstance(exc.code, int) else 0)
-        except BaseException:
-            import traceback
-
-            traceback.print_exc()
-            os._exit(1)
-        os._exit(0)
-    km = manager_class(kernel_name=kernel_name, connection_file=connection_file)
-    km.load_connection_file(connection_file)
-
-    class Forked(LocalProvisioner):
-        def kill_now(self) -> None:
-            if self.process is not None:
-                with contextlib.suppress(OSError):
-                    os.killpg(pid, signal.SIGKILL)
-                self.process.wait()
-
-    provisioner = Forked(kernel_id=km.kernel_id or "forked", kernel_spec=km.kernel_spec, parent=km)
-    provisioner.process = _ForkedKernel(pid)  # type: ignore[assignment]  # the Popen calls it makes
-    provisioner.pid = pid
-    provisioner.pgid = pid
-    provisioner.connection_info = km.get_connection_info()
-    km.provisioner = provisioner
-    return km
 
 
 #: Seconds to wait for a ``kernel_info_request``'s reply, and then for a message on IOPub,

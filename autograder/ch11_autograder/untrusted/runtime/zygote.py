@@ -237,28 +237,27 @@ class Zygote:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
 
-    def reap(self) -> None:
-        """Answer for every run that ended, after killing what it left behind."""
-        for pid, code in children.ended():
-            request = self.runs.pop(pid, None)
-            if request is None:
-                continue  # a stray process the zygote adopted
-            with contextlib.suppress(OSError):
-                os.killpg(pid, signal.SIGKILL)
-            self.kill_strays()
-            workdir: Path = request["workdir"]
-            limit = int(request["max_file_bytes"])
-            listed: list[list[Any]] = []
-            payload = bytearray()
-            for rel in request.get("writeback", []):
-                data = _read_plain(workdir, rel, limit)
-                listed.append([rel, None if data is None else len(data)])
-                payload += data or b""
-            shutil.rmtree(workdir, ignore_errors=True)
-            if not self.runs:
-                self.restore()
-            _send(self.sock, {"op": "exited", "id": request["id"], "status": code, "writeback": listed},
-                  bytes(payload))
+    def reap(self, pid: int, code: int) -> None:
+        """Answer for the run that ended (process ``pid``, status ``code``), after killing what it left behind."""
+        request = self.runs.pop(pid, None)
+        if request is None:
+            return  # a stray process the zygote adopted
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signal.SIGKILL)
+        self.kill_strays()
+        workdir: Path = request["workdir"]
+        limit = int(request["max_file_bytes"])
+        listed: list[list[Any]] = []
+        payload = bytearray()
+        for rel in request.get("writeback", []):
+            data = _read_plain(workdir, rel, limit)
+            listed.append([rel, None if data is None else len(data)])
+            payload += data or b""
+        shutil.rmtree(workdir, ignore_errors=True)
+        if not self.runs:
+            self.restore()
+        _send(self.sock, {"op": "exited", "id": request["id"], "status": code, "writeback": listed},
+              bytes(payload))
 
     def kill_strays(self) -> None:
         """SIGKILL every process of ours that no live run owns (orphans reparent to us: we are their subreaper)."""
@@ -278,34 +277,29 @@ class Zygote:
                     os.waitpid(pid, 0)
 
     def serve(self) -> None:
-        import selectors
+        """Answer requests and reap runs until the grader closes the socket (``children.serve``)."""
+        children.serve(self.sock, self.answer, self.reap)
 
-        selector = selectors.DefaultSelector()
-        selector.register(self.sock, selectors.EVENT_READ)
-        wake_r = children.wake_on_child_exit(selector)
-        while True:
-            for key, _ in selector.select(timeout=1.0):
-                if key.fileobj == wake_r:
-                    os.read(wake_r, 4096)
-                    continue
-                try:
-                    request, fds, files = self.receive()
-                except EOFError:
-                    return
-                if request.get("op") == "kill":
-                    self.kill(int(request["id"]))
-                    continue
-                try:
-                    self.spawn(request, fds, files)
-                    _send(self.sock, {"op": "started", "id": request["id"]})
-                except Exception as exc:
-                    _send(self.sock, {"op": "failed", "id": request.get("id"),
-                                      "message": f"{type(exc).__name__}: {exc}"[:500]})
-                finally:
-                    for fd in fds:
-                        with contextlib.suppress(OSError):
-                            os.close(fd)
-            self.reap()
+    def answer(self) -> bool:
+        """Read the waiting request and act on it; ``False``: the socket has ended."""
+        try:
+            request, fds, files = self.receive()
+        except EOFError:
+            return False
+        if request.get("op") == "kill":
+            self.kill(int(request["id"]))
+            return True
+        try:
+            self.spawn(request, fds, files)
+            _send(self.sock, {"op": "started", "id": request["id"]})
+        except Exception as exc:
+            _send(self.sock, {"op": "failed", "id": request.get("id"),
+                              "message": f"{type(exc).__name__}: {exc}"[:500]})
+        finally:
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        return True
 
     def receive(self) -> tuple[dict[str, Any], list[int], list[tuple[str, bytes]]]:
         raw_len, fds, _, _ = socket.recv_fds(self.sock, frames.LENGTH_BYTES, 3)
