@@ -87,3 +87,14 @@ def test_a_record_without_examples_groups_by_outcomes():
     bare = {"v": 1, "grade_id": "a_tests", "properties": [{"name": "p", "outcome": "failed", "misconception": ""}]}
     (group,) = groups_of({"ada": [bare], "bob": [bare]})
     assert group.students == ("ada", "bob") and group.representative.got == ""
+
+
+def test_a_group_is_named_only_when_every_member_s_feedback_named_it():
+    # Naming is decided per student (the engine may probe each one's code): the same failures can be
+    # named for one student and not for another. The group is then no catalogue entry's.
+    named = [record("a_tests", wrong("p", 1, 3, "adds"))]
+    unnamed = [record("a_tests", wrong("p", 1, 3))]
+    (group,) = groups_of({"ada": named, "bob": unnamed})
+    assert group.students == ("ada", "bob") and group.named == ""
+    (group,) = groups_of({"ada": named, "bob": named})
+    assert group.named == "adds"

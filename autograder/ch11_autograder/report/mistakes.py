@@ -2,10 +2,15 @@
 ``reports/<assignment>-mistakes.json``.
 
 The groups are ``trusted.mistake_groups.group_answers`` over the verdict records the report reads
-(``report.data``); here each group gets its notebook and the catalogue entry its signature is, when
-the feedback of its students named one (naming needs the entry to fail the same property on the same
-inputs with the same value: ``trusted.suite.name_misconception``). The JSON is a list of groups,
-largest first::
+(``report.data``); here each group gets its notebook and the catalogue entry its signature is. That is
+the grading's own decision, not a reading of the feedback: the records keep, per failure, the
+misconception ``trusted.suite.name_misconception`` named (it needs the entry to fail the same property
+on the same inputs with the same value), and a group carries that name only when it was given to every
+member (``MistakeGroup.named``). The name leads to its entry (:func:`entry_for_title`), and the group is
+that entry's only when it fails no cell outside the entry's ``loses`` (the cells the entry loses points
+in, and only those: the catalogue's kill table, ``tests/autograder/exercises/test_suites.py``); a group
+that also fails elsewhere is that mistake and another, and is not catalogued. The JSON is a list of
+groups, largest first::
 
     [{"index": 0, "id": "3f2a...", "students": [...], "count": 2, "notebooks": ["ex5_replay"],
       "cells": ["ex5_checkpointed_cotangents_tests"],
@@ -60,15 +65,29 @@ def entry_for_title(title: str, entries: Sequence[WrongAnswer]) -> WrongAnswer |
 
 @dataclass(frozen=True)
 class ClassMistake:
-    """One group of the class, placed: its notebooks and its catalogue entry (``None`` when not catalogued)."""
+    """One group of the class, placed.
+
+    Attributes:
+        group: the group.
+        notebooks: the notebooks of its cells.
+        entry: the catalogue entry the group is (``None`` when not catalogued).
+        outside: cells the group fails that the entry its feedback named never loses points in: the
+            name covers part of the group only (then ``entry`` is ``None``).
+    """
 
     group: MistakeGroup
     notebooks: tuple[str, ...]
     entry: WrongAnswer | None
+    outside: tuple[str, ...] = ()
 
     @property
     def exercise(self) -> str:
         return exercise_of().get(self.notebooks[0], "") if self.notebooks else ""
+
+    @property
+    def known(self) -> bool:
+        """A catalogue entry, or a misconception a suite names itself (a name for several entries)."""
+        return self.entry is not None or (bool(self.group.named) and not self.outside)
 
 
 def class_mistakes(verdicts: Mapping[tuple[str, str, str], Sequence[Mapping[str, Any]]]) -> list[ClassMistake]:
@@ -84,10 +103,14 @@ def class_mistakes(verdicts: Mapping[tuple[str, str, str], Sequence[Mapping[str,
     out = []
     for group in groups:
         notebooks = tuple(sorted({notebook_of[cell] for cell in group.cells if cell in notebook_of}))
-        entry = None
+        entry: WrongAnswer | None = None
+        outside: tuple[str, ...] = ()
         if group.named and len(notebooks) >= 1 and notebooks[0] in keys:
             entry = entry_for_title(group.named, catalogue(keys[notebooks[0]]))
-        out.append(ClassMistake(group, notebooks, entry))
+            if entry is not None:
+                outside = tuple(cell for cell in group.cells if cell not in entry.loses)
+                entry = None if outside else entry
+        out.append(ClassMistake(group, notebooks, entry, outside))
     return out
 
 

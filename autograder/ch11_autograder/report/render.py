@@ -165,7 +165,7 @@ def _who(students: Sequence[str]) -> str:
 
 def mistake_blocks(mistakes: Sequence[ClassMistake]) -> list[Block]:
     """The section "Mistakes not in the catalogue": every group, largest first, each said catalogued or not."""
-    new = [m for m in mistakes if m.entry is None and not m.group.named]
+    new = [m for m in mistakes if not m.known]
     blocks: list[Block] = [
         Heading("Mistakes not in the catalogue"),
         Para(f"Students whose answers fail the same properties on the same inputs with the same values, grouped "
@@ -185,6 +185,9 @@ def mistake_blocks(mistakes: Sequence[ClassMistake]) -> list[Block]:
         props = "; ".join(f"{cell}: {prop}" for cell, prop in group.properties)
         if mistake.entry is not None:
             known = f"catalogued: {mistake.entry.name}"
+        elif mistake.outside:
+            known = (f"not catalogued (named in feedback: {group.named}, which loses no points in "
+                     f"{', '.join(mistake.outside)})")
         elif group.named:
             known = f"named in feedback: {group.named}"
         else:

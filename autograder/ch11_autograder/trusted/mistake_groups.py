@@ -64,8 +64,8 @@ class MistakeGroup:
         signature: the failures that define it, sorted.
         students: the members' ids, sorted.
         representative: the first member's counterexample of the group's first failure.
-        named: the misconception title the members' feedback named on these failures when it named
-            exactly one (a group whose signature is a catalogue entry's), ``""`` otherwise.
+        named: the misconception title the feedback of every member named on these failures, when
+            that is one title (a group whose signature is a catalogue entry's), ``""`` otherwise.
     """
 
     id: str
@@ -122,6 +122,18 @@ def _group_id(key: Key) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
+def _named(key: Key, answers: Sequence[Answer]) -> str:
+    """The one title every member's feedback named on the group's failures, else ``""``.
+
+    Naming is decided per failure and per student (``trusted.suite.name_misconception`` may probe the
+    student's own code), so students who fail alike can still be told different things; the group
+    carries a name only when that decision gave it to each of them, and no other.
+    """
+    per_member = [{n for sig, _e, n in a.failures if sig in key and n} for a in answers]
+    titles = set().union(*per_member)
+    return titles.pop() if len(titles) == 1 and all(per_member) else ""
+
+
 def group_answers(answers: Iterable[Answer]) -> list[MistakeGroup]:
     """The class's mistake groups, largest first (ties: cells, then id). See the module docstring."""
     by_key: dict[Key, list[Answer]] = defaultdict(list)
@@ -146,7 +158,5 @@ def group_answers(answers: Iterable[Answer]) -> list[MistakeGroup]:
         order = {sig: i for i, (sig, _e, _n) in enumerate(first.failures)}
         signature = tuple(sorted(key, key=lambda sig: (sig.grade_id, order.get(sig, len(order)), sig)))
         example = next(e for sig, e, _n in first.failures if sig == signature[0])
-        named = {n for a in answers_in for sig, _e, n in a.failures if sig in key and n}
-        out.append(MistakeGroup(_group_id(key), signature, tuple(students), example,
-                                named.pop() if len(named) == 1 else ""))
+        out.append(MistakeGroup(_group_id(key), signature, tuple(students), example, _named(key, answers_in)))
     return sorted(out, key=lambda g: (-len(g.students), g.cells, g.id))

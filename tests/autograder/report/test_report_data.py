@@ -15,7 +15,8 @@ from ch11_autograder.exercises.catalogue import catalogue
 from ch11_autograder.report import data
 from ch11_autograder.report.data import ClassReport, Flag, NotebookStats, StudentScores
 from ch11_autograder.report.figures import draw_all
-from ch11_autograder.report.render import html_text, markdown_text, md_escape, report_blocks
+from ch11_autograder.report.mistakes import class_mistakes
+from ch11_autograder.report.render import html_text, markdown_text, md_escape, mistake_blocks, report_blocks
 
 EX1 = catalogue("ex1")
 LWW = next(e for e in EX1 if e.name == "last_writer_wins")
@@ -68,6 +69,32 @@ def test_a_misconception_counts_once_per_student_and_a_suites_own_name_gets_its_
     assert (rows[1].name, rows[1].title, rows[1].advice, rows[1].students) == ("", "A group", "Add.", ("bob",))
     assert all(r.count == 0 for r in rows[2:])
     assert len(rows) == 1 + sum(len(catalogue(f"ex{i}")) for i in range(1, 6))
+
+
+def failed(name: str, got: str, misconception: str = "") -> dict[str, object]:
+    """A failed property as ``CellVerdict.record`` writes it, with its counterexample."""
+    return {**prop(name, "failed", misconception),
+            "example": {"kind": "mismatch", "inputs": {"x": "2.0"}, "expected": "180.0", "got": got}}
+
+
+def test_a_group_is_an_entry_s_only_where_it_fails_the_entry_s_cells_and_no_other():
+    # last_writer_wins loses points in ex1_input_gradient_tests alone (its kill-table row). ann fails
+    # there only, named: her group is the entry. In another class, bob fails the same way, named the
+    # same, and fails ex1_extended_tape_tests too, where the entry never loses, and no one makes the
+    # entry's mistake alone: his group is that mistake and another, not the entry's, and the report
+    # must not file it under the catalogue.
+    grad, tape = "ex1_input_gradient_tests", "ex1_extended_tape_tests"
+    (ann,) = class_mistakes({("ann", "ex1_fanout", grad): [failed("a", "54.0", LWW.title)]})
+    assert ann.entry == LWW and ann.outside == () and ann.known
+    (bob,) = class_mistakes({("bob", "ex1_fanout", grad): [failed("a", "54.0", LWW.title)],
+                             ("bob", "ex1_fanout", tape): [failed("t", "[]")]})
+    assert bob.group.named == LWW.title and bob.entry is None and bob.outside == (tape,) and not bob.known
+    (_heading, intro, table) = mistake_blocks([ann, bob])
+    assert "2 groups, 1 not in the catalogue" in intro.text
+    assert [row[-1] for row in table.rows] == [
+        "catalogued: last_writer_wins",
+        f"not catalogued (named in feedback: {LWW.title}, which loses no points in {tape})",
+    ]
 
 
 def student(name: str, status: str = "graded", **kw) -> StudentScores:
