@@ -4,6 +4,8 @@ and the cost of grouping 1,000 students' records.
     .venv/bin/python bench/mistake_groups.py [--exercises ex1] [--mixes 3] [--students 1000]
                                              [--out bench/results/mistake-groups-ex1.json]
     .venv/bin/python bench/mistake_groups.py --from-records bench/results/mistake-groups-ex5-records.json
+    .venv/bin/python bench/mistake_groups.py --cost-records bench/results/mistake-groups-ex?-records.json
+    .venv/bin/python bench/mistake_groups.py --course DIR [--students 1000]
 
 Part 1, quality. For each exercise asked, a class is built from its catalogue and graded for real
 (each notebook through a verdict worker, unsandboxed, as the exercises' tests grade; the records
@@ -41,6 +43,11 @@ Part 2, cost. ``--students`` synthetic students, each the graded records of one 
 per exercise (drawn with a fixed seed, so the class repeats real records as a large class repeats
 its mistakes), grouped once; the wall and CPU seconds of ``group_answers`` (reading the records
 included). A benchmark, not a test: nothing is asserted.
+
+Part 2 alone, without grading, to ``--out`` (default ``results/mistake-groups-cost.json``):
+``--cost-records`` draws from the records runs saved (one file per exercise, so a full assignment),
+``--course DIR`` from a graded course (a class graded by ``ch11-grade batch``: per notebook, the
+records one of DIR's students has there).
 """
 
 from __future__ import annotations
@@ -59,13 +66,16 @@ from typing import Any
 
 from ch11_autograder.authoring.build import build_notebook
 from ch11_autograder.authoring.submissions import answer_sources, fill
+from ch11_autograder.course_layout import AUTOGRADED
 from ch11_autograder.exercises import EXERCISES, WORKER_SKIP_CELLS, exercise
 from ch11_autograder.exercises.catalogue import WrongAnswer, catalogue
+from ch11_autograder.report.autograded import read_notebook
 from ch11_autograder.report.mistakes import class_mistakes
 from ch11_autograder.trusted.grading import grade_suites
 from ch11_autograder.trusted.mistake_groups import answer_from_records, group_answers
 from ch11_autograder.trusted.registry import get_suite, load_suite_modules
 from ch11_autograder.trusted.submission_cells import autograded_test_cells, worker_cells
+from ch11_autograder.trusted.verdicts import VERDICT_METADATA_KEY
 from ch11_autograder.trusted.worker_client import WorkerSession
 from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
 from nbgrader.preprocessors import ClearSolutions
@@ -281,6 +291,32 @@ def cost(graded: dict[str, list[tuple[str, tuple[str, ...], list[dict[str, Any]]
             "cpu_seconds": round(time.process_time() - cpu, 3), "load_before": os.getloadavg()}
 
 
+def graded_course(course: Path) -> dict[str, list[tuple[str, tuple[str, ...], list[dict[str, Any]]]]]:
+    """Per notebook, ``(student, (), verdict records)`` of every student of ``course`` whose autograded notebook
+    holds records."""
+    graded: dict[str, list[tuple[str, tuple[str, ...], list[dict[str, Any]]]]] = {}
+    for folder in sorted(p for p in (course / AUTOGRADED).iterdir() if p.is_dir()):
+        for path in sorted(folder.glob("*/*.ipynb")):
+            nb = read_notebook(path) or {}
+            records = [c["metadata"][VERDICT_METADATA_KEY] for c in nb.get("cells", [])
+                       if VERDICT_METADATA_KEY in c.get("metadata", {})]
+            if records:
+                graded.setdefault(path.stem, []).append((folder.name, (), records))
+    return graded
+
+
+def cost_only(graded: dict[str, list[tuple[str, tuple[str, ...], list[dict[str, Any]]]]], students: int,
+              out: Path) -> int:
+    """Part 2 alone, drawing from ``graded`` (per exercise or notebook: the students' records); JSON to ``out``."""
+    drawn = {key: len(rows) for key, rows in sorted(graded.items())}
+    result = {"drawn_from_students": drawn, "cpus": os.cpu_count(), "cost": cost(graded, students),
+              "load_after": os.getloadavg()}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    print("cost", json.dumps(result["cost"]))
+    return 0
+
+
 def extend(path: Path, mixes: int) -> int:
     """Grades the students of the built class that the records at ``path`` lack (a variant added since),
     writes the records back with them, in the class's order, and prints the measure of the whole."""
@@ -305,7 +341,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--from-records", type=Path, help="measure the records a run saved again, without grading")
     parser.add_argument("--extend", type=Path,
                         help="a run's saved records: grade only the class's students they lack, add them, measure")
+    parser.add_argument("--cost-records", type=Path, nargs="+",
+                        help="part 2 alone, drawing from the records runs saved (one file per exercise)")
+    parser.add_argument("--course", type=Path, help="part 2 alone, drawing from a graded course's records")
     args = parser.parse_args(argv)
+    if args.cost_records or args.course:
+        graded = graded_course(args.course) if args.course else {
+            key: [(s, tuple(es), recs) for s, es, recs in rows]
+            for path in args.cost_records for key, rows in json.loads(path.read_text()).items()}
+        return cost_only(graded, args.students, args.out or RESULTS / "mistake-groups-cost.json")
     if args.extend:
         return extend(args.extend, args.mixes)
     if args.from_records:

@@ -8,7 +8,7 @@ with each catalogue entry in its notebook), each answer cell with a few lines of
 appended (a helper drawn at random: operators, constants, loops), so no two students' answers are the
 same text, as in a real class. The last ``2 * --planted`` students are pairs: the second of each copies the
 first's answer cells with its names renamed and a comment added. Written in the layout the report reads
-(``source/ch11/``, ``autograded/<student>/ch11/``), then timed on one process:
+(``source/ch11/``, ``autograded/<student>/ch11/``), then timed:
 
 * ``read``: the answer cells of every notebook (``read_answers``: JSON, no validation);
 * ``compare``: fingerprints and pairs (``similar_pairs``);
@@ -16,8 +16,9 @@ first's answer cells with its names renamed and a comment added. Written in the 
 
 Printed as JSON: wall and CPU seconds of each (CPU: this process and the fingerprinting pool's
 processes), answers and cells compared, pairs found, planted pairs
-found, the load average before and after. The pass is one process on one core; nothing here asserts a
-speed.
+found, the load average before and after. Fingerprinting is shared out over the cores this process may
+use (at most 4) from 2,000 distinct answers on (``report.similarity.fingerprint_all``); the rest is this
+process. Nothing here asserts a speed.
 """
 
 from __future__ import annotations

@@ -42,6 +42,18 @@ def test_same_failures_share_a_group_and_a_mix_is_in_both():
     assert first.representative.expected == "2"
 
 
+def test_the_representative_comes_from_a_member_showing_the_whole_signature():
+    # X and Y meet in cell a, where the student making both fails a third way; that student is first by id.
+    x = [record("a_tests", wrong("p", 1, 30)), record("b_tests", wrong("r", 2, 0))]
+    y = [record("a_tests", wrong("p", 1, 40)), record("report_tests", wrong("s", 1, 5))]
+    both = [record("a_tests", wrong("p", 1, 70)), record("b_tests", wrong("r", 2, 0)),
+            record("report_tests", wrong("s", 1, 5))]  # fmt: skip
+    groups = groups_of({"abe": both, "bob": x, "cy": y})
+    assert [g.students for g in groups] == [("abe", "bob"), ("abe", "cy")]
+    assert [g.representative.got for g in groups] == ["30", "40"]
+    assert [g.first.prop for g in groups] == ["p", "p"]
+
+
 def test_a_group_names_the_misconception_its_failures_named():
     only_a = [record("a_tests", wrong("p", 1, 3, "adds"))]
     (group,) = groups_of({"ada": only_a, "bob": only_a})

@@ -15,6 +15,9 @@ written by trusted code:
 * for the similarity evidence (:mod:`.similarity`), the answer cells' sources of the autograded
   notebooks and of ``source/<assignment>/``: student text, kept only as escaped excerpts.
 
+Each graded student's autograded notebook is read once (:mod:`.autograded`), as JSON, for both its
+verdict records and its answer cells.
+
 Student ids and error causes are student-derived text: renderers escape them.
 """
 
@@ -28,18 +31,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
 from ..batch.course import REPORTS_DIR, STATE_DIR
 from ..batch.ledger import Ledger
 from ..batch.merge import autograded_cells
-from ..course_layout import AUTOGRADED, GRADEBOOK, student_folder
+from ..course_layout import GRADEBOOK
 from ..exercises import course_exercises
 from ..exercises.catalogue import catalogue
 from ..trusted.verdicts import OUTCOMES, VERDICT_METADATA_KEY
+from .autograded import autograded_notebooks
 from .mistakes import ClassMistake, class_mistakes, entry_for_title
-from .similarity import Similarity, find_similar, shared_rare_groups
+from .similarity import AnswerReader, Similarity, compare_answers, compared_notebooks, shared_rare_groups
 
 __all__ = [
     "ClassReport",
@@ -54,8 +57,6 @@ __all__ = [
 
 #: The property that stands for a test cell's visible checks (``trusted.suite.VISIBLE_CHECKS``).
 VISIBLE_CHECKS = "visible_checks"
-#: Largest autograded notebook read, bytes (they are written by nbgrader after LimitOutput).
-MAX_NOTEBOOK_BYTES = 64 * 1024**2
 
 
 @dataclass(frozen=True)
@@ -260,7 +261,9 @@ def collect(course: Path, assignment: str) -> ClassReport:
                 seconds=entry.seconds if entry is not None else None, lms_late=student in lms_late,
                 error=(entry.error or "") if entry is not None and entry.event == "error" else "",
             ))
-    verdicts = _verdicts(course, assignment, [s for s in students if s.auto is not None], auto_cells, notes)
+    graded = [s.student for s in students if s.auto is not None]
+    answers = AnswerReader(frozenset(compared_notebooks(course, assignment)))
+    verdicts = _verdicts(course, assignment, graded, auto_cells, answers, notes)
     mistakes = class_mistakes(verdicts)
     return ClassReport(
         assignment=assignment,
@@ -271,19 +274,19 @@ def collect(course: Path, assignment: str) -> ClassReport:
         flags=_flags(students),
         notes=notes,
         mistakes=mistakes,
-        similarity=_similarity(course, assignment, [s.student for s in students if s.auto is not None], mistakes,
-                               notes),
+        similarity=_similarity(course, assignment, answers, mistakes, notes),
     )
 
 
-def _similarity(course: Path, assignment: str, students: Sequence[str], mistakes: Sequence[ClassMistake],
+def _similarity(course: Path, assignment: str, answers: AnswerReader, mistakes: Sequence[ClassMistake],
                 notes: list[str]) -> Similarity | None:
-    """The similarity evidence, or ``None`` with a note: a failure there must not cost the rest of the report.
+    """The similarity evidence of the ``answers`` read with the verdict records, or ``None`` with a note: a
+    failure there must not cost the rest of the report.
 
     Beside near-identical answers: pairs of students who share a rare failure group that no catalogue entry
     names (a catalogued mistake is one many make on their own)."""
     try:
-        found = find_similar(course, assignment, students)
+        found = compare_answers(course, assignment, answers.answers, answers.notes())
         found.rare_groups = shared_rare_groups(
             (_group_label(m), m.group.students) for m in mistakes if not m.known)
     except Exception as exc:  # evidence only: the scores and counts above stand without it
@@ -314,48 +317,52 @@ def _lms_late(path: Path, notes: list[str]) -> set[str]:
 Verdicts = dict[tuple[str, str, str], list[dict[str, Any]]]
 
 
-def _verdicts(course: Path, assignment: str, students: Sequence[StudentScores],
-              auto_cells: Mapping[str, Mapping[str, float]], notes: list[str]) -> Verdicts:
-    """The verdict records of every autograded test cell of every graded student's notebooks."""
+def _verdicts(course: Path, assignment: str, students: Sequence[str], auto_cells: Mapping[str, Mapping[str, float]],
+              answers: AnswerReader, notes: list[str]) -> Verdicts:
+    """The verdict records of every autograded test cell of every graded student's notebooks; each notebook is
+    read once (:mod:`.autograded`), and ``answers`` takes its answer cells for the similarity evidence."""
+    tested = {notebook: set(cells) for notebook, cells in auto_cells.items() if cells}
+    found: dict[tuple[str, str], dict[str, list[dict[str, Any]]]] = {}
+    for student, notebook, nb in autograded_notebooks(course, assignment, students, {*tested, *answers.notebooks}):
+        if notebook in tested:
+            found[(student, notebook)] = _records(nb, tested[notebook])
+        answers.add(student, notebook, nb)
     out: Verdicts = {}
     missing: Counter[str] = Counter()
     for student in students:
-        for notebook, cells in sorted(auto_cells.items()):
-            if not cells:
-                continue
-            path = student_folder(course, AUTOGRADED, student.student, assignment) / f"{notebook}.ipynb"
-            found = _read_records(path, set(cells)) if path.is_file() else {}
+        for notebook, cells in sorted(tested.items()):
+            records = found.get((student, notebook), {})
             for grade_id in sorted(cells):
-                record = found.get(grade_id)
+                record = records.get(grade_id)
                 if record is None:
                     missing[notebook] += 1
                 else:
-                    out[(student.student, notebook, grade_id)] = record
+                    out[(student, notebook, grade_id)] = record
     for notebook, count in sorted(missing.items()):
         notes.append(f"{notebook}: {count} test cell verdict(s) not recorded (notebook not submitted, or graded "
                      "before verdicts were recorded); they are left out of the property and misconception counts")
     return out
 
 
-def _read_records(path: Path, grade_ids: set[str]) -> dict[str, list[dict[str, Any]]]:
-    """grade_id -> the properties of its verdict record, for the test cells of one autograded notebook.
+def _records(nb: Any, grade_ids: set[str]) -> dict[str, list[dict[str, Any]]]:
+    """grade_id -> the properties of its verdict record, for the test cells of one autograded notebook read as
+    JSON (``None``: unreadable, so no records; the report notes them as missing).
 
-    Only cells whose nbgrader ``grade_id`` is one of ``grade_ids`` count; a record that is not of the
-    documented shape (``CellVerdict.record``) is skipped as if absent.
+    Only cells whose nbgrader ``grade_id`` is one of ``grade_ids`` count, in a notebook of nbformat 4 (what
+    nbgrader writes); a record that is not of the documented shape (``CellVerdict.record``) is skipped as if
+    absent.
     """
-    if path.stat().st_size > MAX_NOTEBOOK_BYTES:
-        return {}
-    try:
-        nb = nbformat.reads(path.read_text(encoding="utf-8"), as_version=4)
-    except Exception:  # an unreadable notebook only loses its counts; the report notes them as missing
-        return {}
+    cells = nb.get("cells") if isinstance(nb, Mapping) and nb.get("nbformat") == 4 else None
     found: dict[str, list[dict[str, Any]]] = {}
-    for cell in nb.cells:
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if grade_id not in grade_ids:
+    for cell in cells if isinstance(cells, list) else []:
+        meta = cell.get("metadata") if isinstance(cell, Mapping) else None
+        if not isinstance(meta, Mapping):
             continue
-        record = cell.get("metadata", {}).get(VERDICT_METADATA_KEY)
-        props = _valid_properties(record, grade_id)
+        grader = meta.get("nbgrader")
+        grade_id = grader.get("grade_id") if isinstance(grader, Mapping) else None
+        if not isinstance(grade_id, str) or grade_id not in grade_ids:
+            continue
+        props = _valid_properties(meta.get(VERDICT_METADATA_KEY), grade_id)
         if props is not None:
             found[grade_id] = props
     return found

@@ -40,14 +40,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..course_layout import AUTOGRADED, assignment_source, student_folder
+from ..course_layout import assignment_source
 from ..textsafe import escape
+from .autograded import autograded_notebooks, read_notebook
 from .fingerprints import Fingerprints, fingerprints
 
 __all__ = [
     "MIN_FINGERPRINTS",
     "THRESHOLD",
     "Answer",
+    "AnswerReader",
     "CellMatch",
     "Excerpt",
     "SharedRareGroup",
@@ -55,6 +57,8 @@ __all__ = [
     "Similarity",
     "answer_cells",
     "common_limit",
+    "compare_answers",
+    "compared_notebooks",
     "find_similar",
     "fingerprint_all",
     "read_answers",
@@ -74,8 +78,6 @@ PLACEHOLDER = "\n# YOUR CODE HERE\nraise NotImplementedError()\n"
 MAX_EXCERPT_LINES = 80
 #: Longest excerpt line kept, characters.
 MAX_LINE_CHARS = 160
-#: Largest notebook read, bytes (as the report's data layer).
-MAX_NOTEBOOK_BYTES = 64 * 1024**2
 #: A failure group of at most this many students is rare.
 RARE_GROUP_SIZE = 3
 #: Distinct answers from which fingerprinting is shared out over several processes (their start costs about
@@ -171,33 +173,44 @@ def answer_cells(nb: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def _read_json(path: Path) -> Any:
-    if not path.is_file() or path.stat().st_size > MAX_NOTEBOOK_BYTES:
-        return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError):
-        return None
+def compared_notebooks(course: Path, assignment: str) -> list[str]:
+    """The notebooks whose answers are compared: those of ``source/<assignment>/``, sorted."""
+    return sorted(p.stem for p in assignment_source(course, assignment).glob("*.ipynb"))
+
+
+@dataclass
+class AnswerReader:
+    """Collects the answers of autograded notebooks as the report reads them (:mod:`.autograded`: each notebook
+    once, for this and for the verdict records): ``notebooks`` are those compared, ``answers`` in reading order,
+    ``unreadable`` counts the notebooks of those that could not be read."""
+
+    notebooks: frozenset[str]
+    answers: list[Answer] = field(default_factory=list)
+    unreadable: int = 0
+
+    def add(self, student: str, notebook: str, nb: Any | None) -> None:
+        """One student's autograded ``notebook`` as read (``None``: unreadable or too large)."""
+        if notebook not in self.notebooks:
+            return
+        if nb is None:
+            self.unreadable += 1
+            return
+        self.answers += [Answer(student, notebook, g, s) for g, s in sorted(answer_cells(nb).items())]
+
+    def notes(self) -> list[str]:
+        if not self.unreadable:
+            return []
+        return [f"similarity: {self.unreadable} autograded notebook(s) unreadable or too large, left out"]
 
 
 def read_answers(course: Path, assignment: str, students: Iterable[str]) -> tuple[list[Answer], list[str]]:
     """The answer cells of every student's autograded notebooks of ``assignment`` (what was graded), and notes
     on notebooks that could not be read."""
-    notebooks = sorted(p.stem for p in assignment_source(course, assignment).glob("*.ipynb"))
-    answers: list[Answer] = []
-    unreadable = 0
-    for student in students:
-        for notebook in notebooks:
-            path = student_folder(course, AUTOGRADED, student, assignment) / f"{notebook}.ipynb"
-            if not path.exists():
-                continue
-            nb = _read_json(path)
-            if nb is None:
-                unreadable += 1
-                continue
-            answers += [Answer(student, notebook, g, s) for g, s in sorted(answer_cells(nb).items())]
-    notes = [f"similarity: {unreadable} autograded notebook(s) unreadable or too large, left out"] if unreadable else []
-    return answers, notes
+    notebooks = compared_notebooks(course, assignment)
+    reader = AnswerReader(frozenset(notebooks))
+    for student, notebook, nb in autograded_notebooks(course, assignment, students, notebooks):
+        reader.add(student, notebook, nb)
+    return reader.answers, reader.notes()
 
 
 def set_aside(course: Path, assignment: str) -> dict[tuple[str, str], str]:
@@ -205,7 +218,7 @@ def set_aside(course: Path, assignment: str) -> dict[tuple[str, str], str]:
     docstring, reference solution) and nbgrader's placeholder."""
     out: dict[tuple[str, str], str] = {}
     for path in sorted(assignment_source(course, assignment).glob("*.ipynb")):
-        nb = _read_json(path)
+        nb = read_notebook(path)
         for grade_id, source in answer_cells(nb or {}).items():
             out[(path.stem, grade_id)] = source + PLACEHOLDER
     return out
@@ -295,10 +308,15 @@ def shared_rare_groups(groups: Iterable[tuple[str, Sequence[str]]],
 
 def find_similar(course: Path, assignment: str, students: Iterable[str]) -> Similarity:
     """The similarity evidence of ``students``' graded answers in ``course`` (see the module)."""
-    answers, notes = read_answers(course, assignment, students)
+    return compare_answers(course, assignment, *read_answers(course, assignment, students))
+
+
+def compare_answers(course: Path, assignment: str, answers: Sequence[Answer], notes: Sequence[str]) -> Similarity:
+    """The similarity evidence of ``answers`` read from ``course`` (:func:`read_answers`, or an
+    :class:`AnswerReader`), with the reading's ``notes``."""
     aside = set_aside(course, assignment)
     cells = {(a.notebook, a.grade_id) for a in answers}
-    return Similarity(similar_pairs(answers, aside), len(answers), len(cells), notes=notes)
+    return Similarity(similar_pairs(answers, aside), len(answers), len(cells), notes=list(notes))
 
 
 def similarity_json(similarity: Similarity) -> str:

@@ -63,7 +63,9 @@ class MistakeGroup:
         id: 12 hex digits of the signature's SHA-256: the same group keeps its id as the class grows.
         signature: the failures that define it, sorted.
         students: the members' ids, sorted.
-        representative: the first member's counterexample of the group's first failure.
+        representative: the counterexample of the group's first failure, from the first member (by id)
+            whose answer shows the whole signature; when none does (every member combines it with
+            another mistake), the first member's first failure of the group.
         named: the misconception title the feedback of every member named on these failures, when
             that is one title (a group whose signature is a catalogue entry's), ``""`` otherwise.
     """
@@ -154,9 +156,13 @@ def group_answers(answers: Iterable[Answer]) -> list[MistakeGroup]:
     out = []
     for key, answers_in in members.items():
         students = sorted({a.student for a in answers_in})
-        first = min(answers_in, key=lambda a: a.student)
+        # A member that combines this mistake with another may fail some of its cells otherwise: the
+        # representative comes from a member showing the whole signature (a residual's members all do).
+        holders = [a for a in answers_in if key <= a.signature] or answers_in
+        first = min(holders, key=lambda a: a.student)
         order = {sig: i for i, (sig, _e, _n) in enumerate(first.failures)}
         signature = tuple(sorted(key, key=lambda sig: (sig.grade_id, order.get(sig, len(order)), sig)))
-        example = next(e for sig, e, _n in first.failures if sig == signature[0])
+        held = {sig: e for sig, e, _n in first.failures}
+        example = next(held[sig] for sig in signature if sig in held)
         out.append(MistakeGroup(_group_id(key), signature, tuple(students), example, _named(key, answers_in)))
     return sorted(out, key=lambda g: (-len(g.students), g.cells, g.id))

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import os
+import random
 import subprocess
 import sys
 
+import pytest
+from ch11_autograder.paths import DEMO_CLASS_DIR, SOURCE_DIR
+from ch11_autograder.report import fingerprints as fingerprints_module
 from ch11_autograder.report.fingerprints import fingerprints, normalized_tokens
+from ch11_autograder.report.similarity import answer_cells
 
 SOURCE = '''def scale(values, factor):
     """Multiply every value by factor."""
@@ -47,3 +53,40 @@ def test_the_same_source_gives_the_same_fingerprints_in_every_process() -> None:
     runs = {subprocess.run([sys.executable, "-c", code], input=SOURCE, capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")}
     assert len(runs) == 1 and runs != {"[]\n"}
+
+
+#: Lines where the C tokenizer and tokenize part ways, or might: errors it stops at and tokenize reads past, a
+#: number run into a keyword, line ends it reads otherwise, characters that are no token, the DEDENTs that close
+#: the source, blank or commented last lines, open brackets and unterminated strings at the end.
+EDGE_LINES = ["def f(a, b):", "    return a", "if x:", "    pass", "        y = (1,", "  2)", "'''doc", "'''",
+              '"""docstring"""', "# comment", "", "   ", "\t", "\tz = 3", "x = $", "q = 'abc", "a \\", "b",
+              "1if x else 2", "0x1for", "1jif", "1.else", "f'{x!r}'", "class C:", "    '''d'''", "    def g(self):",
+              "        return self.x", "[", "]", ")", "λ = 2", "a → b", "x = a.b.c", "    # c", "else:", "  w",
+              "x = [1,", "  # inside", "  2]", "async def h():", "    await z", "try:", "except Exception as e:",
+              "@dec", "r'\\d'", "...", "x = ;", "\\", "    \tmix", "a <> b", "`x`", "a ? b", "!x", "x = 1 != 2",
+              "'''$x$ `y` ?'''", "\x0c", "a\rb", "x\x01y", "a\u00a0b", "s = '!?'"]
+
+
+def _edge_sources(count: int = 3000) -> list[str]:
+    rng = random.Random(37)
+    sources = []
+    for _ in range(count):
+        source = "\n".join(rng.choice(EDGE_LINES) for _ in range(rng.randint(0, 10)))
+        sources.append(source + rng.choice(("", "\n", "\n\n", "\n  ")))
+    return sources
+
+
+def _answers() -> list[str]:
+    notebooks = [*SOURCE_DIR.glob("*.ipynb"), *DEMO_CLASS_DIR.glob("*/ch11/*.ipynb")]
+    return sorted({s for path in notebooks for s in answer_cells(json.loads(path.read_text())).values()})
+
+
+def test_the_c_tokenizer_gives_what_tokenize_gives(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fingerprints read the C tokenizer's tokens where it gives tokenize's, and tokenize's elsewhere: the same
+    tokens, lines and fingerprints as reading every source with tokenize, on answers and on the edge cases."""
+    answers = _answers()
+    assert len(answers) > 20 and all(fingerprints_module._compiler_tokens(s) is not None for s in answers)
+    sources = [*answers, *_edge_sources()]
+    either = [(normalized_tokens(s), fingerprints(s)) for s in sources]
+    monkeypatch.setattr(fingerprints_module, "_compiler_tokens", lambda source: None)
+    assert [(normalized_tokens(s), fingerprints(s)) for s in sources] == either

@@ -291,3 +291,19 @@ def test_a_batch_whose_report_fails_keeps_its_grades_and_says_so(planted_course,
     assert csv.is_file() and "p_lww_1,graded" in csv.read_text()
     assert "5 unchanged since the last run, 1 errors" in captured.out
     assert cli_main(["report", "--course", str(course)]) == 1
+
+
+def test_each_autograded_notebook_is_read_once_for_records_and_answers(planted_course, monkeypatch):
+    """The report reads a graded student's autograded notebook once: its verdict records and its answer
+    cells come from the same reading (report/autograded.py)."""
+    from ch11_autograder.report import autograded
+    from ch11_autograder.report.data import collect
+
+    reads: Counter[Path] = Counter()
+    read = autograded.read_notebook
+    monkeypatch.setattr(autograded, "read_notebook", lambda path: reads.update([path]) or read(path))
+    report = collect(planted_course, ASSIGNMENT)
+    graded = [s.student for s in report.students if s.auto is not None]
+    on_disk = {p for s in graded for p in (planted_course / "autograded" / s / ASSIGNMENT).glob("*.ipynb")}
+    assert set(reads) == on_disk and set(reads.values()) == {1}
+    assert report.similarity is not None and report.similarity.answers > 0 and report.properties

@@ -163,3 +163,16 @@ def test_fingerprints_over_several_processes_are_those_of_one(monkeypatch: pytes
     monkeypatch.setattr(similarity, "POOL_FROM", 1)
     assert similarity.fingerprint_all(sources, processes=2) == alone
     assert len(alone) == 5 and alone[""] == {}
+
+
+def test_the_pairs_over_the_c_tokenizer_are_those_over_tokenize(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The planted class compared as the report compares it, and again with every answer read by tokenize
+    alone (the C tokenizer's tokens set aside): the same pairs, similarities, excerpts and marked lines."""
+    from ch11_autograder.report import fingerprints
+
+    course, students = _course(tmp_path, {"mia": MIA, "uma": UMA, "zed": ZED})
+    found = find_similar(course, "ch11", students)
+    assert [p.students for p in found.pairs] == [("mia", "zed")]
+    monkeypatch.setattr(fingerprints, "_compiler_tokens", lambda source: None)
+    assert find_similar(course, "ch11", students) == found
