@@ -97,12 +97,24 @@ def test_a_batch_stops_at_its_deadline_on_the_callers_clock():
 
 
 def test_a_long_batch_is_split_into_messages_that_fit(monkeypatch):
-    monkeypatch.setattr(protocol, "MAX_MESSAGE_BYTES", protocol.CALLS_FRAME_BYTES + 400)
+    limit = protocol.CALLS_FRAME_BYTES + 400
+    monkeypatch.setattr(protocol, "MAX_MESSAGE_BYTES", limit)
+    # The worker keeps its own limit, so it would take one oversized message: watch what is sent instead.
+    sent: list[int] = []
+    send = WorkerSession._send
+
+    def watched_send(self: WorkerSession, data: bytes, fn: str, seconds: float) -> None:
+        sent.append(len(data))
+        send(self, data, fn, seconds)
+
+    monkeypatch.setattr(WorkerSession, "_send", watched_send)
     with call_outcomes.session(LAUNCHER) as s:
         stack = s.keep([], "stack")
-        # 30 calls of about 70 bytes do not fit one 1.4 kB message: unsplit, make_calls would refuse them.
+        sent.clear()
+        # 30 calls of about 70 bytes do not fit one message of the lowered limit.
         got = s.call_many([Call("push", (stack, "x" * 40)) for _ in range(30)])
         assert [len(o.value) for o in got] == list(range(1, 31))
+    assert len(sent) > 1 and max(sent) <= limit, sent
 
 
 @pytest.mark.parametrize("backend", ["none", "bwrap"])
