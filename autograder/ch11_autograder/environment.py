@@ -57,7 +57,7 @@ VARIABLES: tuple[EnvVar, ...] = (
            "exercises.registry()): nbgrader_config.py takes the suite modules and worker-skipped cells from it; one "
            "that cannot be imported stops every nbgrader command; the sandbox hides its top-level package, and "
            "--docker refuses it", "unset or blank: the chapter's exercises",
-           ("exercises/__init__.py", "untrusted/choose.py", "batch/docker.py"),
+           ("exercises/__init__.py", "untrusted/launch.py", "batch/docker.py"),
            "the administrator of a course other than the chapter's (docs/authoring.md)"),
     EnvVar("CH11_FONT_LIST", "a saved matplotlib font list every sandboxed run starts with",
            "unset: each run builds its own", ("untrusted/choose.py",),

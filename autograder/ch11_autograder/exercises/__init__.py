@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..untrusted.launch import EXERCISES_ENV as _EXERCISES_ENV
+from ..untrusted.launch import HIDDEN_MODULES, course_packages
 from .ex1 import contract as _ex1
 from .ex2 import contract as _ex2
 from .ex3 import contract as _ex3
@@ -54,7 +55,7 @@ __all__ = [
 ]
 
 #: Names the package whose ``EXERCISES`` a course grades; unset or blank: the chapter's (this module).
-#: The sandbox hides that package's top level (``untrusted.choose.course_packages``).
+#: The sandbox hides that package's top level (``untrusted.launch.course_packages``).
 EXERCISES_ENV = _EXERCISES_ENV
 
 
@@ -153,8 +154,8 @@ def course_exercises() -> tuple[Exercise, ...]:
     Raises:
         RegistryError: the named package cannot be imported, or its ``EXERCISES`` is not a
             non-empty tuple of :class:`Exercise` made by :func:`registry`, or an exercise's
-            reference module lies outside the named package's top level and ``ch11_solutions``
-            (the sandbox hides those two only).
+            reference module lies outside what the sandbox hides (the named package's top level,
+            ``untrusted.launch.HIDDEN_MODULES``).
     """
     name = os.environ.get(EXERCISES_ENV, "").strip()
     if not name:
@@ -170,8 +171,8 @@ def course_exercises() -> tuple[Exercise, ...]:
                             "Exercise records")
     if found != EXERCISES and any(_OTHERS.get(e.key) != e for e in found):
         raise RegistryError(f"${EXERCISES_ENV} names {name!r}, whose EXERCISES were not made by registry()")
-    # The sandbox hides the named package's top level and ch11_solutions: a reference elsewhere would be readable.
-    hidden = (name.split(".")[0], "ch11_solutions")
+    # What the sandbox hides: a reference anywhere else would be readable by student code.
+    hidden = (*course_packages(), *HIDDEN_MODULES)
     for e in found:
         if e.reference_module.split(".")[0] not in hidden:
             raise RegistryError(f"${EXERCISES_ENV} names {name!r}, whose exercise {e.key!r} has its reference "

@@ -1,17 +1,16 @@
-"""Choosing the sandbox backend: the untrusted side's one reader of ``$CH11_SANDBOX``, ``$CH11_SLOT``,
-``$CH11_FONT_LIST`` and ``$CH11_EXERCISES``.
+"""Choosing the sandbox backend: the one place that reads ``$CH11_SANDBOX``, ``$CH11_SLOT`` and ``$CH11_FONT_LIST``.
 
 * :func:`resolve_backend` turns a backend name, or ``$CH11_SANDBOX`` when none is
   given, into the canonical name, refusing unknown ones; :func:`backend_for` gives its
   descriptor (:mod:`.backends.registry`), which callers ask instead of comparing names.
 * :func:`slot_from_env` reads this process's grading slot from ``$CH11_SLOT``.
-* :func:`course_packages` names the package of another course's exercises
-  (``$CH11_EXERCISES``), which a launcher hides like the chapter's reference library.
 * :func:`choose_launcher` turns a backend name into a ready
   :class:`~.launch.Launcher`. It never falls back to running unsandboxed: a
   backend that cannot run here raises :class:`~.launch.SandboxUnavailable`
   saying what is missing. A bwrap launcher starts from the font list file
-  ``$CH11_FONT_LIST`` names, when set (:mod:`.font_list`).
+  ``$CH11_FONT_LIST`` names, when set (:mod:`.font_list`). It also hides the package of another
+  course's exercises (``$CH11_EXERCISES``, :func:`.launch.course_packages`) like the chapter's
+  reference library.
 
 Running a script under the chosen launcher is :mod:`.capped_run`'s part.
 """
@@ -25,13 +24,12 @@ from .backend import Backend, LaunchSettings
 from .backends.registry import BACKENDS as _REGISTRY
 from .font_list import FONT_LIST_ENV
 from .forkserver import ForkServerLauncher
-from .launch import DEFAULT_SANDBOX, EXERCISES_ENV, SANDBOX_ENV, SLOT_ENV, Launcher, SandboxUnavailable
+from .launch import DEFAULT_SANDBOX, SANDBOX_ENV, SLOT_ENV, Launcher, SandboxUnavailable, course_packages
 
 __all__ = [
     "BACKENDS",
     "backend_for",
     "choose_launcher",
-    "course_packages",
     "forking_launcher",
     "per_process_backends",
     "resolve_backend",
@@ -91,16 +89,6 @@ def slot_from_env() -> int:
         return int(slot_text)
     except ValueError:
         raise SandboxUnavailable(f"${SLOT_ENV} must be a slot number 0..7, got {slot_text!r}") from None
-
-
-def course_packages() -> tuple[str, ...]:
-    """The top-level package of the exercises ``$CH11_EXERCISES`` names (``()`` when unset or blank).
-
-    ``exercises.course_exercises`` refuses a registry whose reference solutions live outside
-    this package or ``ch11_solutions``, so hiding it hides them all.
-    """
-    name = os.environ.get(EXERCISES_ENV, "").strip()
-    return (name.split(".")[0],) if name else ()
 
 
 def choose_launcher(name: str | None = None) -> Launcher:

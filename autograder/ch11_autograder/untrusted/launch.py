@@ -27,6 +27,17 @@ RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
 PROTOCOL_DIR = RUNTIME_DIR.parent.parent / "protocol"
 
 
+def course_packages() -> tuple[str, ...]:
+    """The top-level package of the exercises ``$CH11_EXERCISES`` names (``()`` when unset or blank), hidden
+    inside the sandbox beside :data:`HIDDEN_MODULES`.
+
+    ``exercises.course_exercises`` refuses a registry whose reference solutions live outside
+    these, so hiding them hides every reference.
+    """
+    name = os.environ.get(EXERCISES_ENV, "").strip()
+    return (name.split(".")[0],) if name else ()
+
+
 def protocol_files(directory: Path = PROTOCOL_DIR) -> tuple[Path, ...]:
     """The wire-format package's source files, each a sandbox shows (its ``__pycache__`` it does not)."""
     return tuple(sorted(directory.glob("*.py")))
@@ -54,11 +65,14 @@ SLOT_ENV = "CH11_SLOT"
 #: Environment variable naming the package of the exercises a course grades (``exercises.course_exercises``);
 #: ``choose.choose_launcher`` hides its top-level package inside the sandbox, with its reference solutions.
 EXERCISES_ENV = "CH11_EXERCISES"
+#: Never importable inside a sandbox: the chapter's reference library and the engine (suites, catalogue).
+HIDDEN_MODULES = ("ch11_solutions", "ch11_autograder")
 
 __all__ = [
     "DEFAULT_SANDBOX",
     "EXECUTION_REPORT_ENV",
     "EXERCISES_ENV",
+    "HIDDEN_MODULES",
     "PROTOCOL_DIR",
     "RUNTIME_DIR",
     "RUNTIME_READONLY_PATHS",
@@ -67,6 +81,7 @@ __all__ = [
     "Launcher",
     "Limits",
     "SandboxUnavailable",
+    "course_packages",
     "protocol_files",
     "rlimit_setter",
     "scratch_seed",

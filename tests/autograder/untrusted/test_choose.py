@@ -10,8 +10,8 @@ import other_course
 import pytest
 from ch11_autograder.untrusted.backends.bwrap import BwrapLauncher, find_bwrap
 from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
-from ch11_autograder.untrusted.choose import BACKENDS, choose_launcher, course_packages, resolve_backend, slot_from_env
-from ch11_autograder.untrusted.launch import EXERCISES_ENV, SANDBOX_ENV, SLOT_ENV, SandboxUnavailable
+from ch11_autograder.untrusted.choose import BACKENDS, choose_launcher, resolve_backend, slot_from_env
+from ch11_autograder.untrusted.launch import EXERCISES_ENV, SANDBOX_ENV, SLOT_ENV, SandboxUnavailable, course_packages
 
 
 @pytest.fixture

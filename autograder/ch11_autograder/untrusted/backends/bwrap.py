@@ -93,14 +93,21 @@ from typing import IO, ClassVar
 from ..backend import Backend, LaunchSettings
 from ..font_list import BUILD_LIMITS as FONT_LIST_BUILD_LIMITS
 from ..font_list import FontList, build_font_list, load_font_list
-from ..launch import RUNTIME_DIR, Limits, SandboxUnavailable, protocol_files, rlimit_setter, scratch_seed
+from ..launch import (
+    HIDDEN_MODULES,
+    RUNTIME_DIR,
+    Limits,
+    SandboxUnavailable,
+    protocol_files,
+    rlimit_setter,
+    scratch_seed,
+)
 from .bwrap_argv import MPLCONFIGDIR, bwrap_argv, data_blobs
 from .bwrap_plan import PROTOCOL_MOUNT, check_scratch, make_plan, module_locations, resolved
 from .cgroups import CgroupSupport, RunCgroup, discover_cgroups, sweep_stale_cgroups
 
 __all__ = [
     "BACKEND",
-    "HIDDEN_MODULES",
     "BwrapLauncher",
     "Enforcement",
     "SandboxProcess",
@@ -108,9 +115,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-#: Never importable inside: the chapter's reference library and the engine (suites, catalogue).
-HIDDEN_MODULES = ("ch11_solutions", "ch11_autograder")
 
 
 def _launcher(settings: LaunchSettings) -> BwrapLauncher:
