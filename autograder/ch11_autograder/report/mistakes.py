@@ -81,10 +81,6 @@ class ClassMistake:
     outside: tuple[str, ...] = ()
 
     @property
-    def exercise(self) -> str:
-        return exercise_of().get(self.notebooks[0], "") if self.notebooks else ""
-
-    @property
     def known(self) -> bool:
         """A catalogue entry, or a misconception a suite names itself (a name for several entries)."""
         return self.entry is not None or (bool(self.group.named) and not self.outside)
