@@ -6,6 +6,9 @@ nothing else. Real graded records: ``tests/autograder/report/test_mistakes_repor
 
 from __future__ import annotations
 
+import random
+from collections import defaultdict
+
 from ch11_autograder.trusted.mistake_groups import answer_from_records, group_answers
 from ch11_autograder.trusted.verdicts import CellVerdict, Failure
 
@@ -110,3 +113,78 @@ def test_a_group_is_named_only_when_every_member_s_feedback_named_it():
     assert group.students == ("ada", "bob") and group.named == ""
     (group,) = groups_of({"ada": named, "bob": named})
     assert group.named == "adds"
+
+
+def test_a_group_agreeing_with_a_mix_on_its_later_cell_only_holds_the_mix():
+    # G fails cells a and b; the mix fails cell a otherwise (G's first cell), b exactly as G does, and the report:
+    # G is a component of the mix (it agrees on b), and the report's failure is a group of its own.
+    g = [record("a_tests", wrong("p", 1, 3)), record("b_tests", wrong("r", 2, 0))]
+    mix = [record("a_tests", wrong("p", 1, 7)), record("b_tests", wrong("r", 2, 0)),
+           record("report_tests", wrong("s", 1, 9))]  # fmt: skip
+    groups = groups_of({"ada": g, "bob": g, "cy": mix})
+    assert [(g.students, g.cells) for g in groups] == [(("ada", "bob", "cy"), ("a_tests", "b_tests")),
+                                                       (("cy",), ("report_tests",))]
+
+
+def _groups_by_the_rules(answers):
+    """The groups' members as the module docstring states the rules, comparing each signature with every group
+    made so far (no index): {group key: students}."""
+    def cells(key):
+        return {c: frozenset(s for s in key if s.grade_id == c) for c in {s.grade_id for s in key}}
+
+    by_key = defaultdict(list)
+    for answer in answers:
+        if answer.failures:
+            by_key[answer.signature].append(answer.student)
+    groups, members = [], defaultdict(set)
+    for key in sorted(by_key, key=lambda k: (len(k), sorted(k))):
+        mine = cells(key)
+        agreeing = {}
+        for group in groups:
+            theirs = cells(group)
+            same = {c for c in theirs if c in mine and mine[c] == theirs[c]}
+            if group != key and theirs.keys() <= mine.keys() and same:
+                agreeing[group] = same
+        kept = [g for g, same in agreeing.items() if not any(same < other for other in agreeing.values())]
+        touched = {s.grade_id for g in kept for s in g}
+        residual = frozenset(s for s in key if s.grade_id not in touched)
+        for group in kept:
+            members[group] |= set(by_key[key])
+        if residual:
+            if residual not in members:
+                groups.append(residual)
+            members[residual] |= set(by_key[key])
+    return {key: tuple(sorted(students)) for key, students in members.items()}
+
+
+#: Mistakes for the comparison below: each fails some cells, in some way.
+MISTAKES = [
+    {"a_tests": [("p", 1, 3)], "report_tests": [("s", 1, 30)]},
+    {"b_tests": [("r", 2, 0)], "report_tests": [("s", 1, 40)]},
+    {"a_tests": [("p", 1, 4)]},
+    {"b_tests": [("r", 2, 9)]},
+    {"a_tests": [("p", 1, 3), ("q", 2, 5)], "b_tests": [("r", 2, 1)]},
+    {"report_tests": [("s", 1, 5)]},
+    {"a_tests": [("q", 2, 6)], "b_tests": [("r", 2, 0)]},
+]
+
+
+def test_groups_are_those_of_comparing_each_answer_with_every_group():
+    """On 300 answers each making one to three of a few mistakes (a cell two of its mistakes fail, it fails a way
+    of its own), so that many answers combine other answers' failures in some cells and not in others: the
+    groups found through the index of cells are those found by comparing with every group."""
+    rng = random.Random(37)
+    answers = []
+    for n in range(300):
+        made = sorted(rng.sample(range(len(MISTAKES)), rng.choice((1, 1, 2, 3))))
+        records = []
+        for cell in PROPS:
+            ways = [MISTAKES[m][cell] for m in made if cell in MISTAKES[m]]
+            if len(ways) > 1:  # where two mistakes meet: one failure, its value the mix's own
+                ways = [[(ways[0][0][0], 1, 100 + sum(made))]]
+            if ways:
+                records.append(record(cell, *(wrong(prop, x, got) for prop, x, got in ways[0])))
+        answers.append(answer_from_records(f"s{n:03d}", records))
+    expected = _groups_by_the_rules(answers)
+    found = {frozenset(g.signature): g.students for g in group_answers(answers)}
+    assert len(expected) > 10 and any(len({s.grade_id for s in k}) > 1 for k in expected) and found == expected

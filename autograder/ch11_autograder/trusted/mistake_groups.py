@@ -91,6 +91,8 @@ class MistakeGroup:
 
 
 Key = frozenset[FailureSignature]
+#: One cell's failures in a key: (grade_id, the failures of that cell).
+Cell = tuple[str, frozenset[FailureSignature]]
 
 
 def _by_cell(key: Key) -> dict[str, frozenset[FailureSignature]]:
@@ -100,23 +102,45 @@ def _by_cell(key: Key) -> dict[str, frozenset[FailureSignature]]:
     return {cell: frozenset(sigs) for cell, sigs in cells.items()}
 
 
-def _agreement(part: Key, whole: Key) -> frozenset[str]:
-    """Cells ``part`` fails exactly as ``whole`` does, if ``whole`` fails every cell ``part`` fails; else empty."""
-    mine, theirs = _by_cell(part), _by_cell(whole)
-    if not set(mine) <= set(theirs):
+def _agreement(part: Mapping[str, frozenset[FailureSignature]],
+               whole: Mapping[str, frozenset[FailureSignature]]) -> frozenset[str]:
+    """Cells ``part`` fails exactly as ``whole`` does (both by cell), if ``whole`` fails every cell ``part``
+    fails; else empty."""
+    if not part.keys() <= whole.keys():
         return frozenset()
-    return frozenset(cell for cell, sigs in mine.items() if theirs[cell] == sigs)
+    return frozenset(cell for cell, sigs in part.items() if whole[cell] == sigs)
 
 
-def _decompose(key: Key, groups: Sequence[Key]) -> tuple[list[Key], Key]:
-    """(the components of ``key`` among ``groups``, the residual failures no component accounts for)."""
-    agreeing = {group: cells for group in groups if group != key and (cells := _agreement(group, key))}
-    kept = [g for g, cells in agreeing.items() if not any(cells < other for other in agreeing.values())]
-    if not kept:
-        return [], key
-    touched = {sig.grade_id for group in kept for sig in group}
-    residual = frozenset(sig for sig in key if sig.grade_id not in touched)
-    return kept, residual
+class _Groups:
+    """The groups made so far, in order, indexed by each of their cells' failures: a group can be a component
+    of a key only if it fails one of the key's cells exactly as the key does, so only the groups filed under
+    one of the key's cells are compared with it (not every group)."""
+
+    def __init__(self) -> None:
+        self.keys: list[Key] = []
+        self.cells: list[dict[str, frozenset[FailureSignature]]] = []
+        self.filed: dict[Cell, list[int]] = defaultdict(list)
+
+    def add(self, key: Key) -> None:
+        cells = _by_cell(key)
+        for cell in cells.items():
+            self.filed[cell].append(len(self.keys))
+        self.keys.append(key)
+        self.cells.append(cells)
+
+    def decompose(self, key: Key) -> tuple[list[Key], Key]:
+        """(the components of ``key`` among the groups, in the groups' order, and the residual failures no
+        component accounts for)."""
+        cells = _by_cell(key)
+        candidates = sorted({n for cell in cells.items() for n in self.filed.get(cell, ())})
+        agreeing = {self.keys[n]: found for n in candidates
+                    if self.keys[n] != key and (found := _agreement(self.cells[n], cells))}
+        kept = [g for g, found in agreeing.items() if not any(found < other for other in agreeing.values())]
+        if not kept:
+            return [], key
+        touched = {sig.grade_id for group in kept for sig in group}
+        residual = frozenset(sig for sig in key if sig.grade_id not in touched)
+        return kept, residual
 
 
 def _group_id(key: Key) -> str:
@@ -142,16 +166,16 @@ def group_answers(answers: Iterable[Answer]) -> list[MistakeGroup]:
     for answer in answers:
         if answer.failures:
             by_key[answer.signature].append(answer)
-    groups: list[Key] = []
+    groups = _Groups()
     members: dict[Key, list[Answer]] = defaultdict(list)
     # Smallest first: a mistake seen alone is a group before the answers that combine it are read.
     for key in sorted(by_key, key=lambda k: (len(k), sorted(k))):
-        components, residual = _decompose(key, groups)
+        components, residual = groups.decompose(key)
         for group in components:
             members[group] += by_key[key]
         if residual:
             if residual not in members:
-                groups.append(residual)
+                groups.add(residual)
             members[residual] += by_key[key]
     out = []
     for key, answers_in in members.items():
