@@ -21,24 +21,32 @@ The tokens are :mod:`tokenize`'s, read where possible from the C tokenizer the c
 (``_tokenize.TokenizerIter``, about seven times cheaper than tokenize's reading each line again in Python: the
 similarity pass's main cost); where the two could differ (an error, characters that are no token, see
 :func:`_compiler_tokens`), tokenize reads the source. Either way, the same tokens, lines and fingerprints.
+Which tokens are kept, and how each reads, is then decided over the whole token sequence at once (numpy
+arrays of token types; the texts looked up in C), not in a loop over the tokens in Python, which cost as much
+again as tokenizing; :class:`FingerprintTable` holds many sources' fingerprints as flat arrays, which the
+similarity pass sends between processes and compares as arrays.
 """
 
 from __future__ import annotations
 
 import _tokenize  # CPython's C tokenizer, the compiler's own (tokenize.py re-reads the source in Python)
 import builtins
+import functools
 import hashlib
 import io
+import itertools
 import keyword
 import re
 import tokenize
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import repeat
 from operator import itemgetter
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
+from numpy.lib.stride_tricks import as_strided
 
-__all__ = ["WINDOW", "Fingerprints", "K", "fingerprints", "normalized_tokens"]
+__all__ = ["WINDOW", "FingerprintTable", "Fingerprints", "K", "fingerprints", "normalized_tokens", "spans", "winnowed"]
 
 #: Tokens per fingerprinted run (k-gram).
 K = 8
@@ -103,52 +111,75 @@ def _compiler_tokens(source: str) -> list[Token] | None:
     return found
 
 
-def _python_tokens(source: str) -> Iterator[Token]:
+def _python_tokens(source: str) -> list[Token]:
     """The tokens of ``source`` from :func:`tokenize.generate_tokens`, shaped as :func:`_compiler_tokens` gives
-    them; iterating raises where tokenize does (the tokens before the error have been given)."""
-    for kind, text, (line, _), _, _ in tokenize.generate_tokens(io.StringIO(source).readline):
-        yield text, kind, line, 0, 0, 0, ""
-
-
-def _normalized(source: str) -> tuple[list[str], list[int]]:
-    """The texts and first lines of :func:`normalized_tokens`."""
-    texts: list[str] = []
-    lines: list[int] = []
-    text_append, line_append = texts.append, lines.append
-    previous = tokenize.NEWLINE  # the type of the last significant token (a statement starts the source)
-    last_text = ""
-    held = 0  # the line of a string that starts a statement: a docstring if the statement ends there
-    found = _compiler_tokens(source)
+    them (operators with their exact type, as the C tokenizer gives them), up to the first error (the tokens
+    before it still count)."""
+    out: list[Token] = []
     try:
-        for text, kind, line, _, _, _, _ in found if found is not None else _python_tokens(source):
-            if kind in _DROPPED:
-                continue
-            if held:
-                if kind == tokenize.NEWLINE:  # a docstring or a bare string: words, not code (its NEWLINE too)
-                    held, previous, last_text = 0, tokenize.NEWLINE, ""
-                    continue
-                text_append("S")
-                line_append(held)
-                held = 0
-            if kind == tokenize.NAME:
-                text_append(text if text in _KEPT_NAMES or last_text == "." else "V")
-            elif kind == tokenize.STRING and previous in _STATEMENT_START:
-                held = line
-                previous, last_text = kind, text
-                continue
-            else:
-                text_append(_FIXED.get(kind, text))
-            line_append(line)
-            previous, last_text = kind, text
-    except (tokenize.TokenError, SyntaxError):  # unfinished or mis-indented: the tokens before it still count
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            out.append((token.string, token.exact_type, token.start[0], 0, 0, 0, ""))
+    except (tokenize.TokenError, SyntaxError):  # unfinished or mis-indented
         pass
-    return texts, lines
+    return out
+
+
+def _table(kinds: Iterable[int]) -> np.ndarray:
+    """A lookup table over token types: True for ``kinds`` (types beyond the table read its last entry, False)."""
+    table = np.zeros(max(tokenize.tok_name) + 2, dtype=bool)
+    table[list(kinds)] = True
+    return table
+
+
+_DROPPED_TYPES = _table(_DROPPED)
+_STATEMENT_TYPES = _table(_STATEMENT_START)
+
+
+def _kept(found: Sequence[Token]) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """The tokens of ``found`` :func:`normalized_tokens` keeps, decided over the whole sequence at once (a loop
+    over the tokens in Python cost as much as tokenizing them): their texts as written, types, first lines,
+    and whether each is a name after a ``.`` (an attribute, kept as written).
+
+    A token is dropped when its type is (comments, blank lines, the tokenizer's markers), and so is a string
+    that starts a statement and is the whole of it (a docstring or a bare string), with its NEWLINE: among the
+    tokens not dropped by type, a STRING whose previous one starts a statement (or that is the first) and whose
+    next one is a NEWLINE (or that is the last).
+    """
+    count = len(found)
+    kinds = np.fromiter(map(itemgetter(1), found), dtype=np.intp, count=count)
+    lines = np.fromiter(map(itemgetter(2), found), dtype=np.int64, count=count)
+    significant = np.flatnonzero(~_DROPPED_TYPES[np.minimum(kinds, len(_DROPPED_TYPES) - 1)])
+    kind = kinds[significant]
+    previous = np.empty_like(kind)
+    previous[:1] = tokenize.NEWLINE
+    previous[1:] = kind[:-1]
+    following = np.full_like(kind, tokenize.NEWLINE)
+    following[:-1] = kind[1:]
+    bare = ((kind == tokenize.STRING) & _STATEMENT_TYPES[np.minimum(previous, len(_STATEMENT_TYPES) - 1)]
+            & (following == tokenize.NEWLINE))
+    bare[1:] |= bare[:-1]  # the NEWLINE after each bare string
+    after_dot = np.zeros(len(kind), dtype=bool)
+    after_dot[1:] = kind[:-1] == tokenize.DOT  # both tokenizers give "." its exact type
+    keep = ~bare
+    where, kind = significant[keep], kind[keep]
+    texts = list(map(itemgetter(0), map(found.__getitem__, where.tolist())))
+    return texts, kind, lines[where], after_dot[keep] & (kind == tokenize.NAME)
+
+
+def _tokens(source: str) -> list[Token]:
+    found = _compiler_tokens(source)
+    return found if found is not None else _python_tokens(source)
 
 
 def normalized_tokens(source: str) -> list[tuple[str, int]]:
     """``(token, line)`` of ``source`` as :func:`fingerprints` compares them (see the module)."""
-    texts, lines = _normalized(source)
-    return list(zip(texts, lines, strict=True))
+    texts, kinds, lines, attribute = _kept(_tokens(source))
+    out = []
+    for text, kind, line, attr in zip(texts, kinds.tolist(), lines.tolist(), attribute.tolist(), strict=True):
+        if kind == tokenize.NAME:
+            text = text if attr or text in _KEPT_NAMES else "V"
+        out.append((_FIXED.get(kind, text), line))
+    return out
 
 
 class _TokenIds(dict[str, int]):
@@ -164,28 +195,133 @@ class _TokenIds(dict[str, int]):
 
 
 _IDS = _TokenIds()
+#: The ids of the texts fixed by type, and of a renamed name.
+_FIXED_IDS = {kind: _IDS[text] for kind, text in _FIXED.items()}
+_RENAMED = _IDS["V"]
+
+
+def _token_ids(found: Sequence[Token]) -> tuple[np.ndarray, np.ndarray]:
+    """The ids and first lines of :func:`normalized_tokens` of the source ``found`` was read from, as arrays.
+
+    Each kept token's text is looked up among the ids known (a lookup per token, in C); only the texts not
+    known yet that are needed (not a string or a marker fixed by type, not a renamed name) are computed in
+    Python, and known from then on."""
+    texts, kinds, lines, attribute = _kept(found)
+    ids = np.fromiter(map(_IDS.get, texts, repeat(0)), dtype=np.uint64, count=len(texts))
+    unknown = ids == 0  # a text not seen before (or one whose id is 0, computed again)
+    renamed = (kinds == tokenize.NAME) & ~attribute
+    renamed[renamed] = ~np.fromiter(map(_KEPT_NAMES.__contains__, itertools.compress(texts, renamed)), dtype=bool)
+    ids[renamed] = _RENAMED
+    unknown &= ~renamed
+    for kind, fixed in _FIXED_IDS.items():
+        fixed_here = kinds == kind
+        ids[fixed_here] = fixed
+        unknown &= ~fixed_here
+    for i in np.flatnonzero(unknown).tolist():
+        ids[i] = _IDS[texts[i]]
+    return ids, lines
+
+
+def _windows(values: np.ndarray, width: int) -> np.ndarray:
+    """Every run of ``width`` consecutive ``values``, one a row (a view, as ``sliding_window_view`` gives it)."""
+    step = values.strides[0]
+    return as_strided(values, (len(values) - width + 1, width), (step, step), writeable=False)
+
+
+@functools.cache
+def _powers(k: int) -> np.ndarray:
+    """``_BASE ** (k - 1 - j)`` modulo 2**64 for ``j`` in ``range(k)``: a k-gram's polynomial hash is its ids'
+    dot product with these (integer arithmetic wraps, as the hash means it to)."""
+    powers = np.ones(k, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(k - 2, -1, -1):
+            powers[j] = powers[j + 1] * _BASE
+    powers.flags.writeable = False
+    return powers
+
+
+def winnowed(source: str, k: int = K, window: int = WINDOW) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The winnowed fingerprints of ``source`` as arrays, in the order of the source: each fingerprint's hash
+    (uint64) and the first and last line of its k-gram (int64). :func:`fingerprints` is the same as a mapping."""
+    ids, lines = _token_ids(_tokens(source))
+    n = len(ids) - k + 1
+    if n <= 0:
+        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    hashes = _windows(ids, k) @ _powers(k)  # sum of ids[i + j] * _BASE ** (k - 1 - j), modulo 2**64
+    if n <= window:
+        chosen = np.array([n - 1 - int(np.argmin(hashes[::-1]))])
+    else:
+        windows = _windows(hashes, window)
+        # The rightmost minimum of each window (robust winnowing): ties keep the later position. The positions
+        # never decrease from one window to the next, so each one chosen is kept once where it first appears.
+        chosen = np.arange(len(windows)) + (window - 1 - np.argmin(windows[:, ::-1], axis=1))
+        chosen = chosen[np.concatenate(([True], chosen[1:] != chosen[:-1]))]
+    return hashes[chosen], lines[chosen], lines[chosen + k - 1]
+
+
+def spans(hashes: np.ndarray, first: np.ndarray, last: np.ndarray) -> dict[int, tuple[tuple[int, int], ...]]:
+    """:func:`winnowed`'s arrays as :func:`fingerprints` gives them: hash -> its line spans, in source order."""
+    values = hashes.tolist()
+    found = dict(zip(values, zip(zip(first.tolist(), last.tolist(), strict=True)), strict=True))
+    if len(found) < len(values):  # a k-gram met again later: every place of it, in order (above: the last only)
+        order = np.argsort(hashes, kind="stable")
+        ordered = hashes[order]
+        again = np.flatnonzero(ordered[1:] == ordered[:-1]) + 1
+        for start in np.unique(np.searchsorted(ordered, ordered[again])).tolist():
+            end = int(np.searchsorted(ordered, ordered[start], side="right"))
+            at = order[start:end].tolist()
+            found[values[at[0]]] = tuple((int(first[i]), int(last[i])) for i in at)
+    return found
 
 
 def fingerprints(source: str, k: int = K, window: int = WINDOW) -> dict[int, tuple[tuple[int, int], ...]]:
     """The winnowed fingerprints of ``source``: hash -> the line spans where its k-gram occurs (see the module).
 
     A source of fewer than ``k`` tokens has none."""
-    texts, lines = _normalized(source)
-    n = len(texts) - k + 1
-    if n <= 0:
-        return {}
-    ids = np.fromiter(map(_IDS.__getitem__, texts), dtype=np.uint64, count=len(texts))
-    hashes = np.zeros(n, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for j in range(k):
-            hashes = hashes * _BASE + ids[j:j + n]
-    if n <= window:
-        chosen = np.array([n - 1 - int(np.argmin(hashes[::-1]))])
-    else:
-        windows = sliding_window_view(hashes, window)
-        # The rightmost minimum of each window (robust winnowing): ties keep the later position.
-        chosen = np.unique(np.arange(len(windows)) + (window - 1 - np.argmin(windows[:, ::-1], axis=1)))
-    spans: dict[int, list[tuple[int, int]]] = {}
-    for position, value in zip(chosen.tolist(), hashes[chosen].tolist(), strict=True):
-        spans.setdefault(value, []).append((lines[position], lines[position + k - 1]))
-    return {h: tuple(s) for h, s in spans.items()}
+    return spans(*winnowed(source, k, window))
+
+
+@dataclass(frozen=True)
+class FingerprintTable:
+    """The winnowed fingerprints of many sources in flat arrays (cheap to send between processes, and compared
+    as arrays): source ``i``'s are ``hashes[offsets[i]:offsets[i + 1]]``, in :func:`winnowed`'s order, with the
+    first and last lines of each."""
+
+    offsets: np.ndarray
+    hashes: np.ndarray
+    first: np.ndarray
+    last: np.ndarray
+
+    @classmethod
+    def of(cls, sources: Sequence[str]) -> FingerprintTable:
+        """The table of ``sources``, in their order."""
+        return cls.concatenate([cls._one(*winnowed(source)) for source in sources])
+
+    @classmethod
+    def _one(cls, hashes: np.ndarray, first: np.ndarray, last: np.ndarray) -> FingerprintTable:
+        return cls(np.array([0, len(hashes)], dtype=np.int64), hashes, first, last)
+
+    @classmethod
+    def concatenate(cls, tables: Sequence[FingerprintTable]) -> FingerprintTable:
+        """One table holding ``tables``' sources, in order."""
+        sizes = [np.diff(t.offsets) for t in tables]
+        offsets = np.zeros(sum(len(s) for s in sizes) + 1, dtype=np.int64)
+        np.cumsum(np.concatenate([np.zeros(0, dtype=np.int64), *sizes]), out=offsets[1:])
+        return cls(offsets, *(np.concatenate([np.zeros(0, dtype=dtype), *(getattr(t, name) for t in tables)])
+                              for name, dtype in (("hashes", np.uint64), ("first", np.int64), ("last", np.int64))))
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def hashes_of(self, i: int) -> np.ndarray:
+        return self.hashes[self.offsets[i]:self.offsets[i + 1]]
+
+    def fingerprints(self, i: int) -> dict[int, tuple[tuple[int, int], ...]]:
+        """Source ``i``'s :func:`fingerprints`."""
+        where = slice(self.offsets[i], self.offsets[i + 1])
+        return spans(self.hashes[where], self.first[where], self.last[where])
+
+    def same(self, other: FingerprintTable) -> bool:
+        """Whether ``other`` holds the same fingerprints (arrays compare element-wise, so ``==`` does not say)."""
+        return all(np.array_equal(getattr(self, name), getattr(other, name))
+                   for name in ("offsets", "hashes", "first", "last"))

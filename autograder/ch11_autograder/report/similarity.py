@@ -33,17 +33,19 @@ import math
 import multiprocessing
 import os
 import threading
-from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..course_layout import assignment_source
 from ..textsafe import escape
 from .autograded import autograded_notebooks, read_notebook
-from .fingerprints import Fingerprints, fingerprints
+from .fingerprints import FingerprintTable, winnowed
 
 __all__ = [
     "MIN_FINGERPRINTS",
@@ -243,55 +245,103 @@ def similar_pairs(answers: Sequence[Answer], aside: Mapping[tuple[str, str], str
     by_cell: dict[tuple[str, str], list[Answer]] = defaultdict(list)
     for answer in answers:
         by_cell[(answer.notebook, answer.grade_id)].append(answer)
-    printed = fingerprint_all([a.source for a in answers])
+    rows, table = fingerprint_all([a.source for a in answers])
     matches: dict[tuple[str, str], list[CellMatch]] = defaultdict(list)
     for (notebook, grade_id), cell_answers in sorted(by_cell.items()):
-        boiler = set(fingerprints(aside.get((notebook, grade_id), PLACEHOLDER)))
-        prints = [printed[a.source] for a in cell_answers]
-        own = [set(p) - boiler for p in prints]
-        holders = Counter(h for hashes in own for h in hashes)
-        limit = common_limit(len(cell_answers))
-        own = [{h for h in hashes if holders[h] <= limit} for hashes in own]
-        index: dict[int, list[int]] = defaultdict(list)
-        for i, hashes in enumerate(own):
-            if len(hashes) >= min_fingerprints:
-                for h in hashes:
-                    index[h].append(i)
-        overlap: Counter[tuple[int, int]] = Counter()
-        for holding in index.values():
-            if len(holding) > 1:
-                overlap.update(itertools.combinations(holding, 2))
-        for (i, j), shared in overlap.items():
-            similarity = shared / (len(own[i]) + len(own[j]) - shared)
-            if similarity < threshold or cell_answers[i].student == cell_answers[j].student:
+        boiler = winnowed(aside.get((notebook, grade_id), PLACEHOLDER))[0]
+        own = _own_fingerprints(table, [rows[a.source] for a in cell_answers], boiler,
+                                common_limit(len(cell_answers)))
+        for i, j, shared, similarity in _overlaps(own, len(cell_answers), min_fingerprints, threshold):
+            if cell_answers[i].student == cell_answers[j].student:
                 continue
             if cell_answers[j].student < cell_answers[i].student:
                 i, j = j, i
-            both = own[i] & own[j]
-            excerpts = (_excerpt(cell_answers[i], (s for h in both for s in prints[i][h])),
-                        _excerpt(cell_answers[j], (s for h in both for s in prints[j][h])))
+            mine, theirs = (table.fingerprints(rows[cell_answers[n].source]) for n in (i, j))
+            both = set(own.hashes[own.answers == i].tolist()) & set(own.hashes[own.answers == j].tolist())
+            excerpts = (_excerpt(cell_answers[i], (s for h in both for s in mine[h])),
+                        _excerpt(cell_answers[j], (s for h in both for s in theirs[h])))
             pair = (cell_answers[i].student, cell_answers[j].student)
             matches[pair].append(CellMatch(notebook, grade_id, round(similarity, 3), shared,
-                                           (len(own[i]), len(own[j])), excerpts))
+                                           (int(own.counts[i]), int(own.counts[j])), excerpts))
     pairs = [SimilarPair(students, tuple(cells)) for students, cells in matches.items()]
     return sorted(pairs, key=lambda p: (-len(p.cells), -p.top, p.students))
 
 
-def fingerprint_all(sources: Iterable[str], processes: int | None = None) -> dict[str, Fingerprints]:
-    """source -> :func:`fingerprints`, each distinct source once (a class's stubs and copies of the reference are
-    many). From :data:`POOL_FROM` distinct sources on, over ``processes`` fresh interpreters (default: the
-    cores this process may use, at most 4): tokenizing is the pass's cost, and it is one answer at a time."""
+@dataclass(frozen=True)
+class _Own:
+    """The own fingerprints of a cell's answers (numbered in the cell's order): ``(hashes[n], answers[n])`` for
+    each fingerprint an answer holds (once however often it occurs), sorted by hash, then answer; ``counts``:
+    how many each answer holds."""
+
+    hashes: np.ndarray
+    answers: np.ndarray
+    counts: np.ndarray
+
+
+def _own_fingerprints(table: FingerprintTable, rows: Sequence[int], boiler: np.ndarray, limit: int) -> _Own:
+    """What is left of each answer's fingerprints (``table``'s ``rows``) once those in ``boiler`` and those more
+    than ``limit`` answers hold are set aside (see the module)."""
+    hashes = np.concatenate([np.zeros(0, dtype=np.uint64), *(table.hashes_of(r) for r in rows)])
+    answers = np.repeat(np.arange(len(rows)), [len(table.hashes_of(r)) for r in rows])
+    order = np.argsort(hashes, kind="stable")  # by hash, then answer (the answers are in order)
+    hashes, answers = hashes[order], answers[order]
+    boiler = np.unique(boiler)
+    at = np.minimum(np.searchsorted(boiler, hashes), max(len(boiler) - 1, 0))
+    kept = boiler[at] != hashes if len(boiler) else np.ones(len(hashes), dtype=bool)
+    kept[1:] &= (hashes[1:] != hashes[:-1]) | (answers[1:] != answers[:-1])  # each (hash, answer) once
+    hashes, answers = hashes[kept], answers[kept]
+    first = np.ones(len(hashes), dtype=bool)  # the first holder of each hash
+    first[1:] = hashes[1:] != hashes[:-1]
+    holders = np.diff(np.append(np.flatnonzero(first), len(hashes)))
+    kept = np.repeat(holders <= limit, holders)
+    hashes, answers = hashes[kept], answers[kept]
+    return _Own(hashes, answers, np.bincount(answers, minlength=len(rows)))
+
+
+def _overlaps(own: _Own, count: int, min_fingerprints: int,
+              threshold: float) -> Iterator[tuple[int, int, int, float]]:
+    """``(i, j, shared, similarity)`` for each two of ``count`` answers (``i < j``), each holding at least
+    ``min_fingerprints`` of ``own``, that share own fingerprints with a Jaccard index of at least ``threshold``.
+
+    Only answers that share a fingerprint are compared: the pairs of the holders of each fingerprint (sorted by
+    hash, the holders of one are a run) are counted, the pairs ``d`` apart in a run at step ``d``."""
+    compared = own.counts[own.answers] >= min_fingerprints
+    hashes, answers = own.hashes[compared], own.answers[compared]
+    keys = []
+    at = np.arange(len(hashes) - 1)
+    step = 1
+    while len(at):
+        at = at[at + step < len(hashes)]
+        at = at[hashes[at + step] == hashes[at]]
+        keys.append(answers[at] * count + answers[at + step])
+        step += 1
+    pairs, shared = np.unique(np.concatenate([np.zeros(0, dtype=np.int64), *keys]), return_counts=True)
+    first, second = np.divmod(pairs, count)
+    # The index as Python computes it from the same integers (float division is correctly rounded either way).
+    similarity = shared / (own.counts[first] + own.counts[second] - shared)
+    for n in np.flatnonzero(similarity >= threshold).tolist():
+        i, j, both = int(first[n]), int(second[n]), int(shared[n])
+        yield i, j, both, both / (int(own.counts[i]) + int(own.counts[j]) - both)
+
+
+def fingerprint_all(sources: Iterable[str], processes: int | None = None) -> tuple[dict[str, int], FingerprintTable]:
+    """Every distinct source's :func:`~.fingerprints.winnowed` fingerprints, once (a class's stubs and copies of
+    the reference are many): ``(source -> its row, the table)``. From :data:`POOL_FROM` distinct sources on,
+    over ``processes`` processes (default: the cores this process may use, at most 4): tokenizing is the
+    pass's cost, and it is one answer at a time."""
     distinct = sorted(set(sources))
+    rows = {source: row for row, source in enumerate(distinct)}
     if processes is None:
         processes = min(4, len(os.sched_getaffinity(0)))
     if processes < 2 or len(distinct) < POOL_FROM:
-        return {source: fingerprints(source) for source in distinct}
+        return rows, FingerprintTable.of(distinct)
     # fork (the workers start with the package loaded) only from a process with no other thread: after a
     # batch the report may share its process with threads that hold locks; there, fresh interpreters.
     method = "fork" if threading.active_count() == 1 else "spawn"
+    size = -(-len(distinct) // (processes * 8))
+    chunks = [distinct[start:start + size] for start in range(0, len(distinct), size)]
     with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context(method)) as pool:
-        found = pool.map(fingerprints, distinct, chunksize=max(1, len(distinct) // (processes * 8)))
-        return dict(zip(distinct, found, strict=True))
+        return rows, FingerprintTable.concatenate(list(pool.map(FingerprintTable.of, chunks)))
 
 
 def shared_rare_groups(groups: Iterable[tuple[str, Sequence[str]]],

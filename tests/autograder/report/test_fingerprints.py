@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import builtins
+import io
 import json
+import keyword
 import os
 import random
 import subprocess
 import sys
+import tokenize
 
 import pytest
 from ch11_autograder.paths import DEMO_CLASS_DIR, SOURCE_DIR
@@ -90,3 +94,56 @@ def test_the_c_tokenizer_gives_what_tokenize_gives(monkeypatch: pytest.MonkeyPat
     either = [(normalized_tokens(s), fingerprints(s)) for s in sources]
     monkeypatch.setattr(fingerprints_module, "_compiler_tokens", lambda source: None)
     assert [(normalized_tokens(s), fingerprints(s)) for s in sources] == either
+
+
+def _by_the_rules(source: str) -> list[tuple[str, int]]:
+    """:func:`normalized_tokens` as the module states it, one token at a time over tokenize (the reading the
+    module replaced: a loop in Python, holding a string that starts a statement until its end is seen)."""
+    kept_names = set(dir(builtins)) | set(keyword.kwlist) | set(keyword.softkwlist)
+    fixed = {tokenize.STRING: "S", tokenize.NEWLINE: ";", tokenize.INDENT: "{", tokenize.DEDENT: "}"}
+    out: list[tuple[str, int]] = []
+    previous, last_text, held = tokenize.NEWLINE, "", 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type in (tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER):
+                continue
+            if held:
+                if token.type == tokenize.NEWLINE:  # the string was the whole statement
+                    previous, last_text, held = tokenize.NEWLINE, "", 0
+                    continue
+                out.append(("S", held))
+                held = 0
+            line = token.start[0]
+            if token.type == tokenize.STRING and previous in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+                held = line
+            elif token.type == tokenize.NAME:
+                out.append((token.string if token.string in kept_names or last_text == "." else "V", line))
+            else:
+                out.append((fixed.get(token.type, token.string), line))
+            previous, last_text = token.type, token.string
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return out
+
+
+#: Strings that start a statement and are not the whole of it, and docstrings beside code.
+STATEMENT_STRINGS = ['"x".join(y)\n', '"a" "b"\n', 'x = 1\n"doc"\ny = x.z\n', "'''a'''\n'''b'''\nz\n",
+                     'class C:\n    "d"\n    def f(self):\n        "e"\n        return self.x.y\n', '"s" % (a,)\n',
+                     'if a:\n    "s"\nelse:\n    b . c = "t"\n', '"end"']
+
+
+def test_tokens_are_kept_and_renamed_by_the_rules() -> None:
+    """The tokens kept, and how each reads, decided over the whole sequence at once, are those of reading them
+    one at a time: on the course's answers, cut short or whole, and on the edge cases."""
+    answers = _answers()
+    sources = [*STATEMENT_STRINGS, *answers, *(a[: len(a) // 2] for a in answers), *_edge_sources(1500)]
+    assert [normalized_tokens(s) for s in sources] == [_by_the_rules(s) for s in sources]
+
+
+def test_a_fingerprint_met_twice_keeps_both_places_in_order() -> None:
+    block = "    total = total + values[i] * weights[i] - offset\n    count = count + 1\n"
+    source = "def f(values, weights, offset):\n" + block * 3 + "    return total, count\n"
+    found = fingerprints(source)
+    again = [places for places in found.values() if len(places) > 1]
+    assert again and all(list(places) == sorted(places) and len(set(places)) == len(places) for places in again)
+    assert any(places[1][0] - places[0][0] == 2 for places in again)  # the next copy, two lines on

@@ -7,17 +7,26 @@ with renamed names, other comments and layout, and carries hostile text in it.
 
 from __future__ import annotations
 
+import itertools
 import json
+import multiprocessing
+import random
 import re
 import shutil
+import subprocess
+import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from ch11_autograder.paths import DEMO_CLASS_DIR, SOURCE_DIR
 from ch11_autograder.report.render import html_text, markdown_text, similarity_blocks
 from ch11_autograder.report.similarity import (
+    MIN_FINGERPRINTS,
     Answer,
     answer_cells,
+    common_limit,
     find_similar,
     read_answers,
     shared_rare_groups,
@@ -157,12 +166,107 @@ def test_pairs_sharing_a_rare_failure_group(size: int) -> None:
 
 def test_fingerprints_over_several_processes_are_those_of_one(monkeypatch: pytest.MonkeyPatch) -> None:
     from ch11_autograder.report import similarity
+    from ch11_autograder.report.fingerprints import fingerprints
 
     sources = [MIA, ZED, UMA, MIA, "", "x = ("]
-    alone = similarity.fingerprint_all(sources, processes=1)
+    rows, alone = similarity.fingerprint_all(sources, processes=1)
     monkeypatch.setattr(similarity, "POOL_FROM", 1)
-    assert similarity.fingerprint_all(sources, processes=2) == alone
-    assert len(alone) == 5 and alone[""] == {}
+    pooled_rows, pooled = similarity.fingerprint_all(sources, processes=2)
+    assert pooled_rows == rows and pooled.same(alone)
+    assert len(rows) == len(alone) == 5 and alone.fingerprints(rows[""]) == {}
+    assert all(alone.fingerprints(rows[s]) == fingerprints(s) for s in sources)
+
+
+Match = tuple[tuple[str, str], str, float, int, tuple[int, int]]
+
+
+def test_fresh_fingerprinting_processes_give_the_same_and_import_no_nbgrader(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With another thread running, the processes are fresh interpreters (not forks): the same table; and such a
+    process, importing the report's fingerprints, does not import nbgrader with the report's data (seconds of
+    CPU each, more than fingerprinting thousands of answers)."""
+    from ch11_autograder.report import similarity
+
+    sources = [MIA, ZED, UMA, ""]
+    rows, alone = similarity.fingerprint_all(sources, processes=1)
+    monkeypatch.setattr(similarity, "POOL_FROM", 1)
+    started = []
+    real = multiprocessing.get_context
+
+    def context(method: str | None = None) -> Any:
+        started.append(method)
+        return real(method)
+
+    monkeypatch.setattr(similarity.multiprocessing, "get_context", context)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        spawned_rows, spawned = similarity.fingerprint_all(sources, processes=2)
+    finally:
+        stop.set()
+        other.join()
+    assert started == ["spawn"] and spawned_rows == rows and spawned.same(alone)
+    code = "import sys, ch11_autograder.report.fingerprints; print(sorted(m for m in sys.modules if 'nbgrader' in m))"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"
+
+
+def _every_two(answers: list[Answer], threshold: float) -> set[Match]:
+    """The matches of a cell's answers as the module defines them, comparing every two answers' own fingerprints
+    as sets (no index, no arrays): (students, cell, similarity, shared, own counts)."""
+    from ch11_autograder.report.fingerprints import fingerprints
+
+    prints = [set(fingerprints(a.source)) for a in answers]
+    limit = common_limit(len(answers))
+    own = [{h for h in p if sum(h in q for q in prints) <= limit} for p in prints]
+    found = set()
+    for i, j in itertools.combinations(range(len(answers)), 2):
+        shared = len(own[i] & own[j])
+        if min(len(own[i]), len(own[j])) < MIN_FINGERPRINTS or not shared:
+            continue
+        similarity = shared / len(own[i] | own[j])
+        if similarity >= threshold:
+            (a, ca), (b, cb) = sorted([(answers[i].student, len(own[i])), (answers[j].student, len(own[j]))])
+            found.add(((a, b), answers[i].grade_id, round(similarity, 3), shared, (ca, cb)))
+    return found
+
+
+def _family(rng: random.Random) -> list[str]:
+    """Lines of a family of answers' own: a helper of arithmetic on drawn constants."""
+    lines = ["def helper(a, b):"]
+    for _ in range(rng.randint(6, 12)):
+        lines.append(f"    a = max(a, len(b)) {rng.choice('+-*%')} {rng.randint(2, 999)}")
+        lines.append(f"    b = [a * v for v in range({rng.randint(2, 99)})]")
+    return [*lines, "    return a, b"]
+
+
+def test_the_pairs_are_those_of_comparing_every_two_answers() -> None:
+    """The index and the arrays find what comparing every two answers finds. 40 answers to one cell, each
+    Mia's answer (every student's: common, set aside) and the helper of its family (1 to 6 students: a helper's
+    fingerprints held by more than 4 answers are common too), lines dropped and repeated at random so that the
+    overlaps range widely; at a low threshold, many pairs."""
+    rng = random.Random(37)
+    answers: list[Answer] = []
+    while len(answers) < 40:
+        family = _family(rng)
+        for _ in range(rng.randint(1, 6)):
+            lines = [line for line in MIA.splitlines() + family if rng.random() < 0.85]
+            if rng.random() < 0.3:
+                lines += lines[-rng.randint(1, 8):]
+            answers.append(Answer(f"s{len(answers):02d}", "nb", "g", "\n".join(lines) + "\n"))
+    expected = _every_two(answers, 0.3)
+    found = {(p.students, c.grade_id, c.similarity, c.shared, c.own)
+             for p in similar_pairs(answers, {}, threshold=0.3) for c in p.cells}
+    assert len(expected) > 20 and found == expected
+
+
+def test_students_holding_one_answer_are_each_two_a_pair() -> None:
+    """Three copies of one answer: every two of the three are a pair (its fingerprints' holders, three in a run,
+    give three pairs, not only the neighbours'), with all fingerprints shared."""
+    answers = [Answer(s, "nb", "g", MIA) for s in ("cy", "ann", "bob")] + [Answer("uma", "nb", "g", UMA)]
+    found = similar_pairs(answers, {})
+    assert [p.students for p in found] == [("ann", "bob"), ("ann", "cy"), ("bob", "cy")]
+    assert all(c.similarity == 1.0 and c.shared == c.own[0] == c.own[1] for p in found for c in p.cells)
 
 
 def test_the_pairs_over_the_c_tokenizer_are_those_over_tokenize(tmp_path: Path,
