@@ -86,6 +86,7 @@ release: $(STAMP)
 	$(PY) -m ch11_autograder.authoring.release
 	$(PY) -m ch11_autograder.demo build
 	$(PY) -m ch11_autograder.authoring.points --write
+	$(PY) -m ch11_autograder.authoring.kill_table
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .hypothesis .mypy_cache .import_linter_cache .grimp_cache

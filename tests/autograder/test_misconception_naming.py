@@ -4,10 +4,10 @@ probing where two candidates agree on the evidence."""
 from __future__ import annotations
 
 import pytest
-from ch11_autograder.trusted.cell_suite import Property
+from ch11_autograder.trusted.cell_suite import CellSuite, Property
 from ch11_autograder.trusted.hypothesis_properties import hypothesis_property
 from ch11_autograder.trusted.mismatch import Misconception, Mismatch, expect_equal
-from ch11_autograder.trusted.suite import run_property
+from ch11_autograder.trusted.suite import run_property, run_suite
 from hypothesis import strategies as st
 from support.local_session import LocalSession, doubles
 
@@ -72,3 +72,50 @@ def test_hypothesis_properties_draw_their_own_probe_inputs():
     pool = squares.probe_inputs()
     assert pool[0] == {"x": 3} and len(pool) > 10 and pool == squares.probe_inputs()  # deterministic
     assert run_property(squares, LocalSession(square=lambda x: x + 3)).misconception == "plus three instead of squared"
+
+
+# --------------------------------------------------------------------------- a name held to the entry's kill-table row
+
+
+def _doubling_suite(row):
+    """A cell of two properties, ``doubles`` (where a mistake is named) and ``doubles_three``: ``x + 2`` fails both."""
+    named = Misconception("adds instead of multiplies", "Return 2 * x, not x + 2.", lambda x: x + 2, fails=row)
+
+    def doubles(student):
+        expect_equal({"x": 1}, 2, student.call("double", 1))
+
+    def doubles_three(student):
+        expect_equal({"x": 3}, 6, student.call("double", 3))
+
+    return CellSuite("double_tests", 2, [
+        Property("doubles", "double(1) returns 2.", doubles, misconceptions=(named,)),
+        Property("doubles_three", "double(3) returns 6.", doubles_three),
+    ])
+
+
+#: ``x + 2``, as graded: it fails both properties of the cell.
+BOTH = ({"double_tests": frozenset({"doubles", "doubles_three"})},)
+
+
+@pytest.mark.parametrize(
+    ("student", "row", "named"),
+    [
+        (lambda x: x + 2, BOTH, "adds instead of multiplies"),  # the entry's own behaviour: the whole row fails
+        # Fails `doubles` at x=1 exactly as x + 2 does (3), but passes doubles_three, which x + 2 fails.
+        (lambda x: x + 2 if x == 1 else 2 * x, BOTH, ""),
+        (lambda x: x + 2 if x == 1 else 2 * x, (), "adds instead of multiplies"),  # no row: the evidence alone
+        # A row for another cell only: the entry loses no points here, so it names nothing here.
+        (lambda x: x + 2, ({"other_tests": frozenset({"doubles"})},), ""),
+        # A name standing for two entries: one of their rows is enough.
+        (lambda x: x + 2 if x == 1 else 2 * x, (*BOTH, {"double_tests": frozenset({"doubles"})}),
+         "adds instead of multiplies"),
+    ],
+    ids=["whole-row", "one-property-alike", "no-row", "other-cell", "either-entry"],
+)
+def test_a_name_stays_only_where_the_answer_fails_every_property_the_entry_fails_in_the_cell(student, row, named):
+    verdict = run_suite(_doubling_suite(row), LocalSession(double=student))
+    (doubles_failure,) = [f for f in verdict.failures if f.property == "doubles"]
+    assert doubles_failure.got == 3  # the counterexample stays whatever the name
+    assert doubles_failure.misconception == named
+    assert (doubles_failure.advice != "") == bool(named)
+    assert ("This matches a known mistake" in verdict.message()) == bool(named)

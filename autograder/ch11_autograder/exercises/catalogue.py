@@ -19,21 +19,46 @@ Suites turn entries into :class:`Misconception` objects in three ways, one helpe
 an entry as it is (:func:`misconception`), an upstream entry seen through a correct
 downstream function that uses it (:func:`seen_through`), and entries tried in an order
 the suite states, checked against the catalogue (:func:`in_order`).
+
+The kill table: beside each exercise's ``wrong_answers.py``, ``kill_table.json`` records, for
+every entry, the properties it fails in each test cell when it is submitted (graded for real by
+``python -m ch11_autograder.authoring.kill_table``, which ``make release`` runs; the catalogue
+test in tests/autograder/exercises/test_suites.py fails when a row is stale). The helpers above
+give each misconception its entry's row (:attr:`Misconception.fails`, :func:`kill_table_row`):
+feedback keeps an entry's name only for an answer that fails the cell as the entry does.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
+import json
+import sys
 import textwrap
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..api.suite import Misconception
 from . import exercise as _exercise
 
-__all__ = ["WrongAnswer", "catalogue", "in_order", "misconception", "seen_through", "wrong_answer"]
+__all__ = [
+    "KILL_TABLE",
+    "WrongAnswer",
+    "catalogue",
+    "fails_of",
+    "in_order",
+    "kill_table_path",
+    "kill_table_row",
+    "misconception",
+    "seen_through",
+    "wrong_answer",
+]
+
+#: The kill table's file name, beside the exercise's ``wrong_answers.py``.
+KILL_TABLE = "kill_table.json"
 
 
 @dataclass(frozen=True)
@@ -109,12 +134,53 @@ def catalogue(exercise: str) -> tuple[WrongAnswer, ...]:
     return tuple(_REGISTRY.get(exercise, ()))
 
 
+# ---- the kill table ------------------------------------------------------------------------
+
+
+def kill_table_path(entry: WrongAnswer) -> Path:
+    """The kill table of ``entry``'s exercise: :data:`KILL_TABLE` beside the module that registers it."""
+    module = sys.modules[entry.function.__module__]
+    return Path(str(module.__file__)).with_name(KILL_TABLE)
+
+
+@functools.cache
+def _kill_table(path: Path) -> dict[str, dict[str, frozenset[str]]]:
+    """``entry name -> {grade_id -> properties failed}``; ``{}`` where the file does not exist yet.
+
+    Raises:
+        ValueError: the file is not a kill table (the message names it).
+    """
+    if not path.is_file():
+        return {}
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+        return {name: {cell: frozenset(props) for cell, props in row.items()} for name, row in rows.items()}
+    except (ValueError, AttributeError, TypeError) as error:
+        raise ValueError(f"{path} is not a kill table ({error}); rewrite it with "
+                         "python -m ch11_autograder.authoring.kill_table") from error
+
+
+def kill_table_row(entry: WrongAnswer) -> Mapping[str, frozenset[str]] | None:
+    """The properties ``entry`` fails, per test cell, as recorded; ``None`` if it has no row yet."""
+    return _kill_table(kill_table_path(entry)).get(entry.name)
+
+
+def fails_of(entries: Iterable[WrongAnswer]) -> tuple[Mapping[str, frozenset[str]], ...]:
+    """:attr:`Misconception.fails` for a name that stands for ``entries``: their recorded rows.
+
+    Empty (the name rests on the failing examples alone) unless every entry has a row: a name
+    held to some of its entries only would be taken from answers showing the others.
+    """
+    rows = [kill_table_row(entry) for entry in entries]
+    return tuple(row for row in rows if row is not None) if all(row is not None for row in rows) else ()
+
+
 # ---- entries as misconceptions -----------------------------------------------------------
 
 
 def misconception(entry: WrongAnswer) -> Misconception:
     """``entry`` as it is: its title, its advice, its function, probed through the function it replaces."""
-    return Misconception(entry.title, entry.advice, entry.function, function=entry.replaces)
+    return Misconception(entry.title, entry.advice, entry.function, function=entry.replaces, fails=fails_of([entry]))
 
 
 def seen_through(
@@ -134,7 +200,7 @@ def seen_through(
     ``trusted.misconception_naming.name_misconception``).
     """
     title = entry.title if where is None else f"{entry.title} ({where})"
-    return Misconception(title, entry.advice, downstream(entry.function), function=function)
+    return Misconception(title, entry.advice, downstream(entry.function), function=function, fails=fails_of([entry]))
 
 
 def in_order(

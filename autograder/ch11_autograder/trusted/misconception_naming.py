@@ -1,14 +1,16 @@
 """Which catalogued mistake a failure is named after: :func:`name_misconception`, only when it is the
-only explanation of what the student's code did (:func:`mismatch_failure`)."""
+only explanation of what the student's code did (:func:`mismatch_failure`), and kept only when the
+answer fails the whole cell as that mistake does (:func:`confirm_names`)."""
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .cell_suite import Property
+from .cell_suite import CellSuite, Property
 from .mismatch import Misconception, Mismatch
 from .roundtrip import roundtrip
 from .signature import same_inputs
@@ -18,6 +20,7 @@ from .worker_errors import StudentError
 
 __all__ = [
     "PROBES_PER_RIVAL",
+    "confirm_names",
     "mismatch_failure",
     "name_misconception",
 ]
@@ -170,3 +173,37 @@ def mismatch_failure(
     )
 
 
+
+
+def _shows(named: Sequence[Misconception], grade_id: str, failed: frozenset[str]) -> bool:
+    """Whether an answer failing ``failed`` in cell ``grade_id`` fails it as one of ``named``'s entries does."""
+    if not named or any(not m.fails for m in named):
+        return True  # no kill-table row to hold the answer to: the failing examples decide alone
+    return any(
+        grade_id in row and row[grade_id] <= failed for m in named for row in m.fails
+    )
+
+
+def confirm_names(suite: CellSuite, failures: Sequence[Failure]) -> list[Failure]:
+    """``failures`` with each misconception name kept only where the whole cell agrees with it.
+
+    A property names a mistake from its own failing examples (:func:`name_misconception`); two
+    mistakes can fail one property on the same input with the same value and part elsewhere.
+    The entry's kill-table row (:attr:`Misconception.fails`) says which properties of this cell
+    an answer with its mistake fails: a name stays only if the student's answer fails each of
+    them too (more is allowed: a second mistake fails more). Otherwise the failure stays, with
+    its counterexample, and loses the name and the advice. Decided once every property of the
+    cell has run, on the cell's own outcomes alone: what the answer does in other cells (an
+    unanswered task, a downstream function written otherwise) never takes a name away here.
+    """
+    failed = frozenset(f.property for f in failures)
+    properties = {p.name: p for p in suite.properties}
+    kept = []
+    for failure in failures:
+        prop = properties.get(failure.property)
+        if failure.misconception and prop is not None:
+            named = [m for m in prop.misconceptions if m.name == failure.misconception]
+            if not _shows(named, suite.grade_id, failed):
+                failure = dataclasses.replace(failure, misconception="", advice="")
+        kept.append(failure)
+    return kept

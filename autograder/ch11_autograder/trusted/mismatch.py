@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol import wire_equal
@@ -55,12 +55,22 @@ class Misconception:
             draw inputs) the engine checks, before naming this misconception, that the
             student's code agrees with it where it differs from every other one.
             ``""``: the misconception cannot be probed, and is named on the evidence alone.
+        fails: what an answer making this mistake fails, graded for real: for each catalogue
+            entry the name stands for (one, or several named as one), the properties that entry
+            fails in each test cell it loses points in (grade_id -> property names; the
+            catalogue's kill table, ``exercises.catalogue.kill_table_row``). A failure keeps this
+            name only where the student's answer fails, in the same cell, every property one of
+            those entries fails there (``misconception_naming.confirm_names``): an answer that
+            fails one property as the entry does, but passes another the entry fails, has made
+            another mistake. ``()``: not recorded; the name rests on the failing examples alone.
     """
 
     name: str
     advice: str
     implementation: Callable[..., Any]
     function: str = ""
+    # Not compared or hashed: a misconception is the mistake it names; its kill-table row is evidence about it.
+    fails: tuple[Mapping[str, frozenset[str]], ...] = field(default=(), compare=False)
 
 
 def expect_equal(

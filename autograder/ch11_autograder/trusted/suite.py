@@ -59,7 +59,7 @@ from hypothesis.errors import Flaky
 from ..protocol import CellOutcome
 from .cell_suite import CellSuite, Property
 from .hypothesis_properties import _Raised
-from .misconception_naming import mismatch_failure
+from .misconception_naming import confirm_names, mismatch_failure
 from .mismatch import Mismatch
 from .student import Session, Student, _Aborted, _Refused
 from .verdicts import CellVerdict, Failure
@@ -224,4 +224,4 @@ def run_suite(
         failure = run_property(prop, session, logger)
         if failure is not None:
             failures.append(failure)
-    return CellVerdict.from_results(suite.grade_id, suite.points, descriptions, failures)
+    return CellVerdict.from_results(suite.grade_id, suite.points, descriptions, confirm_names(suite, failures))

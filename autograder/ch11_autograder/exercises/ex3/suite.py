@@ -75,7 +75,7 @@ from ...api.suite import (
     roundtrip,
     wire_equal,
 )
-from ..catalogue import WrongAnswer, catalogue, in_order, misconception, seen_through
+from ..catalogue import WrongAnswer, catalogue, fails_of, in_order, misconception, seen_through
 from .contract import BEST_TESTS, GRADED_MAX_DEPTH, POINTS, TABLE_TESTS
 
 __all__ = ["BEST_SUITE", "GRADED_MAX_DEPTH", "TABLE_MAX_DEPTHS", "TABLE_SUITE"]
@@ -173,7 +173,7 @@ def _outcome(function: Callable[..., Any]) -> Callable[..., Any]:
 
 def _raising(misconceptions: Sequence[Misconception]) -> tuple[Misconception, ...]:
     """``misconceptions`` for a property whose ``got`` is a value or ``"raised <Type>"`` (see :func:`_raised`)."""
-    return tuple(Misconception(m.name, m.advice, _outcome(m.implementation)) for m in misconceptions)
+    return tuple(Misconception(m.name, m.advice, _outcome(m.implementation), fails=m.fails) for m in misconceptions)
 
 
 # ---- helpers ----------------------------------------------------------------------------
@@ -846,7 +846,10 @@ def _live(misconceptions: Sequence[Misconception]) -> tuple[Misconception, ...]:
 
         return run
 
-    return tuple(Misconception(m.name, m.advice, live(m.implementation), function=m.function) for m in misconceptions)
+    return tuple(
+        Misconception(m.name, m.advice, live(m.implementation), function=m.function, fails=m.fails)
+        for m in misconceptions
+    )
 
 
 accepts_iterables = _listed_property(
@@ -914,7 +917,7 @@ default_depths = Property(
     "and block_table takes its last depths, range(4091, 4097).",
     _check_default,
     misconceptions=tuple(
-        Misconception(entry.title, entry.advice, partial(_declared_default, entry.function))
+        Misconception(entry.title, entry.advice, partial(_declared_default, entry.function), fails=fails_of([entry]))
         for entry in _TABLE_ENTRIES.values()
     ),
     matches=same_output,
@@ -954,7 +957,7 @@ def _after_call(misconceptions: Sequence[Misconception]) -> tuple[Misconception,
         return run
 
     # No function to probe: these predict what a call leaves of its argument, not what it returns.
-    return tuple(Misconception(m.name, m.advice, after(m.implementation)) for m in misconceptions)
+    return tuple(Misconception(m.name, m.advice, after(m.implementation), fails=m.fails) for m in misconceptions)
 
 
 leaves_depths_unchanged = _listed_property(

@@ -71,7 +71,7 @@ from ...api.suite import (
     roundtrip,
     wire_equal,
 )
-from ..catalogue import WrongAnswer, catalogue
+from ..catalogue import WrongAnswer, catalogue, fails_of
 from .contract import CHECKPOINTED_TESTS, COTANGENT_RTOL, MISMATCH_TESTS, POINTS, REPORT_TESTS, STORE_ALL_TESTS
 from .strategies import (
     CASE_KEYS,
@@ -1141,7 +1141,8 @@ def _misconceptions(grade_id: str, judge: Callable[[Student, Any], None], unpack
             raise _NoReport(_entry.name)
 
         name, advice = (_STREAM_NAME, _STREAM_ADVICE) if in_group else (entry.title, entry.advice)
-        found.append(Misconception(name, advice, implementation))
+        stands_for = [e for e in catalogue("ex5") if e.name in STREAM_GROUP] if in_group else [entry]
+        found.append(Misconception(name, advice, implementation, fails=fails_of(stands_for)))
     return found
 
 
