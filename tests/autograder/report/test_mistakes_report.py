@@ -194,6 +194,12 @@ def test_a_group_becomes_a_catalogue_entry_and_the_next_student_is_told_its_name
     assert "TODO" not in named.split("@wrong_answer", 1)[1]
     copy = tmp_path / "wrong_answers.py"
     copy.write_text(Path(wrong_answers.__file__).read_text() + "\n\n" + named)
+    # make release grades the new entry for its kill-table row, which feedback holds the next student to.
+    done = subprocess.run([sys.executable, "-c", KILL_TABLE_ROW, str(copy), "z0_list_converted"], capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads((tmp_path / "kill_table.json").read_text())["z0_list_converted"] == {
+        TESTS: ["checkpointed_refuses_bad_arguments"]}
     # The next student: the same mistake, written once more in other words.
     nxt = tmp_path / "next.ipynb"
     nbformat.write(submission((), {CELL: z0_answer("np.array(list(z0))", "blocks", "states_of_block")}), nxt)
@@ -205,17 +211,35 @@ def test_a_group_becomes_a_catalogue_entry_and_the_next_student_is_told_its_name
     assert verdict["misconceptions"] == {"checkpointed_refuses_bad_arguments": title}
     assert "This matches a known mistake, A list z0 made an array instead of refused" in verdict["message"]
     assert "block_size" not in verdict["misconceptions"]["checkpointed_refuses_bad_arguments"]
+    assert verdict["rows"] == [[["checkpointed_refuses_bad_arguments"]]]  # held to its row, not named on evidence alone
 
 
-#: Grades a notebook's checkpointed cell with Exercise 5's catalogue read from argv[1], in a fresh process
-#: (the catalogue registers on import, once per process), as TrustedVerdicts would after make release.
-NEXT_STUDENT = """
+#: Loads Exercise 5's catalogue from argv[1] (it registers on import, once per process: a fresh process each).
+_LOAD_CATALOGUE = """
 import importlib.util, json, sys
 name = "ch11_autograder.exercises.ex5.wrong_answers"
 spec = importlib.util.spec_from_file_location(name, sys.argv[1])
 module = importlib.util.module_from_spec(spec)
 sys.modules[name] = module
 spec.loader.exec_module(module)
+"""
+
+#: Writes the kill table beside the catalogue of argv[1]: the committed rows and the row of the entry argv[2],
+#: graded now (``make release`` grades them all; the others are the committed ones, graded by test_suites.py).
+KILL_TABLE_ROW = _LOAD_CATALOGUE + """
+import shutil
+from pathlib import Path
+from ch11_autograder.authoring import kill_table
+from ch11_autograder.exercises.catalogue import KILL_TABLE, catalogue
+(entry,) = [e for e in catalogue("ex5") if e.name == sys.argv[2]]
+table = json.loads((Path(kill_table.__file__).parents[1] / "exercises" / "ex5" / KILL_TABLE).read_text())
+table[entry.name] = kill_table.entry_row("ex5", entry)
+(Path(sys.argv[1]).parent / KILL_TABLE).write_text(kill_table.render(table))
+"""
+
+#: Grades a notebook's checkpointed cell with Exercise 5's catalogue read from argv[1], in a fresh process,
+#: as TrustedVerdicts would after make release.
+NEXT_STUDENT = _LOAD_CATALOGUE + """
 import nbformat
 from ch11_autograder.exercises import WORKER_SKIP_CELLS
 from ch11_autograder.exercises.ex5 import suite
@@ -226,8 +250,11 @@ from ch11_autograder.untrusted.backends.unsandboxed import UnsandboxedLauncher
 cells = worker_cells(nbformat.read(sys.argv[2], as_version=4), skip=set(WORKER_SKIP_CELLS))
 with WorkerSession(list(cells.sources), UnsandboxedLauncher(quiet=True), call_timeout=10.0) as session:
     verdict = grade_suites(cells, [suite.CHECKPOINTED_SUITE], session)[suite.CHECKPOINTED_SUITE.grade_id]
+(refusals,) = [p for p in suite.CHECKPOINTED_SUITE.properties if p.name == "checkpointed_refuses_bad_arguments"]
+named = [m for m in refusals.misconceptions if m.name == "A list z0 made an array instead of refused"]
+rows = [[sorted(v) for v in row.values()] for m in named for row in m.fails]
 print(json.dumps({"misconceptions": {f.property: f.misconception for f in verdict.failures},
-                  "message": verdict.message()}))
+                  "message": verdict.message(), "rows": rows}))
 """
 
 
