@@ -30,6 +30,10 @@ verdict records behave the same on every input the suites drew: every property's
 shrunk counterexample, what the answer gave there and the feedback's naming are the same, so no
 grouping by behaviour can tell them apart, and none should. ``behaviour_classes`` lists them and
 ``purity_by_behaviour`` counts each class as one mistake (``purity`` counts entries).
+``purity_by_name`` counts each misconception the feedback names as one: the entries whose own
+answer (variant 0) is named, in every failure that names something, by one title (Exercise 5's
+``STREAM_GROUP``, four spellings of one mistake the suite names "Replay drew from an advanced
+generator") count as that title; an entry named by nothing, or by several titles, as itself.
 
 The report's label. Each group as the class report places it (``report.mistakes.class_mistakes``):
 ``catalogue_labels`` counts the groups it calls a catalogue entry, ``mislabelled_groups`` those
@@ -226,6 +230,16 @@ def behaviour_classes(students: Sequence[tuple[str, tuple[str, ...], list[dict[s
     return {entry: "=".join(sorted(same)) for same in shown.values() for entry in same}
 
 
+def feedback_names(students: Sequence[tuple[str, tuple[str, ...], list[dict[str, Any]]]]) -> dict[str, str]:
+    """Entry -> the one title its own answer's feedback names (variant 0), else the entry's name."""
+    out = {}
+    for student, entries, records in students:
+        if len(entries) == 1 and student.endswith("-0"):
+            titles = {p["misconception"] for r in records for p in r["properties"] if p.get("misconception")}
+            out[entries[0]] = f"named: {titles.pop()}" if len(titles) == 1 else entries[0]
+    return out
+
+
 def quality(key: str, students: Sequence[tuple[str, tuple[str, ...], list[dict[str, Any]]]]) -> dict[str, Any]:
     holds = {student: set(entries) for student, entries, _ in students}
     groups = group_answers(answer_from_records(student, records) for student, _, records in students)
@@ -236,6 +250,7 @@ def quality(key: str, students: Sequence[tuple[str, tuple[str, ...], list[dict[s
         complete[entry] = best / len(holders)
     kind = behaviour_classes(students)
     as_classes = {s: {kind.get(e, e) for e in es} for s, es in holds.items()}
+    named = feedback_names(students)
     correct_in_groups = sorted({s for g in groups for s in g.students if not holds[s]})
     return {
         "students": len(students),
@@ -245,6 +260,7 @@ def quality(key: str, students: Sequence[tuple[str, tuple[str, ...], list[dict[s
         "incomplete_entries": {e: round(v, 3) for e, v in complete.items() if v < 1.0},
         "behaviour_classes": sorted({c for c in kind.values() if "=" in c}),
         "purity_by_behaviour": _purity(groups, as_classes),
+        "purity_by_name": _purity(groups, {s: {named.get(e, e) for e in es} for s, es in holds.items()}),
         "impure_groups": [{"students": list(g.students), "named": g.named} for g in groups
                           if not set.intersection(*(as_classes[s] for s in g.students))],
         "correct_answers_in_a_group": correct_in_groups,
