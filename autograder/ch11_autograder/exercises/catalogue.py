@@ -154,10 +154,14 @@ def _kill_table(path: Path) -> dict[str, dict[str, frozenset[str]]]:
         return {}
     try:
         rows = json.loads(path.read_text(encoding="utf-8"))
-        return {name: {cell: frozenset(props) for cell, props in row.items()} for name, row in rows.items()}
+        table = {name: {cell: frozenset(props) for cell, props in row.items()} for name, row in rows.items()}
+        if not all(isinstance(props, list) and all(isinstance(p, str) for p in props)
+                   for row in rows.values() for props in row.values()):
+            raise TypeError("a cell's properties are not a list of names")
     except (ValueError, AttributeError, TypeError) as error:
         raise ValueError(f"{path} is not a kill table ({error}); rewrite it with "
                          "python -m ch11_autograder.authoring.kill_table") from error
+    return table
 
 
 def kill_table_row(entry: WrongAnswer) -> Mapping[str, frozenset[str]] | None:
