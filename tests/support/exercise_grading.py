@@ -23,7 +23,6 @@ import other_course
 from ch11_autograder.authoring import kill_table
 from ch11_autograder.exercises import EXERCISES, Exercise
 from ch11_autograder.exercises.catalogue import WrongAnswer, catalogue
-from ch11_autograder.trusted.cell_suite import CellSuite
 from ch11_autograder.trusted.submission_cells import WorkerCells
 from ch11_autograder.trusted.verdicts import CellVerdict
 
@@ -40,11 +39,8 @@ CALL_TIMEOUT = kill_table.course_call_timeout()
 source_notebook = kill_table.source_notebook
 #: The cells the worker runs for the exercise's notebook (``append``, ``replace``, ``released``).
 cells = kill_table.notebook_cells
-
-
-def suites(key: str) -> list[CellSuite]:
-    """The exercise's registered suites, one per autograded test cell, in notebook order."""
-    return kill_table.suites(key)
+#: The exercise's registered suites, one per autograded test cell, in notebook order.
+suites = kill_table.suites
 
 
 def grade(key: str, worker_cells: WorkerCells) -> dict[str, CellVerdict]:

@@ -61,6 +61,7 @@ __all__ = [
 ]
 
 
+@functools.cache  # the course's config file, read once (every entry's grading asks)
 def course_call_timeout() -> float:
     """Seconds one call of a student function may take: the course's ``TrustedVerdicts.call_timeout``."""
     config = PyFileConfigLoader(COURSE_CONFIG.name, path=str(COURSE_CONFIG.parent)).load_config()

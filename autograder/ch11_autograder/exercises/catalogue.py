@@ -154,14 +154,13 @@ def _kill_table(path: Path) -> dict[str, dict[str, frozenset[str]]]:
         return {}
     try:
         rows = json.loads(path.read_text(encoding="utf-8"))
-        table = {name: {cell: frozenset(props) for cell, props in row.items()} for name, row in rows.items()}
         if not all(isinstance(props, list) and all(isinstance(p, str) for p in props)
                    for row in rows.values() for props in row.values()):
             raise TypeError("a cell's properties are not a list of names")
     except (ValueError, AttributeError, TypeError) as error:
         raise ValueError(f"{path} is not a kill table ({error}); rewrite it with "
                          "python -m ch11_autograder.authoring.kill_table") from error
-    return table
+    return {name: {cell: frozenset(props) for cell, props in row.items()} for name, row in rows.items()}
 
 
 def kill_table_row(entry: WrongAnswer) -> Mapping[str, frozenset[str]] | None:
@@ -176,7 +175,8 @@ def fails_of(entries: Iterable[WrongAnswer]) -> tuple[Mapping[str, frozenset[str
     held to some of its entries only would be taken from answers showing the others.
     """
     rows = [kill_table_row(entry) for entry in entries]
-    return tuple(row for row in rows if row is not None) if all(row is not None for row in rows) else ()
+    recorded = tuple(row for row in rows if row is not None)
+    return recorded if len(recorded) == len(rows) else ()
 
 
 # ---- entries as misconceptions -----------------------------------------------------------

@@ -173,15 +173,11 @@ def mismatch_failure(
     )
 
 
-
-
 def _shows(named: Sequence[Misconception], grade_id: str, failed: frozenset[str]) -> bool:
     """Whether an answer failing ``failed`` in cell ``grade_id`` fails it as one of ``named``'s entries does."""
     if not named or any(not m.fails for m in named):
         return True  # no kill-table row to hold the answer to: the failing examples decide alone
-    return any(
-        grade_id in row and row[grade_id] <= failed for m in named for row in m.fails
-    )
+    return any(grade_id in row and row[grade_id] <= failed for m in named for row in m.fails)
 
 
 def confirm_names(suite: CellSuite, failures: Sequence[Failure]) -> list[Failure]:

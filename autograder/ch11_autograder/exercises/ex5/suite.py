@@ -1141,7 +1141,7 @@ def _misconceptions(grade_id: str, judge: Callable[[Student, Any], None], unpack
             raise _NoReport(_entry.name)
 
         name, advice = (_STREAM_NAME, _STREAM_ADVICE) if in_group else (entry.title, entry.advice)
-        stands_for = [e for e in catalogue("ex5") if e.name in STREAM_GROUP] if in_group else [entry]
+        stands_for = [e for e in entries if e.name in STREAM_GROUP] if in_group else [entry]
         found.append(Misconception(name, advice, implementation, fails=fails_of(stands_for)))
     return found
 
