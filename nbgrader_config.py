@@ -29,7 +29,7 @@ from pathlib import Path
 try:
     import nbgrader
     from ch11_autograder.course_layout import RELEASE, SOURCE
-    from ch11_autograder.exchange_collect import OwnerCheckedCollect
+    from ch11_autograder.exchange.folder.collect import OwnerCheckedCollect
     from ch11_autograder.exercises import RegistryError, course_exercises
     from ch11_autograder.trusted.feedback_pages import FeedbackExporter
     from ch11_autograder.trusted.offline_math import TEMPLATE_BASEDIR
@@ -112,7 +112,8 @@ c.CourseDirectory.max_file_size = 10_000  # kilobytes
 # --------------------------------------------------------------------------- exchange
 # nbgrader collect takes each student's newest folder in the exchange's inbound, which any
 # user can write; a folder named for a classmate would be collected as theirs (nbgrader
-# only warns). This collect refuses folders not owned by the student they name, loudly.
+# only warns). This collect refuses folders not owned by the student they name, loudly, and
+# collects nothing from an exchange another user can take over (ch11_autograder/exchange/).
 c.ExchangeFactory.collect = OwnerCheckedCollect
 
 # --------------------------------------------------------------------------- autograde

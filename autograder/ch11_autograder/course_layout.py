@@ -16,7 +16,7 @@ These are nbgrader's ``CourseDirectory`` folders. ``source`` and ``submitted``, 
 config (``nbgrader_config.py``, which takes both names it sets from here). A course config that
 moves a folder elsewhere is not supported: the package reads and writes these names directly.
 
-The exchange (``ch11-grade serve``, the ``collect`` of :mod:`.exchange_collect`) has folders of its
+The exchange (``ch11-grade serve``, the ``collect`` of :mod:`.exchange.folder.collect`) has folders of its
 own under ``<exchange>/<course id>/``: :data:`EXCHANGE_INBOUND`, :data:`EXCHANGE_OUTBOUND`,
 :data:`EXCHANGE_FEEDBACK`.
 

@@ -2,7 +2,7 @@
 
 A submission is a folder ``<student>+<assignment>+<timestamp>+<random>`` that the student's
 ``nbgrader submit`` wrote. Anyone can write into ``inbound``, so a folder is a student's only
-when that student's unix user owns it: the rule of :func:`..exchange_collect.refusal`, the
+when that student's unix user owns it: the rule of :func:`..exchange.api.refusal`, the
 one ``collect`` applies. Its files are opened relative to the folder's descriptor with
 ``O_NOFOLLOW``: symbolic links, devices and FIFOs are skipped, never followed or opened;
 every file must be owned by the folder's owner; every read is capped.
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..batch import sanitize_student_id
-from ..exchange_collect import refusal
+from ..exchange.api import refusal
 
 __all__ = ["SECRET_FILE", "TIMESTAMP_FILE", "Folder", "Snapshot", "parse_folder", "read_folder", "ready"]
 

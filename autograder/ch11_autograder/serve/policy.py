@@ -27,6 +27,7 @@ from traitlets.config import Config, Configurable
 from traitlets.config.loader import ConfigFileNotFound, PyFileConfigLoader
 
 from ..course_layout import CONFIG, EXCHANGE_FEEDBACK, EXCHANGE_INBOUND
+from ..exchange.api import ExchangeSafety
 
 __all__ = ["FEEDBACK_LEVELS", "ServePolicy", "ServeSettings", "load_config", "load_settings"]
 
@@ -92,6 +93,8 @@ class ServeSettings:
         course_id: ``c.CourseDirectory.course_id``.
         policy: the :class:`ServePolicy`.
         practice: the practice course directory (absolute).
+        instructor: who must own the course's folder in the exchange (``c.ExchangeSafety.instructor``; empty:
+            the user running the service).
     """
 
     course: Path
@@ -99,6 +102,7 @@ class ServeSettings:
     course_id: str
     policy: ServePolicy
     practice: Path
+    instructor: str = ""
 
     @property
     def inbound(self) -> Path:
@@ -143,4 +147,5 @@ def load_settings(course: Path, config: Config | None = None) -> ServeSettings:
     exchange = Path(str(config.Exchange.get("root", "") or DEFAULT_EXCHANGE))
     policy = ServePolicy(config=config)
     practice = Path(policy.practice_directory)
-    return ServeSettings(course, exchange, course_id, policy, practice if practice.is_absolute() else course / practice)
+    return ServeSettings(course, exchange, course_id, policy, practice if practice.is_absolute() else course / practice,
+                         ExchangeSafety(config=config).instructor)

@@ -52,7 +52,7 @@ from ..batch.course import course_step
 from ..batch.records import format_score
 from ..batch.session import GradingSession
 from ..course_layout import AUTOGRADED, CONFIG, FEEDBACK, GRADEBOOK, SOURCE, assignment_source, student_folder
-from ..exchange_collect import identity_problem
+from ..exchange.api import exchange_problems, identity_problem, instructor_uid
 from ..paths import ASSIGNMENT
 from ..textsafe import escape
 from ..trusted.verdict_cache import lookups_in_log
@@ -91,8 +91,9 @@ class Stopped(BaseException):
 
 
 class IdentityRefused(ValueError):
-    """Folder owners in the inbound folder cannot tell students apart (:func:`..exchange_collect.identity_problem`):
-    the service does not start."""
+    """The exchange cannot say who submitted: another user can take over its root or the course's folder
+    (:func:`..exchange.api.exchange_problems`), or folder owners in the inbound folder cannot tell students apart
+    (:func:`..exchange.api.identity_problem`). The service does not start."""
 
 
 class Service:
@@ -106,6 +107,8 @@ class Service:
         self.out = out or sys.stdout
         self.clock = clock
         self.practice = settings.practice
+        #: The uid that must own the course's folder in the exchange (raises ValueError for an unknown name).
+        self.instructor = instructor_uid(settings.instructor)
         self._prepare_practice()
         self.state = self.practice / STATE_DIR
         self.state.mkdir(mode=0o700, exist_ok=True)
@@ -161,14 +164,14 @@ class Service:
             names = os.listdir(inbound)
         except FileNotFoundError:
             return 0
-        # Students whose accounts share a uid: nothing is taken while it lasts (no probe file here: it would wake the
-        # watcher, which would scan again).
-        problem = identity_problem(str(inbound), [n.split("+", 1)[0] for n in names if n.count("+") == 3],
-                                   probe=False)
+        # An exchange taken over (a course folder renamed and replaced meanwhile) or students whose accounts share a
+        # uid: nothing is taken while it lasts (no probe file here: it would wake the watcher, which would scan again).
+        problem = self._exchange_problem() or identity_problem(
+            str(inbound), [n.split("+", 1)[0] for n in names if n.count("+") == 3], probe=False)
         if problem != self.identity:
             self.identity = problem
-            self.say(f"refused  every submission: {escape(problem)}" if problem else "identity  folder owners tell "
-                     "students apart again: submissions are taken")
+            self.say(f"refused  every submission: {escape(problem)}" if problem else "identity  the exchange is "
+                     "the instructor's and folder owners tell students apart again: submissions are taken")
         if problem is not None:
             return 0
         known = self.queue.known()
@@ -437,9 +440,10 @@ class Service:
         """Recover from a stop: submissions left ``grading`` are queued again (returned).
 
         Raises:
-            IdentityRefused: folder owners in the inbound folder cannot tell students apart (said first).
+            IdentityRefused: another user can take over the exchange, or folder owners in the inbound folder
+                cannot tell students apart (said first).
         """
-        problem = identity_problem(str(self.settings.inbound))
+        problem = self._exchange_problem() or identity_problem(str(self.settings.inbound))
         if problem is not None:
             self.say(f"refused  to start: {escape(problem)}")
             self.queue.close()
@@ -449,6 +453,11 @@ class Service:
         for sub in recovered:
             self.say(f"resume   {escape(sub.student)} {escape(sub.stamp)} (was being graded when the service stopped)")
         return recovered
+
+    def _exchange_problem(self) -> str | None:
+        """Each way another user can take over the exchange's root or the course's folder, in one line, or ``None``."""
+        problems = exchange_problems(self.settings.exchange, self.settings.course_id, self.instructor)
+        return "; and ".join(problems) or None
 
     # ------------------------------------------------------------------ stopping
 
