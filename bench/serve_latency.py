@@ -103,7 +103,7 @@ def main() -> int:
     home, exchange = SCRATCH / "home", SCRATCH / "exchange"
     home.mkdir(parents=True)
     exchange.mkdir()
-    exchange.chmod(0o777)
+    exchange.chmod(0o1777)  # docs/course.md, step 7: serve refuses a root without the sticky bit
     course = _course(SCRATCH / "course", exchange)
     env = {**os.environ, "HOME": str(home), "JUPYTER_CONFIG_DIR": str(home / ".jupyter"),
            "JUPYTER_CONFIG_PATH": str(home / ".jupyter"), "PATH": f"{BIN}:{os.environ['PATH']}"}

@@ -161,7 +161,7 @@ def loop():
     homes.mkdir(mode=0o755)
     exchange = root / "exchange"
     exchange.mkdir()
-    exchange.chmod(0o777)  # nbgrader: the exchange root is writable by everyone
+    exchange.chmod(0o1777)  # docs/course.md, step 7: writable by everyone, sticky (no one renames the course)
     users: list[User] = []
     try:
         course_users.install_package_copy(root / "lib")

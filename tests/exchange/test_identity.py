@@ -15,7 +15,6 @@ import io
 import os
 import secrets
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,9 +23,8 @@ from ch11_autograder.batch import init_course
 from ch11_autograder.paths import COURSE_CONFIG, SOURCE_DIR
 from ch11_autograder.serve.policy import ServePolicy, ServeSettings
 from ch11_autograder.serve.service import IdentityRefused, Service
-from support import course_users
+from support import course_users, exchange_course
 from support.paths import ASSIGNMENT
-from support.toy_course import BIN
 
 pytestmark = [pytest.mark.slow, pytest.mark.exchange]
 
@@ -100,25 +98,18 @@ def test_the_service_refuses_students_who_share_a_uid(one_uid, tmp_path: Path) -
     assert sorted(os.listdir(exchange / COURSE_ID / "feedback")) == pages  # nothing published for it
 
 
-def _collect(course: Path, exchange: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "CH11_SANDBOX": "none"}
-    return subprocess.run([str(BIN / "nbgrader"), "collect", ASSIGNMENT, f"--course={COURSE_ID}",
-                           f"--Exchange.root={exchange}"], cwd=course, env=env, capture_output=True, text=True,
-                          timeout=600)
-
-
 def test_collect_collects_nothing_from_students_who_share_a_uid(one_uid, tmp_path: Path) -> None:
     first, second = one_uid
     course, exchange = _course(tmp_path)
     inbound = exchange / COURSE_ID / "inbound"
     _submit(inbound, first, 1)
     _submit(inbound, second, 2)
-    done = _collect(course, exchange)
+    done = exchange_course.collect_here(course, exchange, COURSE_ID)
     assert done.returncode != 0, done.stdout + done.stderr
     assert "Not collecting anything: the students" in done.stderr and f"({first.uid})" in done.stderr, done.stderr
     assert not (course / "submitted").exists()
 
     shutil.rmtree(inbound / next(n for n in os.listdir(inbound) if n.startswith(second.name)))
-    done = _collect(course, exchange)  # one name per uid: collected as usual
+    done = exchange_course.collect_here(course, exchange, COURSE_ID)  # one name per uid: collected as usual
     assert done.returncode == 0, done.stderr
     assert (course / "submitted" / first.name / ASSIGNMENT / "ex4_audit.ipynb").is_file()

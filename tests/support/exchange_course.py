@@ -6,6 +6,8 @@ Shared by ``tests/exchange/test_course_loop.py`` (the course loop) and
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import nbformat
@@ -16,6 +18,7 @@ from ch11_autograder.exercises.catalogue import catalogue
 from support import course_users
 from support.course_users import User
 from support.paths import SOURCE_DIR
+from support.toy_course import BIN
 
 ASSIGNMENT = "ch11"
 NOTEBOOK = "ex4_audit"
@@ -46,3 +49,12 @@ def answer_exercise4(user: User, marker: str, *, wrong: str | None = None, extra
         if other.stem != NOTEBOOK:
             other.unlink()
     course_users.chown_tree(folder, user)
+
+
+def collect_here(course: Path, exchange: Path, course_id: str) -> subprocess.CompletedProcess[str]:
+    """``nbgrader collect`` of the assignment with the course's config, as this process's user, from the project's
+    environment (the grader's side without a unix user of its own)."""
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "CH11_SANDBOX": "none"}
+    return subprocess.run([str(BIN / "nbgrader"), "collect", ASSIGNMENT, f"--course={course_id}",
+                           f"--Exchange.root={exchange}"], cwd=course, env=env, capture_output=True, text=True,
+                          timeout=600)

@@ -155,7 +155,7 @@ def served_course(course_id: str, roles: Sequence[str], policy: str, *, prefix: 
     homes.mkdir(mode=0o755)
     exchange = root / "exchange"
     exchange.mkdir()
-    exchange.chmod(0o777)
+    exchange.chmod(0o1777)  # docs/course.md, step 7
     users: list[User] = []
     served = None
     try:
