@@ -6,6 +6,7 @@
     ch11-grade report --course DIR
     ch11-grade catalogue draft --course DIR --group INDEX|ID [--out FILE]
     ch11-grade serve --course DIR [--once]
+    ch11-grade doctor [--course DIR] [--exchange ROOT] [--hub-config FILE] ...
     ch11-grade student-bundle --out ch11-student.zip
     ch11-grade gradescope build --out autograder.zip
     ch11-grade lms-export --course DIR --roster ROSTER.csv --out IMPORT.csv [--format canvas|moodle]
@@ -28,6 +29,10 @@ answer, the properties it fails, placeholders for the name, title and advice
 arrives, into a practice course, and publishes its feedback where the
 student's ``nbgrader fetch_feedback`` finds it (docs/course.md, "Feedback
 before the due date"); its policy is ``c.ServePolicy`` in the course config.
+
+``doctor`` checks the deployment docs/course.md builds (the environments' nbgrader, the sandbox,
+the proxy, the exchange, the course folder, the hub's services, formgrader's import time): one line
+per problem, naming the page's section that fixes it, and exit 1; or "all checks passed".
 
 ``student-bundle`` writes what students install: the released notebooks, the
 chapter harness wheel, requirements and a README (a folder, or a zip).
@@ -202,6 +207,18 @@ def _serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _doctor(args: argparse.Namespace) -> int:
+    from .doctor.resolve import resolve
+    from .doctor.run import report
+
+    lines, status = report(resolve(args.course, exchange=args.exchange, course_id=args.course_id,
+                                   instructor=args.instructor, grader_env=args.grader_env,
+                                   students_env=args.students_env, hub_config=args.hub_config))
+    for line in lines:
+        print(escape(line, 2000))
+    return status
+
+
 def _student_bundle(args: argparse.Namespace) -> int:
     from .bundle import BundleError, build_bundle
 
@@ -305,6 +322,19 @@ def _parser() -> argparse.ArgumentParser:
                     help="the instructor's course directory (its nbgrader config names the exchange and course id)")
     sv.add_argument("--once", action="store_true", help="grade what is pending, then exit")
     sv.set_defaults(func=_serve)
+
+    dr = sub.add_parser("doctor", help="check the deployment of docs/course.md: one line per problem, with its fix")
+    dr.add_argument("--course", type=Path, default=Path("~/course"), help="the course folder (default ~/course)")
+    dr.add_argument("--exchange", type=Path, default=None, help="the exchange root (default: the nbgrader config's)")
+    dr.add_argument("--course-id", default=None, help="the course id (default: the nbgrader config's)")
+    dr.add_argument("--instructor", default=None,
+                    help="the instructor's unix user (default: the hub services' user, else the current user)")
+    dr.add_argument("--hub-config", type=Path, default=None, help="the hub's jupyterhub_config.py")
+    dr.add_argument("--grader-env", type=Path, default=None,
+                    help="the instructor's environment (default: the nbgrader on PATH)")
+    dr.add_argument("--students-env", type=Path, default=None,
+                    help="the students' environment (default: the hub config's Spawner.cmd's)")
+    dr.set_defaults(func=_doctor)
 
     sb = sub.add_parser("student-bundle", help="write the students' bundle: notebooks, wheel, requirements, README")
     sb.add_argument("--out", type=Path, required=True, help="a new folder, or a path ending in .zip")
