@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 from ch11_autograder.batch import init_course
+from ch11_autograder.doctor.exchange import check_exchange
+from ch11_autograder.doctor.resolve import resolve
 from ch11_autograder.exchange.api import UNSAFE_EXCHANGE, exchange_problems
 from ch11_autograder.paths import COURSE_CONFIG, SOURCE_DIR
 from ch11_autograder.serve.policy import ServePolicy, ServeSettings
@@ -129,3 +131,7 @@ def test_on_a_0777_root_the_rename_works_and_collect_and_serve_refuse(student: U
     assert f"Not collecting anything: the exchange root {exchange} is writable by every user" in collected.stderr
     assert f"owned by {student.name}" in collected.stderr and UNSAFE_EXCHANGE in collected.stderr
     assert not (course / "submitted").exists()
+
+    # ch11-grade doctor's exchange check says the same, one line each.
+    found = [p.line() for p in check_exchange(resolve(course, exchange=exchange, course_id=COURSE_ID))]
+    assert found == line.split("; and "), found
