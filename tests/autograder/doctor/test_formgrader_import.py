@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from ch11_autograder.doctor.deployment import GraderProbe
 from ch11_autograder.doctor.formgrader_import import check_formgrader_import
 from ch11_autograder.doctor.resolve import resolve
 
 from .conftest import COURSE_ID, GRADER_ENV
+
+#: They run the instructor's interpreter importing nbgrader and the course's config.
+pytestmark = pytest.mark.slow
 
 
 def test_an_import_past_half_the_timeout(good, tmp_path: Path) -> None:

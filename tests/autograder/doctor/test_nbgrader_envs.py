@@ -10,6 +10,9 @@ from ch11_autograder.doctor.resolve import resolve
 
 from .conftest import COURSE_ID, GRADER_ENV, fake_env
 
+#: They run the instructor's interpreter importing nbgrader and the course's config.
+pytestmark = pytest.mark.slow
+
 
 def lines(good: dict[str, Path], **where: Path) -> list[str]:
     deployment = resolve(good["course"], exchange=good["exchange"], course_id=COURSE_ID, **where)

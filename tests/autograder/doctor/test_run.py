@@ -9,6 +9,9 @@ from ch11_autograder.cli import main
 
 from .conftest import COURSE_ID, GRADER_ENV, fake_env
 
+#: They run the instructor's interpreter importing nbgrader and the course's config.
+pytestmark = pytest.mark.slow
+
 
 def doctor(good: dict[str, Path], *extra: str) -> list[str]:
     return ["doctor", "--course", str(good["course"]), "--exchange", str(good["exchange"]), "--course-id",
