@@ -3,16 +3,16 @@
 
 One list of blocks (headings, paragraphs, tables, figures) is rendered twice, so the
 HTML and the Markdown say the same. The HTML is self-contained: inline CSS, figures as
-``data:image/png;base64`` URIs, no script, no link to fetch. Every piece of text is
-escaped for its format (``html.escape``; in Markdown, every character that could start
-markup is backslash-escaped and newlines are folded), because student ids and error
-causes come from submissions.
+``data:image/png;base64`` URIs, no script, no link to fetch. Every piece of text goes through
+one rule first, ``textsafe.escape`` (newlines, control, bidi and zero-width characters shown as
+visible escapes, so each text is one line), then is escaped for its format (``html.escape``; in
+Markdown, every character that could start markup is backslash-escaped), because student ids,
+counterexamples, exception names and error causes come from submissions.
 """
 
 from __future__ import annotations
 
 import base64
-import html
 import json
 import re
 from collections.abc import Sequence
@@ -22,7 +22,7 @@ from pathlib import Path
 from ..batch.course import REPORTS_DIR
 from ..batch.records import format_score
 from ..batch.report import write_atomically
-from ..textsafe import escape
+from ..textsafe import escape, escape_html
 from .data import ClassReport, describe
 from .figures import Figure, draw_all
 from .mistakes import ClassMistake, mistakes_json, mistakes_path
@@ -192,10 +192,8 @@ def mistake_blocks(mistakes: Sequence[ClassMistake]) -> list[Block]:
             known = f"named in feedback: {group.named}"
         else:
             known = "not catalogued"
-        # Whitespace folded here, as the Markdown folds it, so both formats show the same text.
-        rows.append(tuple(" ".join(text.split()) for text in (
-            f"{index} ({group.id})", str(len(group.students)), _who(group.students), props,
-            rep.input_text(), rep.expected, rep.obtained_text(), known)))
+        rows.append((f"{index} ({group.id})", str(len(group.students)), _who(group.students), props,
+                     rep.input_text(), rep.expected, rep.obtained_text(), known))
     blocks.append(Table(("group", "students", "who", "cells: properties", "input", "expected", "obtained",
                          "catalogue"), tuple(rows)))
     return blocks
@@ -259,10 +257,10 @@ _MD_SPECIAL = re.compile(r"([\\`*{}\[\]<>#!|~&]|(?<!\w)_|_(?!\w))")
 
 
 def md_escape(text: str) -> str:
-    """``text`` as literal Markdown inline text: markup characters escaped, newlines and tabs as spaces,
-    other control and bidi characters as visible escapes (:func:`ch11_autograder.textsafe.escape`)."""
-    flat = escape(" ".join(str(text).split()))
-    return _MD_SPECIAL.sub(r"\\\1", flat)
+    """``text`` as literal Markdown inline text: first the one rule for text on its way to a reader
+    (:func:`ch11_autograder.textsafe.escape`: newlines, tabs, control, bidi and zero-width characters as
+    visible escapes, one line), then markup characters escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", escape(text))
 
 
 def markdown_text(blocks: Sequence[Block]) -> str:
@@ -290,7 +288,7 @@ def _md_code(code: Sequence[str], marked: Sequence[int]) -> list[str]:
     """A fenced code block longer than any run of backticks in ``code`` (so no line can close it), each line
     prefixed with ``▶ `` when marked and two spaces otherwise."""
     fence = "`" * max(3, 1 + max((len(run) for line in code for run in re.findall(r"`+", line)), default=0))
-    rows = [f"{'▶ ' if n in set(marked) else '  '}{line}" for n, line in enumerate(code, 1)]
+    rows = [f"{'▶ ' if n in set(marked) else '  '}{escape(line)}" for n, line in enumerate(code, 1)]
     return [fence, *rows, fence]
 
 
@@ -311,7 +309,7 @@ mark { background: #ffe08a; }
 
 
 def html_text(blocks: Sequence[Block]) -> str:
-    esc = html.escape
+    esc = escape_html  # the same visible text as the Markdown's
     title = next((b.text for b in blocks if isinstance(b, Heading)), "Class report")
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              # No script, no remote fetch: the page opens offline and runs nothing.

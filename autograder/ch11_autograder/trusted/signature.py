@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..protocol import ProtocolError, encode_value
+from ..textsafe import quoted
 from .verdicts import OUTCOMES, format_value
 
 __all__ = ["Example", "FailureSignature", "failure_signatures", "same_inputs"]
@@ -77,11 +78,12 @@ class Example:
         return ", ".join(f"{name}={value}" for name, value in self.inputs)
 
     def obtained_text(self) -> str:
-        """What the answer gave: the value, else the exception and the call it was raised in."""
+        """What the answer gave: the value, else the exception (its type name quoted: the student names it,
+        ``textsafe.quoted``) and the call it was raised in."""
         if self.got:
             return self.got
         if self.raised:
-            return f"{self.raised} raised" + (f" in {self.call}" if self.call else "")
+            return f"{quoted(self.raised)} raised" + (f" in {self.call}" if self.call else "")
         return f"no value (in {self.call})" if self.call else "no value"
 
 

@@ -142,9 +142,9 @@ def test_student_derived_text_is_escaped_in_both_formats():
     assert "| bob | graded | 4 | 4 | 2.5 | 4 | 6.5 |" in text  # autograded 4 + hand marked 2.5
 
 
-def test_md_escape_keeps_words_readable_and_folds_lines():
+def test_md_escape_keeps_words_readable_and_shows_newlines():
     assert md_escape("ex1_fanout") == "ex1_fanout"
-    assert md_escape("_x_ a*b\nc") == "\\_x\\_ a\\*b c"
+    assert md_escape("_x_ a*b\nc") == "\\_x\\_ a\\*b\\\\nc"
 
 
 def test_takeaways_are_written_from_the_data():
