@@ -38,9 +38,8 @@ from ..course_layout import AUTOGRADED, student_folder
 from ..exercises import exercise as _exercise
 from ..textsafe import escape
 from ..trusted.submission_cells import graded_code_cells
-from .data import VISIBLE_CHECKS
 from .draft_source import WIDTH, rebuild, wrap
-from .mistakes import exercise_of, read_mistakes
+from .mistakes import VISIBLE_CHECKS, exercise_of, read_mistakes
 
 __all__ = ["DraftError", "GradedDefinition", "draft_entry", "graded_definition", "pick_group"]
 

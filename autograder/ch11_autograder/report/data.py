@@ -41,7 +41,7 @@ from ..exercises import course_exercises
 from ..exercises.catalogue import catalogue
 from ..trusted.verdicts import OUTCOMES, VERDICT_METADATA_KEY
 from .autograded import autograded_notebooks
-from .mistakes import ClassMistake, class_mistakes, entry_for_title
+from .mistakes import VISIBLE_CHECKS, ClassMistake, class_mistakes, entry_for_title, shown_example
 from .similarity import AnswerReader, Similarity, compare_answers, compared_notebooks, shared_rare_groups
 
 __all__ = [
@@ -57,8 +57,6 @@ __all__ = [
     "entry_for_title",
 ]
 
-#: The property that stands for a test cell's visible checks (``trusted.suite.VISIBLE_CHECKS``).
-VISIBLE_CHECKS = "visible_checks"
 
 
 @dataclass(frozen=True)
@@ -259,13 +257,13 @@ class ClassReport:
         out = []
         for mistake in self.mistakes[:n]:
             group = mistake.group
-            rep = group.representative
+            given, expected, obtained = shown_example(group)
             named = mistake.entry.title if mistake.entry is not None else group.named
             first = group.first
             out.append(Reteach(
                 students=len(group.students), notebooks=mistake.notebooks,
                 title=named or f"not catalogued: fails {first.prop}", cell=first.grade_id,
-                input=rep.input_text(), expected=rep.expected, obtained=rep.obtained_text(),
+                input=given, expected=expected, obtained=obtained,
                 advice=(mistake.entry.advice if mistake.entry is not None else advice.get(group.named, ""))
                 if named else ""))
         return out

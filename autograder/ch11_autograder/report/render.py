@@ -25,7 +25,7 @@ from ..batch.report import write_atomically
 from ..textsafe import escape, escape_html
 from .data import ClassReport, describe
 from .figures import Figure, draw_all
-from .mistakes import ClassMistake, mistakes_json, mistakes_path
+from .mistakes import ClassMistake, mistakes_json, mistakes_path, shown_example
 from .similarity import Similarity, similarity_json
 
 __all__ = ["ReportFiles", "html_text", "markdown_text", "report_blocks", "write_report"]
@@ -250,7 +250,7 @@ def mistake_blocks(mistakes: Sequence[ClassMistake]) -> list[Block]:
     rows = []
     for index, mistake in enumerate(mistakes):
         group = mistake.group
-        rep = group.representative
+        given, expected, obtained = shown_example(group)
         props = "; ".join(f"{cell}: {prop}" for cell, prop in group.properties)
         if mistake.entry is not None:
             known = f"catalogued: {mistake.entry.name}"
@@ -262,7 +262,7 @@ def mistake_blocks(mistakes: Sequence[ClassMistake]) -> list[Block]:
         else:
             known = "not catalogued"
         rows.append((f"{index} ({group.id})", str(len(group.students)), _who(group.students), props,
-                     rep.input_text(), rep.expected, rep.obtained_text(), known))
+                     given, expected, obtained, known))
     blocks.append(Table(("group", "students", "who", "cells: properties", "input", "expected", "obtained",
                          "catalogue"), tuple(rows)))
     return blocks

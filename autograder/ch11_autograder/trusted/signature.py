@@ -65,13 +65,15 @@ def obtained_key(got: str, raised: str) -> str:
 
 @dataclass(frozen=True)
 class Example:
-    """One failure's counterexample as the feedback shows it (all texts, student output included)."""
+    """One failure's counterexample as the feedback shows it (all texts, student output included); ``kind`` is
+    the failure's (``trusted.verdicts.FAILURE_KINDS``: ``timeout``, ``crash``... say what no value says)."""
 
     inputs: tuple[tuple[str, str], ...]
     expected: str
     got: str
     raised: str = ""
     call: str = ""
+    kind: str = ""
 
     def input_text(self) -> str:
         """``x=0, y=np.float32(2.5)``, as the feedback's ``inputs:`` line."""
@@ -126,7 +128,7 @@ class FailureSignature:
         inputs = tuple((str(k)[:MAX_FIELD_CHARS], _text(v)) for k, v in raw_inputs.items()) if isinstance(
             raw_inputs, Mapping) else ()
         got, raised, call = _text(example.get("got")), _text(example.get("raised")), _text(example.get("call"))
-        shown = Example(inputs, _text(example.get("expected")), got, raised, call)
+        shown = Example(inputs, _text(example.get("expected")), got, raised, call, _text(example.get("kind")))
         obtained = obtained_key(got, raised)
         if raised and not got:
             obtained += f" in {call}" if call else ""

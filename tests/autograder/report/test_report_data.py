@@ -15,7 +15,7 @@ from ch11_autograder.exercises.catalogue import catalogue
 from ch11_autograder.report import data
 from ch11_autograder.report.data import ClassReport, Flag, NotebookStats, StudentScores
 from ch11_autograder.report.figures import draw_all
-from ch11_autograder.report.mistakes import class_mistakes
+from ch11_autograder.report.mistakes import class_mistakes, shown_example
 from ch11_autograder.report.render import (
     Contents,
     Heading,
@@ -244,3 +244,20 @@ def test_the_first_screen_is_the_summary_with_contents_and_the_details_follow():
     assert per_student and all(i > appendix for i in per_student)
     page = html_text(blocks)
     assert '<a href="#appendix-scores-per-student">' in page and '<h2 id="appendix-scores-per-student">' in page
+
+
+def test_a_group_never_shows_a_blank_input_expected_or_obtained():
+    # A cell's visible checks have no input or expected value of their own; a timeout has no value.
+    visible = {"name": "visible_checks", "outcome": "errored", "misconception": "", "advice": "",
+               "example": {"kind": "error", "inputs": {}, "expected": "", "got": "", "raised": "AssertionError",
+                           "call": ""}}
+    slow = {"name": "a", "outcome": "timed_out", "misconception": "", "advice": "",
+            "example": {"kind": "timeout", "inputs": {"x": "2.0"}, "expected": "180.0", "got": "", "raised": "",
+                        "call": "extended_tape(2.0, 3.0)"}}
+    groups = class_mistakes({("ann", "ex1_fanout", TAPE): [visible], ("bob", "ex1_fanout", TAPE): [slow]})
+    shown = {m.group.students: shown_example(m.group) for m in groups}
+    assert shown[("ann",)] == ("the asserts of this test cell in the notebook, run as written", "every assert passes",
+                               "'AssertionError' raised")
+    assert shown[("bob",)] == ("x=2.0", "180.0", "no answer within the time limit (in extended_tape(2.0, 3.0))")
+    (_heading, _intro, table) = mistake_blocks(groups)
+    assert all(all(cell.strip() for cell in row) for row in table.rows)
