@@ -145,6 +145,10 @@ def properties_figure(report: ClassReport, notebook: str) -> Figure | None:
         stubs = f"; {worst.unanswered} more left the stub" if worst.unanswered else ""
         takeaway = (f"Most missed in {notebook}: {worst.prop} ({worst.grade_id}), not passed by {missed} of the "
                     f"{worst.answered} who answered it{stubs}.")
+    elif any(p.unanswered for p in rows):
+        answered = max(p.answered for p in rows)
+        takeaway = (f"Every recorded property of {notebook} passed for the {answered} who answered it; "
+                    f"{max(p.unanswered for p in rows)} left the stub.")
     else:
         takeaway = f"Every recorded property of {notebook} passed for every student."
     return Figure(f"properties-{notebook}", f"Properties of {notebook}", takeaway, _png(fig))

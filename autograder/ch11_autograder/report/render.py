@@ -212,8 +212,9 @@ def summary_blocks(report: ClassReport) -> list[Block]:
                                   for a in report.attempts)))
     reteach = report.reteach(RETEACH)
     if reteach:
-        blocks.append(Para(f"Re-teach this week: the {len(reteach)} largest mistake groups (students who fail the "
-                           "same way on the same inputs), each with one student's counterexample."))
+        which = "the largest mistake group" if len(reteach) == 1 else f"the {len(reteach)} largest mistake groups"
+        blocks.append(Para(f"Re-teach this week: {which} (students who fail the same way on the same inputs), with "
+                           "one student's counterexample each."))
         blocks.append(Table(("students", "mistake", "task (test cell)", "input", "expected", "obtained", "advice"),
                             tuple((str(r.students), r.title, r.cell, r.input, r.expected, r.obtained,
                                    r.advice or "not catalogued: read the counterexample")

@@ -261,3 +261,11 @@ def test_a_group_never_shows_a_blank_input_expected_or_obtained():
     assert shown[("bob",)] == ("x=2.0", "180.0", "no answer within the time limit (in extended_tape(2.0, 3.0))")
     (_heading, _intro, table) = mistake_blocks(groups)
     assert all(all(cell.strip() for cell in row) for row in table.rows)
+
+
+def test_a_notebook_every_answer_passes_says_how_many_left_the_stub():
+    verdicts = {k: [p for p in v if p["name"] == "b"] for k, v in stub_class().items()}
+    report = summary_report()
+    report.properties = data._property_counts(verdicts, {"ex1_fanout": {TAPE: 3.0}})
+    figure = {f.name: f for f in draw_all(report)}["properties-ex1_fanout"]
+    assert figure.takeaway == "Every recorded property of ex1_fanout passed for the 2 who answered it; 2 left the stub."
