@@ -174,7 +174,7 @@ def _catalogue_draft(args: argparse.Namespace) -> int:
         text = draft_entry(course, args.assignment, pick_group(path, args.group))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         kind = "" if isinstance(exc, DraftError | OSError) else f"{path}: malformed group ({type(exc).__name__}) "
-        print(f"ch11-grade: {kind}{exc}", file=sys.stderr)
+        print(f"ch11-grade: {kind}{escape(exc)}", file=sys.stderr)  # the message may quote a student's cell
         return EXIT_REFUSED
     if args.out is None:
         sys.stdout.write(text)

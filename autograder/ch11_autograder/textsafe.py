@@ -19,9 +19,10 @@ a one-line message that holds one. It imports nothing of the package, so every l
 
 from __future__ import annotations
 
+import html
 import unicodedata
 
-__all__ = ["escape"]
+__all__ = ["escape", "escape_html", "quoted"]
 
 _UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -53,3 +54,20 @@ def escape(text: object, limit: int | None = None) -> str:
             _escape_char(char) if unicodedata.category(char) in _UNSAFE_CATEGORIES else char for char in value
         )
     return value + "..." if cut else value
+
+
+def quoted(text: object) -> str:
+    """A student's text that names something, such as an exception's type name or its message, as one
+    quoted line for the instructor's or the student's eyes: ``'...'`` around :func:`escape` of it, with
+    backslashes and single quotes escaped first, so where the student's text ends is never in doubt
+    (``'\\u202eEvil\\x1b[31m'`` for a type named with a bidi override and an ESC).
+
+    Format escaping (HTML, Markdown) comes after, as for :func:`escape`.
+    """
+    return "'" + escape(str(text).replace("\\", "\\\\").replace("'", "\\'")) + "'"
+
+
+def escape_html(text: object) -> str:
+    """``text`` as HTML text for a page a person reads (the class report, ``ch11-grade serve``'s status pages):
+    :func:`escape` first, so the page shows what a terminal or the Markdown report shows, then ``html.escape``."""
+    return html.escape(escape(text))

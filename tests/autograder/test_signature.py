@@ -32,7 +32,7 @@ def test_a_record_s_failures_become_signatures_and_passes_none():
     assert sig_p == FailureSignature("c_tests", "p", "failed", (("x", "1"),), "3") and named_p == "adds"
     assert (ex_p.input_text(), ex_p.expected, ex_p.obtained_text()) == ("x=1", "2", "3")
     assert sig_r.obtained == "raised ZeroDivisionError in f(0)" and named_r == ""
-    assert ex_r.obtained_text() == "ZeroDivisionError raised in f(0)"
+    assert ex_r.obtained_text() == "'ZeroDivisionError' raised in f(0)"  # the type name is the student's: quoted
 
 
 def test_a_malformed_record_gives_what_it_can():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from ch11_autograder.textsafe import escape
+from ch11_autograder.textsafe import escape, escape_html, quoted
 
 
 @pytest.mark.parametrize(("raw", "shown"), [
@@ -41,3 +41,18 @@ def test_a_limit_cuts_the_text_before_escaping_and_marks_the_cut():
     assert escape("x" * 500, limit=10) == "x" * 10 + "..."
     assert escape("a\nb", limit=2) == "a\\n..."
     assert escape("zoë+ch11", limit=8) == "zoë+ch11"
+
+
+@pytest.mark.parametrize(("raw", "shown"), [
+    ("ValueError", "'ValueError'"),
+    ("\u202eEvil\x1b[31m", "'\\u202eEvil\\x1b[31m'"),
+    ("bad\n[pass] every check passed", "'bad\\n[pass] every check passed'"),
+    ("it's \\n", "'it\\'s \\\\n'"),  # the quote and a written backslash cannot end or fake an escape
+])
+def test_quoted_is_one_line_whose_end_is_unambiguous(raw, shown):
+    assert quoted(raw) == shown
+    assert quoted(raw).isprintable()
+
+
+def test_escape_html_shows_the_text_escape_shows_then_escapes_markup():
+    assert escape_html("<b>\u202e\n") == "&lt;b&gt;\\u202e\\n"

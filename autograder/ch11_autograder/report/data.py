@@ -41,7 +41,7 @@ from ..exercises import course_exercises
 from ..exercises.catalogue import catalogue
 from ..trusted.verdicts import OUTCOMES, VERDICT_METADATA_KEY
 from .autograded import autograded_notebooks
-from .mistakes import ClassMistake, class_mistakes, entry_for_title
+from .mistakes import VISIBLE_CHECKS, ClassMistake, class_mistakes, entry_for_title, shown_example
 from .similarity import AnswerReader, Similarity, compare_answers, compared_notebooks, shared_rare_groups
 
 __all__ = [
@@ -50,13 +50,13 @@ __all__ = [
     "MisconceptionCount",
     "NotebookStats",
     "PropertyCount",
+    "Reteach",
     "StudentScores",
+    "TaskAttempts",
     "collect",
     "entry_for_title",
 ]
 
-#: The property that stands for a test cell's visible checks (``trusted.suite.VISIBLE_CHECKS``).
-VISIBLE_CHECKS = "visible_checks"
 
 
 @dataclass(frozen=True)
@@ -115,15 +115,23 @@ class NotebookStats:
 class PropertyCount:
     """How many students' verdicts of one test cell ended each way on one property.
 
-    ``outcomes`` maps every name of ``trusted.verdicts.OUTCOMES`` to a count of students. The
-    ``visible_checks`` property is recorded only when a student's visible checks failed, so its
-    row counts those students alone.
+    ``outcomes`` maps every name of ``trusted.verdicts.OUTCOMES`` to a count of students whose answer
+    was tried; ``unanswered`` counts apart the students whose failure there was the stub's placeholder
+    (``NotImplementedError``: the task not answered), never as a wrong answer. The ``visible_checks``
+    property is recorded only when a student's visible checks failed, so its row counts those students
+    alone.
     """
 
     notebook: str
     grade_id: str
     prop: str
     outcomes: dict[str, int]
+    unanswered: int = 0
+
+    @property
+    def answered(self) -> int:
+        """Students whose answer was tried on the property (its stub's placeholder is no answer)."""
+        return sum(self.outcomes.values())
 
 
 @dataclass(frozen=True)
@@ -156,6 +164,39 @@ class Flag:
     cause: str
 
 
+@dataclass(frozen=True)
+class TaskAttempts:
+    """Who answered one task (an autograded test cell and the answer it grades).
+
+    ``attempted``: students with a verdict record for the cell whose answer is not the released stub;
+    ``stubs``: those whose every property failed on the stub's placeholder (``NotImplementedError``,
+    ``trusted.verdicts.Failure.unanswered``), the task not answered. Ids sorted.
+    """
+
+    notebook: str
+    grade_id: str
+    attempted: tuple[str, ...]
+    stubs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Reteach:
+    """One mistake to re-teach: a mistake group with what the summary shows of it.
+
+    ``title`` is the catalogue's (or a suite's) name for it when every member's feedback named it, else
+    the first property it fails; ``advice`` the catalogue's, ``""`` for a mistake not catalogued.
+    """
+
+    students: int
+    notebooks: tuple[str, ...]
+    title: str
+    cell: str
+    input: str
+    expected: str
+    obtained: str
+    advice: str
+
+
 @dataclass
 class ClassReport:
     """Everything the report shows, as data.
@@ -173,6 +214,8 @@ class ClassReport:
         similarity: pairs of students with near-identical answers, and pairs alone in an uncatalogued
             failure group (:mod:`.similarity`), for the instructor only; ``None`` when it could not be
             computed (a note says why).
+        attempts: per autograded test cell, who answered the task and who left the stub, in notebook and
+            cell order.
     """
 
     assignment: str
@@ -184,6 +227,7 @@ class ClassReport:
     notes: list[str] = field(default_factory=list)
     mistakes: list[ClassMistake] = field(default_factory=list)
     similarity: Similarity | None = None
+    attempts: list[TaskAttempts] = field(default_factory=list)
 
     @property
     def auto_max(self) -> float:
@@ -197,6 +241,32 @@ class ClassReport:
     def scored(self) -> list[StudentScores]:
         """Students the gradebook holds scores for."""
         return [s for s in self.students if s.auto is not None]
+
+    def attempted(self, notebook: str) -> tuple[str, ...]:
+        """Students who answered at least one task of ``notebook`` (sorted)."""
+        return tuple(sorted({s for a in self.attempts if a.notebook == notebook for s in a.attempted}))
+
+    def attempted_scores(self, notebook: str) -> dict[str, float]:
+        """:func:`describe` of the autograded points in ``notebook`` of the students who attempted it."""
+        who = set(self.attempted(notebook))
+        return describe([(s.auto or {}).get(notebook, 0.0) for s in self.scored if s.student in who])
+
+    def reteach(self, n: int = 3) -> list[Reteach]:
+        """The ``n`` largest mistake groups, with their name, representative counterexample and advice."""
+        advice = {m.title: m.advice for m in self.misconceptions}
+        out = []
+        for mistake in self.mistakes[:n]:
+            group = mistake.group
+            given, expected, obtained = shown_example(group)
+            named = mistake.entry.title if mistake.entry is not None else group.named
+            first = group.first
+            out.append(Reteach(
+                students=len(group.students), notebooks=mistake.notebooks,
+                title=named or f"not catalogued: fails {first.prop}", cell=first.grade_id,
+                input=given, expected=expected, obtained=obtained,
+                advice=(mistake.entry.advice if mistake.entry is not None else advice.get(group.named, ""))
+                if named else ""))
+        return out
 
     def slowest(self, n: int = 5) -> list[StudentScores]:
         """Up to ``n`` students with a grading time, slowest first (ties: student id)."""
@@ -270,6 +340,7 @@ def collect(course: Path, assignment: str) -> ClassReport:
         notebooks=notebooks,
         students=students,
         properties=_property_counts(verdicts, auto_cells),
+        attempts=_attempts(verdicts, auto_cells),
         misconceptions=_misconceptions(verdicts),
         flags=_flags(students),
         notes=notes,
@@ -384,6 +455,7 @@ def _valid_properties(record: Any, grade_id: str) -> list[dict[str, Any]] | None
         example = prop.get("example")
         out.append({"name": prop["name"], "outcome": prop["outcome"], "misconception": prop["misconception"],
                     "advice": advice if isinstance(advice, str) else "",
+                    "unanswered": prop.get("unanswered") is True and prop["outcome"] != "passed",
                     **({"example": example} if isinstance(example, Mapping) else {})})
     return out
 
@@ -394,16 +466,37 @@ def _property_counts(verdicts: Verdicts, auto_cells: Mapping[str, Mapping[str, f
     for (_student, notebook, grade_id), props in sorted(verdicts.items()):
         per_cell = counts[(notebook, grade_id)]
         for prop in props:
-            per_cell.setdefault(prop["name"], Counter())[prop["outcome"]] += 1
+            outcome = "unanswered" if prop.get("unanswered") else prop["outcome"]
+            per_cell.setdefault(prop["name"], Counter())[outcome] += 1
     rows = []
     for notebook, cells in sorted(auto_cells.items()):
         for grade_id in sorted(cells):
             per_cell = counts.get((notebook, grade_id), {})
             # Records are in suite order; visible_checks (recorded only when failing) goes last.
             names = sorted(per_cell, key=lambda n: (n == VISIBLE_CHECKS, list(per_cell).index(n)))
-            rows += [PropertyCount(notebook, grade_id, name, {o: per_cell[name].get(o, 0) for o in OUTCOMES})
+            rows += [PropertyCount(notebook, grade_id, name, {o: per_cell[name].get(o, 0) for o in OUTCOMES},
+                                   per_cell[name].get("unanswered", 0))
                      for name in names]
     return rows
+
+
+def _is_stub(props: Sequence[Mapping[str, Any]]) -> bool:
+    """Every property of the cell but the visible checks failed on the stub's placeholder: not answered."""
+    graded = [p for p in props if p["name"] != VISIBLE_CHECKS]
+    return bool(graded) and all(p.get("unanswered") for p in graded)
+
+
+def _attempts(verdicts: Verdicts, auto_cells: Mapping[str, Mapping[str, float]]) -> list[TaskAttempts]:
+    """Per autograded test cell (notebook, then cell order), the students who answered it and those who left the
+    stub (:func:`_is_stub`); a student without a record for the cell is in neither."""
+    out = []
+    for notebook, cells in sorted(auto_cells.items()):
+        for grade_id in sorted(cells):
+            records = {student: props for (student, nb, cell), props in verdicts.items()
+                       if nb == notebook and cell == grade_id}
+            stubs = tuple(sorted(s for s, props in records.items() if _is_stub(props)))
+            out.append(TaskAttempts(notebook, grade_id, tuple(sorted(set(records) - set(stubs))), stubs))
+    return out
 
 
 def _misconceptions(verdicts: Verdicts) -> list[MisconceptionCount]:

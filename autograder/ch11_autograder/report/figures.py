@@ -142,8 +142,13 @@ def properties_figure(report: ClassReport, notebook: str) -> Figure | None:
     worst = max(rows, key=lambda p: (sum(v for k, v in p.outcomes.items() if k != "passed"), -rows.index(p)))
     missed = sum(v for k, v in worst.outcomes.items() if k != "passed")
     if missed:
-        takeaway = (f"Most missed in {notebook}: {worst.prop} ({worst.grade_id}), not passed by {missed} of "
-                    f"{sum(worst.outcomes.values())} students.")
+        stubs = f"; {worst.unanswered} more left the stub" if worst.unanswered else ""
+        takeaway = (f"Most missed in {notebook}: {worst.prop} ({worst.grade_id}), not passed by {missed} of the "
+                    f"{worst.answered} who answered it{stubs}.")
+    elif any(p.unanswered for p in rows):
+        answered = max(p.answered for p in rows)
+        takeaway = (f"Every recorded property of {notebook} passed for the {answered} who answered it; "
+                    f"{max(p.unanswered for p in rows)} left the stub.")
     else:
         takeaway = f"Every recorded property of {notebook} passed for every student."
     return Figure(f"properties-{notebook}", f"Properties of {notebook}", takeaway, _png(fig))

@@ -35,6 +35,9 @@ from ..exercises import course_exercises
 from ..exercises.catalogue import WrongAnswer, catalogue
 from ..trusted.mistake_groups import MistakeGroup, answer_from_records, group_answers
 
+#: The property that stands for a test cell's visible checks (``trusted.suite.VISIBLE_CHECKS``).
+VISIBLE_CHECKS = "visible_checks"
+
 __all__ = [
     "ClassMistake",
     "class_mistakes",
@@ -43,6 +46,7 @@ __all__ = [
     "mistakes_json",
     "mistakes_path",
     "read_mistakes",
+    "shown_example",
 ]
 
 
@@ -61,6 +65,32 @@ def entry_for_title(title: str, entries: Sequence[WrongAnswer]) -> WrongAnswer |
     (an upstream entry seen through a downstream function); the longest such title wins."""
     fits = [e for e in entries if title == e.title or title.startswith(e.title + " (")]
     return max(fits, key=lambda e: len(e.title)) if fits else None
+
+
+#: What a failure of each kind obtained, where it has no value and raised nothing.
+_NO_VALUE = {
+    "timeout": "no answer within the time limit",
+    "budget": "no answer: the cell's time budget ran out",
+    "crash": "no answer: the process running the answer died",
+    "protocol": "a value the grader cannot read back",
+    "unavailable": "not graded (the grader could not run this cell)",
+    "internal": "not graded (a fault of the grader)",
+}
+
+
+def shown_example(group: MistakeGroup) -> tuple[str, str, str]:
+    """(input, expected, obtained) of the group's representative, never blank: a cell's visible checks have no
+    input of their own (they are the notebook's asserts, run as written) and expect them to pass; a failure
+    without a value says what its kind means."""
+    rep = group.representative
+    visible = group.first.prop == VISIBLE_CHECKS
+    given = rep.input_text() or ("the asserts of this test cell in the notebook, run as written" if visible
+                                 else "(no input)")
+    expected = rep.expected or ("every assert passes" if visible else "an answer as the docstring says")
+    obtained = rep.obtained_text()
+    if not rep.got and not rep.raised:
+        obtained = _NO_VALUE.get(rep.kind, obtained) + (f" (in {rep.call})" if rep.call else "")
+    return given, expected, obtained
 
 
 @dataclass(frozen=True)
@@ -115,7 +145,7 @@ def mistakes_json(mistakes: Sequence[ClassMistake]) -> list[dict[str, Any]]:
     out = []
     for index, mistake in enumerate(mistakes):
         group = mistake.group
-        rep = group.representative
+        given, expected, obtained = shown_example(group)
         out.append({
             "index": index,
             "id": group.id,
@@ -127,8 +157,8 @@ def mistakes_json(mistakes: Sequence[ClassMistake]) -> list[dict[str, Any]]:
                             "input": ", ".join(f"{k}={v}" for k, v in sig.inputs), "obtained": sig.obtained}
                            for sig in group.signature],
             "representative": {"student": group.students[0], "cell": group.first.grade_id,
-                               "property": group.first.prop, "input": rep.input_text(),
-                               "expected": rep.expected, "obtained": rep.obtained_text()},
+                               "property": group.first.prop, "input": given,
+                               "expected": expected, "obtained": obtained},
             "catalogue": mistake.entry.name if mistake.entry is not None else None,
             "named": group.named,
         })

@@ -3,16 +3,16 @@
 
 One list of blocks (headings, paragraphs, tables, figures) is rendered twice, so the
 HTML and the Markdown say the same. The HTML is self-contained: inline CSS, figures as
-``data:image/png;base64`` URIs, no script, no link to fetch. Every piece of text is
-escaped for its format (``html.escape``; in Markdown, every character that could start
-markup is backslash-escaped and newlines are folded), because student ids and error
-causes come from submissions.
+``data:image/png;base64`` URIs, no script, no link to fetch. Every piece of text goes through
+one rule first, ``textsafe.escape`` (newlines, control, bidi and zero-width characters shown as
+visible escapes, so each text is one line), then is escaped for its format (``html.escape``; in
+Markdown, every character that could start markup is backslash-escaped), because student ids,
+counterexamples, exception names and error causes come from submissions.
 """
 
 from __future__ import annotations
 
 import base64
-import html
 import json
 import re
 from collections.abc import Sequence
@@ -22,10 +22,10 @@ from pathlib import Path
 from ..batch.course import REPORTS_DIR
 from ..batch.records import format_score
 from ..batch.report import write_atomically
-from ..textsafe import escape
+from ..textsafe import escape, escape_html
 from .data import ClassReport, describe
 from .figures import Figure, draw_all
-from .mistakes import ClassMistake, mistakes_json, mistakes_path
+from .mistakes import ClassMistake, mistakes_json, mistakes_path, shown_example
 from .similarity import Similarity, similarity_json
 
 __all__ = ["ReportFiles", "html_text", "markdown_text", "report_blocks", "write_report"]
@@ -64,7 +64,20 @@ class SideBySide:
     marked: tuple[tuple[int, ...], tuple[int, ...]]
 
 
-Block = Heading | Para | Table | Plot | SideBySide
+@dataclass(frozen=True)
+class Contents:
+    """Links to the report's sections (its level-2 headings), in order."""
+
+    headings: tuple[str, ...]
+
+
+Block = Heading | Para | Table | Plot | SideBySide | Contents
+
+
+def anchor(text: str) -> str:
+    """The id of a heading's section: its words, lower case, joined by ``-`` (GitHub's Markdown does the same
+    for these headings, which hold letters, digits, spaces and ``:()``)."""
+    return "-".join("".join(c for c in text.lower() if c.isalnum() or c in " -_").split())
 
 
 @dataclass(frozen=True)
@@ -92,6 +105,7 @@ def report_blocks(report: ClassReport, figures: Sequence[Figure], stem: str) -> 
         Para(f"{len(report.students)} students: {len(scored)} with scores in the gradebook, "
              f"{sum(s.status == 'error' for s in report.students)} whose last grading failed. Points possible: "
              f"{format_score(report.auto_max)} autograded, {format_score(report.manual_max)} graded by hand."),
+        *summary_blocks(report),
         Heading("Scores"),
     ]
     if "scores" in plots:
@@ -104,24 +118,33 @@ def report_blocks(report: ClassReport, figures: Sequence[Figure], stem: str) -> 
     total = describe([s.auto_total or 0.0 for s in scored])
     stats.append(("autograded total", format_score(report.auto_max),
                   *(_stat(total, k) for k in ("mean", "median", "min", "max"))))
+    blocks.append(Para("Over every student with scores, those who left a task unanswered included (the summary "
+                       "above counts only those who attempted it). Each student's points: the appendix."))
     blocks.append(Table(("notebook", "autograded max", "mean", "median", "min", "max"), tuple(stats)))
     names = [nb.notebook for nb in report.notebooks]
-    blocks.append(Para("Per student: autograded points per notebook (manual overrides of test cells count), "
-                       "hand marks entered so far, rubric points still to mark, and the total of both."))
-    blocks.append(Table(
-        ("student", "status", *names, "autograded", "hand marked", "pending by hand", "total"),
-        tuple((s.student, s.status, *(_pts((s.auto or {}).get(n)) if s.auto is not None else "-" for n in names),
-               _pts(s.auto_total), format_score(s.manual_total), format_score(s.manual_pending), _pts(s.total))
-              for s in report.students),
-    ))
+    per_student: list[Block] = [
+        Heading(APPENDIX_STUDENTS),
+        Para("Per student: autograded points per notebook (manual overrides of test cells count), "
+             "hand marks entered so far, rubric points still to mark, and the total of both."),
+        Table(
+            ("student", "status", *names, "autograded", "hand marked", "pending by hand", "total"),
+            tuple((s.student, s.status,
+                   *(_pts((s.auto or {}).get(n)) if s.auto is not None else "-" for n in names),
+                   _pts(s.auto_total), format_score(s.manual_total), format_score(s.manual_pending), _pts(s.total))
+                  for s in report.students),
+        ),
+    ]
     blocks.append(Heading("Test cells and properties"))
     blocks.append(Para("Students per outcome of each property of each autograded test cell, from the verdicts "
                        "the grader recorded. visible_checks counts only students whose visible checks failed "
                        "(a passing visible check is no property)."))
     blocks += [plots[f"properties-{nb.notebook}"] for nb in report.notebooks if f"properties-{nb.notebook}" in plots]
-    blocks.append(Table(("notebook", "test cell", "property", "passed", "failed", "errored", "timed out"),
-                        tuple((p.notebook, p.grade_id, p.prop, *(str(v) for v in p.outcomes.values()))
-                              for p in report.properties)))
+    blocks.append(Para("Students who left a task's stub (NotImplementedError) are counted apart, as not "
+                       "answered, never as failing."))
+    blocks.append(Table(("notebook", "test cell", "property", "passed", "failed", "errored", "timed out",
+                         "not answered (stub)"),
+                        tuple((p.notebook, p.grade_id, p.prop, *(str(v) for v in p.outcomes.values()),
+                               str(p.unanswered)) for p in report.properties)))
     blocks.append(Heading("Misconceptions: the re-teach list"))
     blocks.append(Para("Students whose verdicts named each catalogued wrong answer (once per student), most first, "
                        "with the catalogue's advice. Entry '-' is a name a suite gives to several catalogue entries "
@@ -147,10 +170,57 @@ def report_blocks(report: ClassReport, figures: Sequence[Figure], stem: str) -> 
         blocks.append(Table(("student", "flag", "cause"), tuple((f.student, f.kind, f.cause) for f in report.flags)))
     else:
         blocks.append(Para("No errors and no late flags."))
-    blocks += similarity_blocks(report.similarity)
+    similar, appendix = similarity_blocks(report.similarity)
+    blocks += similar
     if report.notes:
         blocks.append(Heading("Notes"))
         blocks += [Para(note) for note in report.notes]
+    blocks += per_student + appendix
+    contents = Contents(tuple(b.text for b in blocks if isinstance(b, Heading) and b.level == 2
+                              and b.text != SUMMARY))
+    at = blocks.index(Heading(SUMMARY)) + 1
+    return [*blocks[:at], contents, *blocks[at:]]
+
+
+SUMMARY = "Summary"
+APPENDIX_STUDENTS = "Appendix: scores per student"
+APPENDIX_SIMILAR = "Appendix: similar answers side by side"
+#: Mistakes in the summary's re-teach list.
+RETEACH = 3
+
+
+def summary_blocks(report: ClassReport) -> list[Block]:
+    """The report's first screen: who attempted each notebook and task (answered, not the released stub), the
+    scores of those who did, and the mistakes to re-teach first. The contents list follows it."""
+    scored = report.scored
+    blocks: list[Block] = [Heading(SUMMARY)]
+    rows = []
+    for nb in report.notebooks:
+        if not any(a.notebook == nb.notebook for a in report.attempts):
+            continue
+        who = report.attempted(nb.notebook)
+        stats = report.attempted_scores(nb.notebook)
+        rows.append((nb.notebook, f"{len(who)} of {len(scored)}", format_score(nb.auto_max),
+                     *(_stat(stats, k) if who else "-" for k in ("mean", "median", "min", "max"))))
+    if rows:
+        blocks.append(Para("Attempted: students who answered at least one task of the notebook (not the released "
+                           "stub). Scores: autograded points of those students only."))
+        blocks.append(Table(("notebook", "attempted", "points possible", "mean", "median", "min", "max"),
+                            tuple(rows)))
+        blocks.append(Table(("notebook", "task (test cell)", "answered", "left the stub"),
+                            tuple((a.notebook, a.grade_id, str(len(a.attempted)), str(len(a.stubs)))
+                                  for a in report.attempts)))
+    reteach = report.reteach(RETEACH)
+    if reteach:
+        which = "the largest mistake group" if len(reteach) == 1 else f"the {len(reteach)} largest mistake groups"
+        blocks.append(Para(f"Re-teach this week: {which} (students who fail the same way on the same inputs), with "
+                           "one student's counterexample each."))
+        blocks.append(Table(("students", "mistake", "task (test cell)", "input", "expected", "obtained", "advice"),
+                            tuple((str(r.students), r.title, r.cell, r.input, r.expected, r.obtained,
+                                   r.advice or "not catalogued: read the counterexample")
+                                  for r in reteach)))
+    else:
+        blocks.append(Para("No mistake to re-teach: no answer lost points."))
     return blocks
 
 
@@ -181,7 +251,7 @@ def mistake_blocks(mistakes: Sequence[ClassMistake]) -> list[Block]:
     rows = []
     for index, mistake in enumerate(mistakes):
         group = mistake.group
-        rep = group.representative
+        given, expected, obtained = shown_example(group)
         props = "; ".join(f"{cell}: {prop}" for cell, prop in group.properties)
         if mistake.entry is not None:
             known = f"catalogued: {mistake.entry.name}"
@@ -192,10 +262,8 @@ def mistake_blocks(mistakes: Sequence[ClassMistake]) -> list[Block]:
             known = f"named in feedback: {group.named}"
         else:
             known = "not catalogued"
-        # Whitespace folded here, as the Markdown folds it, so both formats show the same text.
-        rows.append(tuple(" ".join(text.split()) for text in (
-            f"{index} ({group.id})", str(len(group.students)), _who(group.students), props,
-            rep.input_text(), rep.expected, rep.obtained_text(), known)))
+        rows.append((f"{index} ({group.id})", str(len(group.students)), _who(group.students), props,
+                     given, expected, obtained, known))
     blocks.append(Table(("group", "students", "who", "cells: properties", "input", "expected", "obtained",
                          "catalogue"), tuple(rows)))
     return blocks
@@ -205,40 +273,49 @@ def mistake_blocks(mistakes: Sequence[ClassMistake]) -> list[Block]:
 MAX_PAIRS_SHOWN = 25
 
 
-def similarity_blocks(similarity: Similarity | None) -> list[Block]:
-    """The section "Similar answers": pairs of students with near-identical answer cells, the two answers side
-    by side (:mod:`.similarity`). Evidence for the instructor, worded as such."""
+def similarity_blocks(similarity: Similarity | None) -> tuple[list[Block], list[Block]]:
+    """The section "Similar answers" (pairs of students with near-identical answer cells, one row each,
+    :mod:`.similarity`) and its appendix (the two answers side by side). Evidence for the instructor, worded
+    as such."""
     blocks: list[Block] = [Heading("Similar answers (evidence, not a verdict)")]
     if similarity is None:
-        return [*blocks, Para("Not computed: see the notes.")]
+        return [*blocks, Para("Not computed: see the notes.")], []
     blocks.append(Para(
         f"Pairs of students whose answers to a cell are near-identical (at least {similarity.threshold:.0%} of "
         "their fingerprints in common) once the released stub, its docstring, the reference solution and "
         "ways of writing it that many students share are set aside; names, strings, comments and layout do "
         f"not count. {similarity.answers} answers in {similarity.cells} cells compared. Short or guided "
         "answers converge and students may have worked together as the course allows: read the two "
-        "answers before drawing any conclusion. Marked lines (▶) hold what the two share. This report is for "
+        f"answers (section \"{APPENDIX_SIMILAR}\") before drawing any conclusion. This report is for "
         "the instructor; it is never published to students."))
+    appendix: list[Block] = []
     if not similarity.pairs:
         blocks.append(Para("No pair of students has near-identical answers in any cell."))
+    else:
+        blocks.append(Table(("students", "cells", "highest similarity"),
+                            tuple((f"{p.students[0]} and {p.students[1]}", ", ".join(c.grade_id for c in p.cells),
+                                   f"{max(c.similarity for c in p.cells):.0%}")
+                                  for p in similarity.pairs[:MAX_PAIRS_SHOWN])))
+        appendix.append(Heading(APPENDIX_SIMILAR))
+        appendix.append(Para("Marked lines (▶) hold what the two answers share."))
     for pair in similarity.pairs[:MAX_PAIRS_SHOWN]:
         a, b = pair.students
-        blocks.append(Heading(f"{a} and {b}: {len(pair.cells)} cell{'s' if len(pair.cells) != 1 else ''}", 3))
-        blocks.append(Table(("notebook", "cell", "similarity", "fingerprints shared", f"own: {a}", f"own: {b}"),
-                            tuple((c.notebook, c.grade_id, f"{c.similarity:.0%}", str(c.shared), str(c.own[0]),
-                                   str(c.own[1])) for c in pair.cells)))
+        appendix.append(Heading(f"{a} and {b}: {len(pair.cells)} cell{'s' if len(pair.cells) != 1 else ''}", 3))
+        appendix.append(Table(("notebook", "cell", "similarity", "fingerprints shared", f"own: {a}", f"own: {b}"),
+                              tuple((c.notebook, c.grade_id, f"{c.similarity:.0%}", str(c.shared), str(c.own[0]),
+                                     str(c.own[1])) for c in pair.cells)))
         for cell in pair.cells:
             left, right = cell.excerpts
-            blocks.append(SideBySide((_side_title(left.student, cell.grade_id, left.cut),
-                                      _side_title(right.student, cell.grade_id, right.cut)),
-                                     (left.lines, right.lines), (left.shared, right.shared)))
+            appendix.append(SideBySide((_side_title(left.student, cell.grade_id, left.cut),
+                                        _side_title(right.student, cell.grade_id, right.cut)),
+                                       (left.lines, right.lines), (left.shared, right.shared)))
     if len(similarity.pairs) > MAX_PAIRS_SHOWN:
         blocks.append(Para(f"{len(similarity.pairs) - MAX_PAIRS_SHOWN} more pairs in the similarity JSON."))
     if similarity.rare_groups:
         blocks.append(Para("Pairs of students who are the only ones (or nearly) to fail in the same way:"))
         blocks.append(Table(("students", "failure group", "students in the group"),
                             tuple((" and ".join(g.students), g.group, str(g.size)) for g in similarity.rare_groups)))
-    return blocks
+    return blocks, appendix
 
 
 def _side_title(student: str, grade_id: str, cut: bool) -> str:
@@ -259,10 +336,10 @@ _MD_SPECIAL = re.compile(r"([\\`*{}\[\]<>#!|~&]|(?<!\w)_|_(?!\w))")
 
 
 def md_escape(text: str) -> str:
-    """``text`` as literal Markdown inline text: markup characters escaped, newlines and tabs as spaces,
-    other control and bidi characters as visible escapes (:func:`ch11_autograder.textsafe.escape`)."""
-    flat = escape(" ".join(str(text).split()))
-    return _MD_SPECIAL.sub(r"\\\1", flat)
+    """``text`` as literal Markdown inline text: first the one rule for text on its way to a reader
+    (:func:`ch11_autograder.textsafe.escape`: newlines, tabs, control, bidi and zero-width characters as
+    visible escapes, one line), then markup characters escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", escape(text))
 
 
 def markdown_text(blocks: Sequence[Block]) -> str:
@@ -270,6 +347,8 @@ def markdown_text(blocks: Sequence[Block]) -> str:
     for block in blocks:
         if isinstance(block, Heading):
             lines += ["#" * block.level + " " + md_escape(block.text), ""]
+        elif isinstance(block, Contents):
+            lines += [*(f"- [{md_escape(h)}](#{anchor(h)})" for h in block.headings), ""]
         elif isinstance(block, Para):
             lines += [md_escape(block.text), ""]
         elif isinstance(block, Table):
@@ -290,7 +369,7 @@ def _md_code(code: Sequence[str], marked: Sequence[int]) -> list[str]:
     """A fenced code block longer than any run of backticks in ``code`` (so no line can close it), each line
     prefixed with ``▶ `` when marked and two spaces otherwise."""
     fence = "`" * max(3, 1 + max((len(run) for line in code for run in re.findall(r"`+", line)), default=0))
-    rows = [f"{'▶ ' if n in set(marked) else '  '}{line}" for n, line in enumerate(code, 1)]
+    rows = [f"{'▶ ' if n in set(marked) else '  '}{escape(line)}" for n, line in enumerate(code, 1)]
     return [fence, *rows, fence]
 
 
@@ -311,7 +390,7 @@ mark { background: #ffe08a; }
 
 
 def html_text(blocks: Sequence[Block]) -> str:
-    esc = html.escape
+    esc = escape_html  # the same visible text as the Markdown's
     title = next((b.text for b in blocks if isinstance(b, Heading)), "Class report")
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              # No script, no remote fetch: the page opens offline and runs nothing.
@@ -320,7 +399,10 @@ def html_text(blocks: Sequence[Block]) -> str:
              f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>"]
     for block in blocks:
         if isinstance(block, Heading):
-            parts.append(f"<h{block.level}>{esc(block.text)}</h{block.level}>")
+            parts.append(f'<h{block.level} id="{esc(anchor(block.text))}">{esc(block.text)}</h{block.level}>')
+        elif isinstance(block, Contents):
+            parts.append("<nav><ul>" + "".join(f'<li><a href="#{esc(anchor(h))}">{esc(h)}</a></li>'
+                                               for h in block.headings) + "</ul></nav>")
         elif isinstance(block, Para):
             parts.append(f"<p>{esc(block.text)}</p>")
         elif isinstance(block, Table):

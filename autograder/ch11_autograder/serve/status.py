@@ -1,7 +1,8 @@
 """The pages a student fetches with ``nbgrader fetch_feedback`` before (and instead of) the feedback.
 
 Every page is self-contained HTML: inline style, no script, no remote resource. Everything a
-student named that reaches a page is HTML-escaped. A status page says where one submission
+student named that reaches a page is shown escaped (``textsafe.escape_html``: control, bidi and
+zero-width characters as visible escapes, then HTML-escaped). A status page says where one submission
 stands (queued with its position and expected wait, being graded, refused with the reason,
 replaced by a newer submission), with the student's attempts left in the window and the due date
 (:mod:`.budget`); it names no other student and shows no other submission.
@@ -16,13 +17,13 @@ page has; never counterexample inputs or values.
 from __future__ import annotations
 
 import hashlib
-import html
 import json
 import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..textsafe import escape_html
 from ..trusted.verdicts import VERDICT_METADATA_KEY, not_answered_line
 from .budget import Budget, budget_note
 from .queue import Submission
@@ -39,7 +40,7 @@ _FETCH_AGAIN = ("This page is replaced by your feedback when grading finishes: r
 def _page(title: str, body: str) -> str:
     return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
-            f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
+            f"<title>{escape_html(title)}</title><style>{_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
 
 
 def wait_text(seconds: float) -> str:
@@ -58,8 +59,8 @@ def status_page(sub: Submission, notebook: str, *, position: int = 0, expected_w
                 budget: Budget | None = None) -> str:
     """The status page of ``sub`` for ``notebook`` (its state decides the text; see the module); ``budget``: the
     student's attempts and the due date, stated below."""
-    stamp = html.escape(sub.stamp)
-    head = f"<h1>{html.escape(notebook)}: your submission of {stamp}</h1>\n"
+    stamp = escape_html(sub.stamp)
+    head = f"<h1>{escape_html(notebook)}: your submission of {stamp}</h1>\n"
     if sub.state == "queued":
         body = (f"<p><strong>Queued</strong>: position {position} in the grading queue, expected wait "
                 f"{wait_text(expected_wait)}.</p><p class=\"note\">{_FETCH_AGAIN}</p>")
@@ -70,14 +71,14 @@ def status_page(sub: Submission, notebook: str, *, position: int = 0, expected_w
         body = ("<p><strong>Replaced</strong>: you submitted again before this submission was graded; only your "
                 "newest submission is graded. Fetch feedback again for it.</p>")
     elif sub.state == "refused":
-        body = (f"<p><strong>Not graded</strong>: {html.escape(sub.reason or 'refused')}.</p>"
+        body = (f"<p><strong>Not graded</strong>: {escape_html(sub.reason or 'refused')}.</p>"
                 "<p class=\"note\">Your instructor's official grading after the due date is not affected.</p>")
     elif not sub.spent:  # done without grades, for the grader's own reasons
-        body = (f"<p><strong>Could not be graded</strong>: {html.escape(sub.reason or 'unknown cause')}.</p>"
+        body = (f"<p><strong>Could not be graded</strong>: {escape_html(sub.reason or 'unknown cause')}.</p>"
                 "<p class=\"note\">This was a failure of the grader, not of your notebook: it did not use up an "
                 "attempt. Submit again; if it happens again, tell your instructor.</p>")
     else:  # done, but without a page of its own (the grading failed)
-        body = (f"<p><strong>Could not be graded</strong>: {html.escape(sub.reason or 'unknown cause')}.</p>"
+        body = (f"<p><strong>Could not be graded</strong>: {escape_html(sub.reason or 'unknown cause')}.</p>"
                 "<p class=\"note\">Fix the notebook and submit again.</p>")
     return _page(f"{notebook}: submission status", head + body + budget_note(budget))
 
@@ -92,7 +93,7 @@ def feedback_page(notebook: str, stamp: str, level: str, nb: Mapping[str, Any], 
         if isinstance(record, dict):
             rows.append(_cell_rows(record, level))
     total = "" if score is None else f"<p>Autograded points of the whole submission: {score:g} / {max_score:g}</p>"
-    body = (f"<h1>{html.escape(notebook)}: practice feedback for your submission of {html.escape(stamp)}</h1>\n"
+    body = (f"<h1>{escape_html(notebook)}: practice feedback for your submission of {escape_html(stamp)}</h1>\n"
             f"{total}\n" + ("\n".join(rows) or "<p>No autograded cell in this notebook.</p>") +
             "\n<p class=\"note\">Practice feedback before the due date; your official grade comes from the "
             "grading after it.</p>" + budget_note(budget))
@@ -100,7 +101,7 @@ def feedback_page(notebook: str, stamp: str, level: str, nb: Mapping[str, Any], 
 
 
 def _cell_rows(record: Mapping[str, Any], level: str) -> str:
-    grade_id = html.escape(str(record.get("grade_id", "")))
+    grade_id = escape_html(str(record.get("grade_id", "")))
     head = f"<h2>{grade_id}: {_num(record.get('score'))} / {_num(record.get('points'))} points</h2>"
     if level == "score":
         return head
@@ -110,7 +111,7 @@ def _cell_rows(record: Mapping[str, Any], level: str) -> str:
     note = ""
     if unanswered:
         line = not_answered_line([str(p.get("name", "")) for p in unanswered], whole=whole)
-        note = f"<p class=\"failed\">{html.escape(line)}</p>"
+        note = f"<p class=\"failed\">{escape_html(line)}</p>"
     if whole:  # as the full page: one line, not one row per check that the stub fails
         return head + note
     lines = []
@@ -121,11 +122,11 @@ def _cell_rows(record: Mapping[str, Any], level: str) -> str:
         mark = "passed" if outcome == "passed" else "failed"
         advice = ""
         if prop.get("misconception"):
-            advice = (f"<br>This matches a known mistake, <em>{html.escape(str(prop['misconception']))}</em>: "
-                      f"{html.escape(str(prop.get('advice', '')))}")
-        lines.append(f"<tr><td>{html.escape(str(prop.get('name', '')))}</td>"
-                     f"<td>{html.escape(str(prop.get('description', '')))}</td>"
-                     f"<td class=\"{mark}\">{html.escape(outcome.replace('_', ' '))}{advice}</td></tr>")
+            advice = (f"<br>This matches a known mistake, <em>{escape_html(str(prop['misconception']))}</em>: "
+                      f"{escape_html(str(prop.get('advice', '')))}")
+        lines.append(f"<tr><td>{escape_html(str(prop.get('name', '')))}</td>"
+                     f"<td>{escape_html(str(prop.get('description', '')))}</td>"
+                     f"<td class=\"{mark}\">{escape_html(outcome.replace('_', ' '))}{advice}</td></tr>")
     return (head + note + "\n<table><tr><th>property</th><th>what it checks</th><th>outcome</th></tr>"
             + "".join(lines) + "</table>")
 

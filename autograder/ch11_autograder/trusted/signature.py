@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..protocol import ProtocolError, encode_value
+from ..textsafe import quoted
 from .verdicts import OUTCOMES, format_value
 
 __all__ = ["Example", "FailureSignature", "failure_signatures", "same_inputs"]
@@ -64,24 +65,27 @@ def obtained_key(got: str, raised: str) -> str:
 
 @dataclass(frozen=True)
 class Example:
-    """One failure's counterexample as the feedback shows it (all texts, student output included)."""
+    """One failure's counterexample as the feedback shows it (all texts, student output included); ``kind`` is
+    the failure's (``trusted.verdicts.FAILURE_KINDS``: ``timeout``, ``crash``... say what no value says)."""
 
     inputs: tuple[tuple[str, str], ...]
     expected: str
     got: str
     raised: str = ""
     call: str = ""
+    kind: str = ""
 
     def input_text(self) -> str:
         """``x=0, y=np.float32(2.5)``, as the feedback's ``inputs:`` line."""
         return ", ".join(f"{name}={value}" for name, value in self.inputs)
 
     def obtained_text(self) -> str:
-        """What the answer gave: the value, else the exception and the call it was raised in."""
+        """What the answer gave: the value, else the exception (its type name quoted: the student names it,
+        ``textsafe.quoted``) and the call it was raised in."""
         if self.got:
             return self.got
         if self.raised:
-            return f"{self.raised} raised" + (f" in {self.call}" if self.call else "")
+            return f"{quoted(self.raised)} raised" + (f" in {self.call}" if self.call else "")
         return f"no value (in {self.call})" if self.call else "no value"
 
 
@@ -124,7 +128,7 @@ class FailureSignature:
         inputs = tuple((str(k)[:MAX_FIELD_CHARS], _text(v)) for k, v in raw_inputs.items()) if isinstance(
             raw_inputs, Mapping) else ()
         got, raised, call = _text(example.get("got")), _text(example.get("raised")), _text(example.get("call"))
-        shown = Example(inputs, _text(example.get("expected")), got, raised, call)
+        shown = Example(inputs, _text(example.get("expected")), got, raised, call, _text(example.get("kind")))
         obtained = obtained_key(got, raised)
         if raised and not got:
             obtained += f" in {call}" if call else ""

@@ -33,6 +33,7 @@ __all__ = [
     "END_HIDDEN",
     "WorkerCells",
     "autograded_test_cells",
+    "graded_code_cells",
     "is_autograded_test",
     "strip_hidden_tests",
     "submission_code_cells",
@@ -71,13 +72,19 @@ def submission_code_cells(nb: Any, skip: Collection[str] = ()) -> list[str]:
     its figure cells, which only draw (the notebook execution still runs them
     for the figure) and can take longer than everything else together.
     """
-    return [
-        _source(cell)
-        for cell in nb.get("cells", [])
-        if cell.get("cell_type") == "code"
-        and not is_autograded_test(cell)
-        and _nbgrader(cell).get("grade_id") not in skip
-    ]
+    return [source for _grade_id, source in graded_code_cells(nb, skip)]
+
+
+def graded_code_cells(nb: Any, skip: Collection[str] = ()) -> list[tuple[str, str]]:
+    """:func:`submission_code_cells` with each cell's ``grade_id`` (``""`` for a cell without one):
+    the code the verdict worker runs, in its order, so that a tool reading the graded definition of a
+    function (the last one this order runs) reads what grading ran."""
+    out = []
+    for cell in nb.get("cells", []):
+        grade_id = _nbgrader(cell).get("grade_id")
+        if cell.get("cell_type") == "code" and not is_autograded_test(cell) and grade_id not in skip:
+            out.append((grade_id if isinstance(grade_id, str) else "", _source(cell)))
+    return out
 
 
 @dataclass(frozen=True)

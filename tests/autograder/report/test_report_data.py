@@ -15,8 +15,17 @@ from ch11_autograder.exercises.catalogue import catalogue
 from ch11_autograder.report import data
 from ch11_autograder.report.data import ClassReport, Flag, NotebookStats, StudentScores
 from ch11_autograder.report.figures import draw_all
-from ch11_autograder.report.mistakes import class_mistakes
-from ch11_autograder.report.render import html_text, markdown_text, md_escape, mistake_blocks, report_blocks
+from ch11_autograder.report.mistakes import class_mistakes, shown_example
+from ch11_autograder.report.render import (
+    Contents,
+    Heading,
+    Table,
+    html_text,
+    markdown_text,
+    md_escape,
+    mistake_blocks,
+    report_blocks,
+)
 
 EX1 = catalogue("ex1")
 LWW = next(e for e in EX1 if e.name == "last_writer_wins")
@@ -28,7 +37,7 @@ def prop(name: str, outcome: str, misconception: str = "") -> dict[str, str]:
 
 def test_a_record_of_another_shape_is_refused():
     good = {"v": 1, "grade_id": "g", "properties": [prop("a", "passed")]}
-    assert data._valid_properties(good, "g") == [{**prop("a", "passed"), "advice": ""}]
+    assert data._valid_properties(good, "g") == [{**prop("a", "passed"), "advice": "", "unanswered": False}]
     for bad in (None, [], {**good, "v": 2}, {**good, "grade_id": "other"}, {**good, "properties": "a"},
                 {**good, "properties": [prop("a", "won")]}, {**good, "properties": [{"name": 1, "outcome": "passed",
                                                                                     "misconception": ""}]}):
@@ -142,9 +151,9 @@ def test_student_derived_text_is_escaped_in_both_formats():
     assert "| bob | graded | 4 | 4 | 2.5 | 4 | 6.5 |" in text  # autograded 4 + hand marked 2.5
 
 
-def test_md_escape_keeps_words_readable_and_folds_lines():
+def test_md_escape_keeps_words_readable_and_shows_newlines():
     assert md_escape("ex1_fanout") == "ex1_fanout"
-    assert md_escape("_x_ a*b\nc") == "\\_x\\_ a\\*b c"
+    assert md_escape("_x_ a*b\nc") == "\\_x\\_ a\\*b\\\\nc"
 
 
 def test_takeaways_are_written_from_the_data():
@@ -159,3 +168,104 @@ def test_collect_and_the_command_refuse_a_course_without_gradebook(tmp_path, cap
         data.collect(tmp_path, "ch11")
     assert cli_main(["report", "--course", str(tmp_path)]) == 2
     assert "no gradebook.db" in capsys.readouterr().err
+
+
+def stub(name: str) -> dict[str, object]:
+    """A property failed on the released stub: its NotImplementedError."""
+    return {**prop(name, "errored"), "unanswered": True,
+            "example": {"kind": "error", "inputs": {}, "expected": "", "got": "", "raised": "NotImplementedError",
+                        "call": "extended_tape(2.0, 3.0)", "unanswered": True}}
+
+
+TAPE = "ex1_extended_tape_tests"
+
+
+def stub_class() -> dict[tuple[str, str, str], list[dict]]:
+    """ann and dee left the stub, bob fails one property, cy passes both (records as the report reads them)."""
+    rows = {"ann": [stub("a"), stub("b")], "dee": [stub("a"), stub("b")],
+            "bob": [failed("a", "54.0", LWW.title), prop("b", "passed")],
+            "cy": [prop("a", "passed"), prop("b", "passed")]}
+    out = {}
+    for name, props in rows.items():
+        valid = data._valid_properties({"v": 1, "grade_id": TAPE, "properties": props}, TAPE)
+        assert valid is not None
+        out[(name, "ex1_fanout", TAPE)] = valid
+    return out
+
+
+def test_stubs_are_counted_apart_from_wrong_answers():
+    verdicts = stub_class()
+    rows = data._property_counts(verdicts, {"ex1_fanout": {TAPE: 3.0}})
+    assert [(r.prop, r.outcomes["passed"], r.outcomes["failed"], r.outcomes["errored"], r.unanswered, r.answered)
+            for r in rows] == [("a", 1, 1, 0, 2, 2), ("b", 2, 0, 0, 2, 2)]
+    (task,) = data._attempts(verdicts, {"ex1_fanout": {TAPE: 3.0}})
+    assert (task.attempted, task.stubs) == (("bob", "cy"), ("ann", "dee"))
+    assert class_mistakes(verdicts)[0].group.students == ("bob",)  # a stub is in no mistake group
+
+
+def summary_report() -> ClassReport:
+    verdicts = stub_class()
+    auto = {"ann": 0.0, "dee": 0.0, "bob": 2.0, "cy": 3.0}
+    return ClassReport(
+        assignment="ch11", notebooks=[NotebookStats("ex1_fanout", 3.0, 0.0)],
+        students=[student(s, auto={"ex1_fanout": v}) for s, v in auto.items()],
+        properties=data._property_counts(verdicts, {"ex1_fanout": {TAPE: 3.0}}),
+        misconceptions=data._misconceptions(verdicts), flags=[],
+        mistakes=class_mistakes(verdicts), attempts=data._attempts(verdicts, {"ex1_fanout": {TAPE: 3.0}}))
+
+
+def test_the_summary_counts_who_attempted_and_scores_only_them():
+    report = summary_report()
+    assert report.attempted("ex1_fanout") == ("bob", "cy")
+    assert report.attempted_scores("ex1_fanout") == {"n": 2, "mean": 2.5, "median": 2.5, "min": 2.0, "max": 3.0}
+    (first,) = report.reteach()
+    assert (first.students, first.title, first.cell, first.input, first.expected, first.obtained, first.advice) == (
+        1, LWW.title, TAPE, "x=2.0", "180.0", "54.0", LWW.advice)
+    figure = {f.name: f for f in draw_all(report)}["properties-ex1_fanout"]
+    assert figure.takeaway == ("Most missed in ex1_fanout: a (ex1_extended_tape_tests), not passed by 1 of the 2 "
+                               "who answered it; 2 more left the stub.")
+
+
+def test_the_first_screen_is_the_summary_with_contents_and_the_details_follow():
+    blocks = report_blocks(summary_report(), [], "ch11-report")
+    headings = [b.text for b in blocks if isinstance(b, Heading) and b.level == 2]
+    assert headings[0] == "Summary" and headings[1] == "Scores"
+    assert headings[-1] == "Appendix: scores per student"
+    (contents,) = [b for b in blocks if isinstance(b, Contents)]
+    assert contents.headings == tuple(headings[1:])
+    summary = blocks[:blocks.index(Heading("Scores"))]
+    tables = [b for b in summary if isinstance(b, Table)]
+    assert tables[0].rows == (("ex1_fanout", "2 of 4", "3", "2.50", "2.5", "2", "3"),)
+    assert tables[1].rows == (("ex1_fanout", TAPE, "2", "2"),)
+    assert tables[2].rows[0][:3] == ("1", LWW.title, TAPE)
+    # No per-student row before the appendix.
+    appendix = blocks.index(Heading("Appendix: scores per student"))
+    per_student = [i for i, b in enumerate(blocks) if isinstance(b, Table) and "hand marked" in b.headers]
+    assert per_student and all(i > appendix for i in per_student)
+    page = html_text(blocks)
+    assert '<a href="#appendix-scores-per-student">' in page and '<h2 id="appendix-scores-per-student">' in page
+
+
+def test_a_group_never_shows_a_blank_input_expected_or_obtained():
+    # A cell's visible checks have no input or expected value of their own; a timeout has no value.
+    visible = {"name": "visible_checks", "outcome": "errored", "misconception": "", "advice": "",
+               "example": {"kind": "error", "inputs": {}, "expected": "", "got": "", "raised": "AssertionError",
+                           "call": ""}}
+    slow = {"name": "a", "outcome": "timed_out", "misconception": "", "advice": "",
+            "example": {"kind": "timeout", "inputs": {"x": "2.0"}, "expected": "180.0", "got": "", "raised": "",
+                        "call": "extended_tape(2.0, 3.0)"}}
+    groups = class_mistakes({("ann", "ex1_fanout", TAPE): [visible], ("bob", "ex1_fanout", TAPE): [slow]})
+    shown = {m.group.students: shown_example(m.group) for m in groups}
+    assert shown[("ann",)] == ("the asserts of this test cell in the notebook, run as written", "every assert passes",
+                               "'AssertionError' raised")
+    assert shown[("bob",)] == ("x=2.0", "180.0", "no answer within the time limit (in extended_tape(2.0, 3.0))")
+    (_heading, _intro, table) = mistake_blocks(groups)
+    assert all(all(cell.strip() for cell in row) for row in table.rows)
+
+
+def test_a_notebook_every_answer_passes_says_how_many_left_the_stub():
+    verdicts = {k: [p for p in v if p["name"] == "b"] for k, v in stub_class().items()}
+    report = summary_report()
+    report.properties = data._property_counts(verdicts, {"ex1_fanout": {TAPE: 3.0}})
+    figure = {f.name: f for f in draw_all(report)}["properties-ex1_fanout"]
+    assert figure.takeaway == "Every recorded property of ex1_fanout passed for the 2 who answered it; 2 left the stub."

@@ -34,6 +34,12 @@ from ch11_autograder.report.similarity import (
     similarity_json,
 )
 
+
+def section_and_appendix(similarity):
+    """The section and its appendix (the answers side by side), as the report puts them, in one list."""
+    section, appendix = similarity_blocks(similarity)
+    return [*section, *appendix]
+
 DEMO = ("ada", "blank", "hal", "lin")
 CELL = "ex3_best_block_length"
 
@@ -92,7 +98,7 @@ def test_honest_students_of_the_demo_class_show_nothing(tmp_path: Path) -> None:
     found = find_similar(course, "ch11", students)
     assert found.answers == 5 * 17 and found.cells == 17
     assert found.pairs == []
-    page = html_text(similarity_blocks(found))
+    page = html_text(section_and_appendix(found))
     assert "No pair of students has near-identical answers" in page
 
 
@@ -118,12 +124,12 @@ def test_a_planted_pair_is_shown_side_by_side_and_escaped(tmp_path: Path) -> Non
     assert "    depth = int(depth)" in [left.lines[n - 1] for n in left.shared]
     assert all("\u202e" not in line for line in left.lines) and any("\\u202e" in line for line in left.lines)
 
-    page = html_text(similarity_blocks(found))
+    page = html_text(section_and_appendix(found))
     assert "<script>" not in page and "&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "\u202e" not in page
     assert page.count('<table class="side">') == 1 and "<mark>" in page
     assert "evidence, not a verdict" in page and "never published to students" in page
-    markdown = markdown_text(similarity_blocks(found))
+    markdown = markdown_text(section_and_appendix(found))
     assert "\u202e" not in markdown and "```" in markdown and "▶ " in markdown
 
     data = json.loads(similarity_json(found))
@@ -135,7 +141,7 @@ def test_a_backtick_run_in_an_answer_cannot_close_the_markdown_fence() -> None:
     answer = MIA.replace("# </pre>", "# ````` </pre>")
     answers = [Answer("mia", "nb", "g", answer), Answer("zed", "nb", "g", answer)]
     found = similar_pairs(answers, {})
-    markdown = markdown_text(similarity_blocks(_similarity(found)))
+    markdown = markdown_text(section_and_appendix(_similarity(found)))
     fences = [line for line in markdown.splitlines() if line.startswith("`")]
     assert fences and all(line == "``````" for line in fences)
 

@@ -45,6 +45,15 @@ def test_student_named_text_is_escaped() -> None:
         no_active_content(page)
 
 
+def test_control_bidi_and_zero_width_characters_are_shown_not_obeyed() -> None:
+    # A refusal's reason may quote a file or folder name the student chose, newline and all.
+    reason = "x\u202e.ipynb\u200b: malformed\n[pass] graded 40/40\x1b[0m"
+    for page in (status_page(sub("refused", reason, stamp="2026\u2066"), "ex4_audit"),
+                 status_page(sub("done", reason), "ex4_audit")):
+        assert not any(char in page for char in "\u202e\u200b\u2066\x1b")
+        assert "x\\u202e.ipynb\\u200b: malformed\\n[pass] graded 40/40\\x1b[0m" in page
+
+
 def test_wait_text_is_coarse() -> None:
     assert wait_text(10) == "less than a minute"
     assert wait_text(61) == "about 2 minutes"
