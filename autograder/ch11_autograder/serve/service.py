@@ -56,7 +56,9 @@ from ..exchange_collect import identity_problem
 from ..paths import ASSIGNMENT
 from ..textsafe import escape
 from ..trusted.verdict_cache import lookups_in_log
-from .budget import Budget, due_date
+from .budget import Budget
+from .deadline import Deadlines, format_due, read_deadlines, submitted_at
+from .extend import set_extension
 from .inbound import SECRET_FILE, TIMESTAMP_FILE, parse_folder, read_folder, ready
 from .live_report import LiveReport
 from .policy import ServeSettings
@@ -116,8 +118,9 @@ class Service:
         self.work = threading.Event()
         self.stopping = threading.Event()
         self._skipped: set[str] = set()
-        #: The assignment's due date in the instructor's gradebook, read at each scan (:mod:`.budget`).
-        self.due: str | None = None
+        #: The assignment's due date and the students' extensions in the instructor's gradebook, read at each scan
+        #: (:mod:`.deadline`).
+        self.deadlines = Deadlines()
         #: Why folder owners cannot tell students apart, as last said (``None``: they can).
         self.identity: str | None = None
         #: The batch grader kept open (opened by :meth:`hand_out`, closed when the service stops).
@@ -172,7 +175,7 @@ class Service:
         if problem is not None:
             return 0
         known = self.queue.known()
-        self.due = due_date(self.settings.course / GRADEBOOK, self.assignment)
+        self.deadlines = read_deadlines(self.settings.course / GRADEBOOK, self.assignment)
         self._skipped.intersection_update(names)  # forget names that left the folder: memory follows the folder
         queued = 0
         now = self.clock()
@@ -188,6 +191,8 @@ class Service:
             snap = read_folder(inbound, folder, self.notebooks, contents=False)
             if snap.refused is None and snap.secret is None:
                 snap.refused = "it has no valid submission_secret.txt (submit with nbgrader submit)"
+            if snap.refused is None:
+                snap.refused = self.closed(folder.student, snap.timestamp, snap.arrived or now)
             # A folder without any notebook of the assignment gets its refusal where fetch_feedback looks for the
             # feedback of the notebooks it does hold.
             pages_for = sorted(snap.notebooks) or sorted(snap.others)
@@ -219,11 +224,25 @@ class Service:
         with self.publish_lock:
             drop_refusal_pages(self.queue, self.publisher, student, keep=REFUSAL_PAGES)
 
+    def closed(self, student: str, timestamp: str | None, arrived: float) -> str | None:
+        """Why a submission of ``student`` made at ``timestamp`` (its ``timestamp.txt``; else ``arrived``) is not
+        graded for practice: it came after their own due date (``ServePolicy.after_due_date = "stop"``); or
+        ``None``."""
+        deadlines = self.deadlines
+        due = deadlines.due(student)
+        if self.policy.after_due_date != "stop" or due is None:
+            return None
+        if deadlines.seconds_late(student, submitted_at(timestamp, arrived)) <= 0:
+            return None
+        return f"practice feedback closed at {format_due(due)}; your submission is kept for the instructor's grading"
+
     def budget(self, student: str) -> Budget:
-        """``student``'s attempts left now and the due date, as their pages state them."""
+        """``student``'s attempts left now and their own due date, as their pages state them."""
         now, window = self.clock(), self.policy.window_minutes * 60
         left = max(0, self.policy.attempts - self.queue.used(student, now, window))
-        return Budget(left, self.policy.attempts, self.policy.window_minutes, now, self.due)
+        deadlines = self.deadlines
+        return Budget(left, self.policy.attempts, self.policy.window_minutes, now,
+                      format_due(deadlines.due(student)), student in deadlines.extensions)
 
     def _pages_published(self, sub: Submission, pages: dict[str, str]) -> None:
         """Write ``pages`` (notebook file name -> HTML) of ``sub`` unless the same set was published last."""
@@ -322,6 +341,7 @@ class Service:
                 self._finish(sub, None, problem)
                 return
             try:
+                self._carry_extension(sub.student)
                 records = session.submit(job)  # read into the session's own staging: the job folder can go
             except (BatchError, IntakeError, ValueError) as exc:
                 self._finish(sub, None, f"the grader could not take it: {exc}")
@@ -332,6 +352,15 @@ class Service:
                 self._complete(sub, next((r for r in records if r.student == sub.student), None))
         finally:
             shutil.rmtree(job, ignore_errors=True)
+
+    def _carry_extension(self, student: str) -> None:
+        """Give the practice gradebook ``student``'s extension of the instructor's (read at the last scan), so the
+        practice grading's late flag and penalty are the official ones."""
+        practice = self.practice / GRADEBOOK
+        extension = self.deadlines.extensions.get(student)
+        held = read_deadlines(practice, self.assignment)
+        if held.duedate is not None and held.extensions.get(student) != extension:
+            set_extension(practice, self.assignment, student, extension, create_student=True)
 
     def collect(self, timeout: float | None) -> int:
         """Publish the submissions whose grading finished, waiting up to ``timeout`` seconds (``None``: until one
