@@ -13,7 +13,6 @@ from ch11_autograder.course_layout import GRADEBOOK, SUBMITTED, student_folder
 from ch11_autograder.nbgrader_cli import nbgrader_env
 from ch11_autograder.serve.extend import ExtendError, format_extension, parse_duration
 from nbgrader.api import Gradebook, MissingEntry
-
 from support.toy_course import make_course, nbgrader, submit
 
 DUE = datetime(2026, 12, 14, 17, 0)
