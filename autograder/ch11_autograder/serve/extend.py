@@ -115,25 +115,21 @@ def _duedate(gb: Gradebook, assignment: str, path: Path) -> datetime:
     return row.duedate
 
 
-def set_extension(gradebook: Path, assignment: str, student: str, extension: timedelta | None, *,
-                  create_student: bool = False) -> None:
+def set_extension(gradebook: Path, assignment: str, student: str, extension: timedelta | None) -> None:
     """Write ``student``'s ``extension`` (``None``: none) of ``assignment`` into nbgrader's ``gradebook``, creating
-    the submission row nbgrader needs when there is none (and the student row with ``create_student``).
+    the submission row nbgrader needs when there is none.
 
     Raises:
-        ExtendError: no such assignment (or it has no due date), or no such student (without ``create_student``).
+        ExtendError: no such assignment (or it has no due date), or no such student.
     """
     with warnings.catch_warnings(), open_gradebook(gradebook) as gb:
         warnings.simplefilter("ignore", SAWarning)  # nbgrader's add_submission, autoflushing its new row
         _duedate(gb, assignment, gradebook)
-        if create_student:
-            gb.update_or_create_student(student)
-        else:
-            try:
-                gb.find_student(student)
-            except MissingEntry:
-                raise ExtendError(f"student {student!r} is not in {gradebook}; check the id (the hub login), or add "
-                                  f"them first: `nbgrader db student add {student}`") from None
+        try:
+            gb.find_student(student)
+        except MissingEntry:
+            raise ExtendError(f"student {student!r} is not in {gradebook}; check the id (the hub login), or add "
+                              f"them first: `nbgrader db student add {student}`") from None
         gb.update_or_create_submission(assignment, student, extension=extension)
 
 

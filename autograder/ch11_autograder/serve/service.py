@@ -58,7 +58,6 @@ from ..textsafe import escape
 from ..trusted.verdict_cache import lookups_in_log
 from .budget import Budget
 from .deadline import Deadlines, format_due, read_deadlines, submitted_at
-from .extend import set_extension
 from .inbound import SECRET_FILE, TIMESTAMP_FILE, parse_folder, read_folder, ready
 from .live_report import LiveReport
 from .policy import ServeSettings
@@ -341,7 +340,6 @@ class Service:
                 self._finish(sub, None, problem)
                 return
             try:
-                self._carry_extension(sub.student)
                 records = session.submit(job)  # read into the session's own staging: the job folder can go
             except (BatchError, IntakeError, ValueError) as exc:
                 self._finish(sub, None, f"the grader could not take it: {exc}")
@@ -352,15 +350,6 @@ class Service:
                 self._complete(sub, next((r for r in records if r.student == sub.student), None))
         finally:
             shutil.rmtree(job, ignore_errors=True)
-
-    def _carry_extension(self, student: str) -> None:
-        """Give the practice gradebook ``student``'s extension of the instructor's (read at the last scan), so the
-        practice grading's late flag and penalty are the official ones."""
-        practice = self.practice / GRADEBOOK
-        extension = self.deadlines.extensions.get(student)
-        held = read_deadlines(practice, self.assignment)
-        if held.duedate is not None and held.extensions.get(student) != extension:
-            set_extension(practice, self.assignment, student, extension, create_student=True)
 
     def collect(self, timeout: float | None) -> int:
         """Publish the submissions whose grading finished, waiting up to ``timeout`` seconds (``None``: until one
