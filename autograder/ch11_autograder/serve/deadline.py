@@ -10,7 +10,9 @@ it is late when nbgrader's ``total_seconds_late`` is above 0. So the service cal
 late exactly when ``nbgrader autograde`` will flag it late.
 
 The instructor's gradebook is read through nbgrader's models on a read-only SQLite connection: the
-service never writes it, and a missing gradebook means no due date.
+service never writes it. A missing gradebook means no due date; one that cannot be read raises
+:class:`DeadlinesUnreadable` (the service then takes no submission until it can: it cannot tell
+which are late).
 """
 
 from __future__ import annotations
@@ -30,7 +32,11 @@ from sqlalchemy.orm import Session
 from ..batch.gradebook import forget_compiled_statements
 from ..batch.merge import PriorSubmission
 
-__all__ = ["Deadlines", "format_due", "read_deadlines", "submitted_at"]
+__all__ = ["Deadlines", "DeadlinesUnreadable", "format_due", "read_deadlines", "submitted_at"]
+
+
+class DeadlinesUnreadable(OSError):
+    """The gradebook exists but its due dates cannot be read (not a gradebook, corrupt, locked too long)."""
 
 
 @dataclass(frozen=True)
@@ -61,8 +67,12 @@ class Deadlines:
 
 
 def read_deadlines(gradebook: Path, assignment: str) -> Deadlines:
-    """The due dates of ``assignment`` in nbgrader's ``gradebook`` (read-only). No gradebook, no such assignment
-    or an unreadable one: no due date (``Deadlines()``)."""
+    """The due dates of ``assignment`` in nbgrader's ``gradebook`` (read-only). No gradebook, or no such assignment:
+    no due date (``Deadlines()``).
+
+    Raises:
+        DeadlinesUnreadable: the gradebook is there and cannot be read (the message names it and why).
+    """
     if not gradebook.is_file():
         return Deadlines()
     engine = create_engine(f"sqlite:///file:{gradebook.resolve()}?mode=ro&uri=true")
@@ -76,8 +86,9 @@ def read_deadlines(gradebook: Path, assignment: str) -> Deadlines:
                         .filter(SubmittedAssignment.assignment_id == row.id,
                                 SubmittedAssignment.extension.is_not(None)))
             return Deadlines(row.duedate, {student: extension for student, extension in extended})
-    except SQLAlchemyError:
-        return Deadlines()
+    except SQLAlchemyError as exc:
+        cause = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+        raise DeadlinesUnreadable(f"{gradebook}: its due dates cannot be read ({cause})") from exc
     finally:
         engine.dispose()
         forget_compiled_statements()

@@ -57,7 +57,7 @@ from ..paths import ASSIGNMENT
 from ..textsafe import escape
 from ..trusted.verdict_cache import lookups_in_log
 from .budget import Budget
-from .deadline import Deadlines, format_due, read_deadlines, submitted_at
+from .deadline import Deadlines, DeadlinesUnreadable, format_due, read_deadlines, submitted_at
 from .inbound import SECRET_FILE, TIMESTAMP_FILE, parse_folder, read_folder, ready
 from .live_report import LiveReport
 from .policy import ServeSettings
@@ -120,6 +120,8 @@ class Service:
         #: The assignment's due date and the students' extensions in the instructor's gradebook, read at each scan
         #: (:mod:`.deadline`).
         self.deadlines = Deadlines()
+        #: Why the gradebook's due dates cannot be read, as last said (``None``: they can).
+        self._unreadable: str | None = None
         #: Why folder owners cannot tell students apart, as last said (``None``: they can).
         self.identity: str | None = None
         #: The batch grader kept open (opened by :meth:`hand_out`, closed when the service stops).
@@ -173,8 +175,20 @@ class Service:
                      "students apart again: submissions are taken")
         if problem is not None:
             return 0
+        unreadable: str | None = None
+        try:
+            self.deadlines = read_deadlines(self.settings.course / GRADEBOOK, self.assignment)
+        except DeadlinesUnreadable as exc:
+            # With the stop on, which submissions are late cannot be told: they wait in the inbound folder. Without
+            # it, lateness decides nothing and the pages show the due dates last read.
+            unreadable = str(exc) if self.policy.after_due_date == "stop" else None
+        if unreadable != self._unreadable:
+            self._unreadable = unreadable
+            self.say("due dates read again: submissions are taken" if unreadable is None
+                     else f"waiting  {escape(unreadable)}: no submission is taken until it can be read")
+        if unreadable is not None:
+            return 0
         known = self.queue.known()
-        self.deadlines = read_deadlines(self.settings.course / GRADEBOOK, self.assignment)
         self._skipped.intersection_update(names)  # forget names that left the folder: memory follows the folder
         queued = 0
         now = self.clock()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from ch11_autograder.nbgrader_cli import nbgrader_env
-from ch11_autograder.serve.deadline import Deadlines, format_due, read_deadlines, submitted_at
+from ch11_autograder.serve.deadline import Deadlines, DeadlinesUnreadable, format_due, read_deadlines, submitted_at
 from nbgrader.api import Gradebook
 
 DUE = datetime(2026, 12, 14, 17, 0)
@@ -50,6 +50,13 @@ def test_no_gradebook_no_assignment_or_no_due_date_means_nothing_is_late(gradebo
                       read_deadlines(gradebook, "other")):
         assert deadlines == Deadlines()
         assert deadlines.seconds_late("alice", datetime(2099, 1, 1)) == 0
+
+
+def test_a_gradebook_that_cannot_be_read_is_said_not_taken_for_none(tmp_path: Path) -> None:
+    broken = tmp_path / "gradebook.db"
+    broken.write_bytes(b"not a database" * 100)
+    with pytest.raises(DeadlinesUnreadable, match=f"{broken}: its due dates cannot be read"):
+        read_deadlines(broken, "ch11")
 
 
 def test_the_gradebook_is_read_without_being_written(gradebook: Path) -> None:

@@ -464,3 +464,22 @@ def test_an_extended_student_is_graded_after_the_class_s_due_date_and_one_withou
     refused = page(service, without)
     assert "practice feedback closed at 2026-12-02 09:45 UTC" in refused
     assert "extension" not in refused
+
+
+@needs_root
+def test_a_gradebook_whose_due_dates_cannot_be_read_holds_submissions_until_it_can(tmp_path: Path,
+                                                                                   monkeypatch) -> None:
+    """Fail closed: with the stop on, a submission is taken only once it can be told whether it is late."""
+    service = dated_service(tmp_path, monkeypatch, DUE)
+    gradebook = service.settings.course / "gradebook.db"
+    good = gradebook.read_bytes()
+    gradebook.write_bytes(b"not a database" * 100)
+    late = drop(service.settings.inbound, CLASSMATES[1], 2, stamp=LATE)
+    assert service.scan() == 0
+    assert service.queue.known() == set()
+    log = service.out.getvalue()  # type: ignore[attr-defined]
+    assert f"waiting  {gradebook}: its due dates cannot be read" in log, log
+    gradebook.write_bytes(good)
+    assert service.scan() == 0
+    assert "due dates read again" in service.out.getvalue()  # type: ignore[attr-defined]
+    assert "practice feedback closed at 2026-12-02 09:45 UTC" in page(service, late[1])
