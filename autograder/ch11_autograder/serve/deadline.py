@@ -25,14 +25,15 @@ from pathlib import Path
 
 from nbgrader.api import Assignment, Student, SubmittedAssignment
 from nbgrader.utils import parse_utc
-from sqlalchemy import create_engine
+from sqlalchemy import Engine, create_engine
 from sqlalchemy.exc import SAWarning, SQLAlchemyError
 from sqlalchemy.orm import Session
+from sqlalchemy.pool import NullPool
 
 from ..batch.gradebook import forget_compiled_statements
 from ..batch.merge import PriorSubmission
 
-__all__ = ["Deadlines", "DeadlinesUnreadable", "format_due", "read_deadlines", "submitted_at"]
+__all__ = ["DeadlineReader", "Deadlines", "DeadlinesUnreadable", "format_due", "read_deadlines", "submitted_at"]
 
 
 class DeadlinesUnreadable(OSError):
@@ -66,32 +67,63 @@ class Deadlines:
         return float(row.total_seconds_late)
 
 
+class DeadlineReader:
+    """Reads one gradebook's due dates of one assignment, again and again (the service, at every scan).
+
+    One SQLAlchemy engine for the reader's life, so the queries are compiled once (a fresh engine per read
+    compiles them again: most of a read's cost); no connection is pooled, so each read opens the file as it is
+    then, whether it was replaced or created since.
+    """
+
+    def __init__(self, gradebook: Path, assignment: str) -> None:
+        self.gradebook = gradebook
+        self.assignment = assignment
+        self._engine: Engine | None = None
+
+    def read(self) -> Deadlines:
+        """The due dates now. No gradebook, or no such assignment: no due date (``Deadlines()``).
+
+        Raises:
+            DeadlinesUnreadable: the gradebook is there and cannot be read (the message names it and why).
+        """
+        if not self.gradebook.is_file():
+            return Deadlines()
+        if self._engine is None:
+            self._engine = create_engine(f"sqlite:///file:{self.gradebook.resolve()}?mode=ro&uri=true",
+                                         poolclass=NullPool)
+        try:
+            with Session(self._engine) as db:
+                row = db.query(Assignment).filter(Assignment.name == self.assignment).one_or_none()
+                if row is None or row.duedate is None:
+                    return Deadlines()
+                extended = (db.query(Student.id, SubmittedAssignment.extension)
+                            .join(SubmittedAssignment, SubmittedAssignment.student_id == Student.id)
+                            .filter(SubmittedAssignment.assignment_id == row.id,
+                                    SubmittedAssignment.extension.is_not(None)))
+                return Deadlines(row.duedate, {student: extension for student, extension in extended})
+        except SQLAlchemyError as exc:
+            cause = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+            raise DeadlinesUnreadable(f"{self.gradebook}: its due dates cannot be read ({cause})") from exc
+
+    def close(self) -> None:
+        """Drop the engine and the statements compiled for it (see :mod:`..batch.gradebook`)."""
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
+            forget_compiled_statements()
+
+
 def read_deadlines(gradebook: Path, assignment: str) -> Deadlines:
-    """The due dates of ``assignment`` in nbgrader's ``gradebook`` (read-only). No gradebook, or no such assignment:
-    no due date (``Deadlines()``).
+    """The due dates of ``assignment`` in nbgrader's ``gradebook`` once (:meth:`DeadlineReader.read`).
 
     Raises:
-        DeadlinesUnreadable: the gradebook is there and cannot be read (the message names it and why).
+        DeadlinesUnreadable: the gradebook is there and cannot be read.
     """
-    if not gradebook.is_file():
-        return Deadlines()
-    engine = create_engine(f"sqlite:///file:{gradebook.resolve()}?mode=ro&uri=true")
+    reader = DeadlineReader(gradebook, assignment)
     try:
-        with Session(engine) as db:
-            row = db.query(Assignment).filter(Assignment.name == assignment).one_or_none()
-            if row is None or row.duedate is None:
-                return Deadlines()
-            extended = (db.query(Student.id, SubmittedAssignment.extension)
-                        .join(SubmittedAssignment, SubmittedAssignment.student_id == Student.id)
-                        .filter(SubmittedAssignment.assignment_id == row.id,
-                                SubmittedAssignment.extension.is_not(None)))
-            return Deadlines(row.duedate, {student: extension for student, extension in extended})
-    except SQLAlchemyError as exc:
-        cause = str(getattr(exc, "orig", None) or exc).splitlines()[0]
-        raise DeadlinesUnreadable(f"{gradebook}: its due dates cannot be read ({cause})") from exc
+        return reader.read()
     finally:
-        engine.dispose()
-        forget_compiled_statements()
+        reader.close()
 
 
 def submitted_at(timestamp: str | None, arrived: float) -> datetime:

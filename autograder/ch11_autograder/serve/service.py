@@ -57,7 +57,7 @@ from ..paths import ASSIGNMENT
 from ..textsafe import escape
 from ..trusted.verdict_cache import lookups_in_log
 from .budget import Budget
-from .deadline import Deadlines, DeadlinesUnreadable, format_due, read_deadlines, submitted_at
+from .deadline import DeadlineReader, Deadlines, DeadlinesUnreadable, format_due, submitted_at
 from .inbound import SECRET_FILE, TIMESTAMP_FILE, parse_folder, read_folder, ready
 from .live_report import LiveReport
 from .policy import ServeSettings
@@ -120,6 +120,7 @@ class Service:
         #: The assignment's due date and the students' extensions in the instructor's gradebook, read at each scan
         #: (:mod:`.deadline`).
         self.deadlines = Deadlines()
+        self._deadline_reader = DeadlineReader(settings.course / GRADEBOOK, assignment)
         #: Why the gradebook's due dates cannot be read, as last said (``None``: they can).
         self._unreadable: str | None = None
         #: Why folder owners cannot tell students apart, as last said (``None``: they can).
@@ -177,7 +178,7 @@ class Service:
             return 0
         unreadable: str | None = None
         try:
-            self.deadlines = read_deadlines(self.settings.course / GRADEBOOK, self.assignment)
+            self.deadlines = self._deadline_reader.read()
         except DeadlinesUnreadable as exc:
             # With the stop on, which submissions are late cannot be told: they wait in the inbound folder. Without
             # it, lateness decides nothing and the pages show the due dates last read.
