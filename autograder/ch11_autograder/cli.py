@@ -7,6 +7,7 @@
     ch11-grade catalogue draft --course DIR --group INDEX|ID [--out FILE]
     ch11-grade serve --course DIR [--once]
     ch11-grade doctor [--course DIR] [--exchange ROOT] [--hub-config FILE] ...
+    ch11-grade extend ASSIGNMENT --course DIR --student ID (--by 2d | --until MOMENT | --remove) | --list
     ch11-grade student-bundle --out ch11-student.zip
     ch11-grade gradescope build --out autograder.zip
     ch11-grade lms-export --course DIR --roster ROSTER.csv --out IMPORT.csv [--format canvas|moodle]
@@ -33,6 +34,10 @@ before the due date"); its policy is ``c.ServePolicy`` in the course config.
 ``doctor`` checks the deployment docs/course.md builds (the environments' nbgrader, the sandbox,
 the proxy, the exchange, the course folder, the hub's services, formgrader's import time): one line
 per problem, naming the page's section that fixes it, and exit 1; or "all checks passed".
+
+``extend`` gives one student more time: it writes the extension into the
+course's nbgrader gradebook, where autograde's late flag and the service read
+it (docs/course.md, "Extensions").
 
 ``student-bundle`` writes what students install: the released notebooks, the
 chapter harness wheel, requirements and a README (a folder, or a zip).
@@ -219,6 +224,25 @@ def _doctor(args: argparse.Namespace) -> int:
     return status
 
 
+def _extend(args: argparse.Namespace) -> int:
+    from .serve.extend import ExtendError, grant, list_extensions, parse_duration
+
+    try:
+        if args.list:
+            for extension in list_extensions(args.course, args.assignment):
+                print(escape(extension.line()))
+            return EXIT_OK
+        if not args.student:
+            raise ExtendError("--student is needed with --by, --until or --remove")
+        by = parse_duration(args.by) if args.by is not None else None
+        written = grant(args.course, args.assignment, args.student, by=by, until=args.until, remove=args.remove)
+    except ExtendError as exc:
+        print(f"ch11-grade: {escape(exc)}", file=sys.stderr)
+        return EXIT_REFUSED
+    print(f"{escape(args.assignment)}: {escape(written.line())}")
+    return EXIT_OK
+
+
 def _student_bundle(args: argparse.Namespace) -> int:
     from .bundle import BundleError, build_bundle
 
@@ -335,6 +359,18 @@ def _parser() -> argparse.ArgumentParser:
     dr.add_argument("--students-env", type=Path, default=None,
                     help="the students' environment (default: the hub config's Spawner.cmd's)")
     dr.set_defaults(func=_doctor)
+
+    ex = sub.add_parser("extend", help="give a student more time: an extension in the course's nbgrader gradebook")
+    ex.add_argument("assignment", help=f"the nbgrader assignment (e.g. {ASSIGNMENT})")
+    ex.add_argument("--course", type=Path, required=True, help="the instructor's course directory (its gradebook.db)")
+    ex.add_argument("--student", default=None, help="the student's nbgrader id (on a hub, their login)")
+    how = ex.add_mutually_exclusive_group(required=True)
+    how.add_argument("--by", metavar="DURATION", help="extension past the assignment's due date: 2d, 36h, 90m, 1w")
+    how.add_argument("--until", metavar="MOMENT",
+                     help="the student's new due date ('2026-12-16 17:00' is UTC; a zone or offset may follow)")
+    how.add_argument("--remove", action="store_true", help="take the student's extension back")
+    how.add_argument("--list", action="store_true", help="list the students with an extension and their due dates")
+    ex.set_defaults(func=_extend)
 
     sb = sub.add_parser("student-bundle", help="write the students' bundle: notebooks, wheel, requirements, README")
     sb.add_argument("--out", type=Path, required=True, help="a new folder, or a path ending in .zip")

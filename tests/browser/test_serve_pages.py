@@ -12,7 +12,8 @@ into the exchange's feedback directory, under the names ``nbgrader fetch_feedbac
 
 * queued (position and expected wait), being graded (caught while the round runs), replaced by
   a newer submission, refused because the attempts are used up, refused because the folder holds
-  no notebook of the assignment; a forged folder (claiming another student) gets no page at all;
+  no notebook of the assignment, refused because it came after the due date (practice feedback
+  closed); a forged folder (claiming another student) gets no page at all;
 * the graded submission's feedback: nbgrader's ``generate_feedback`` page (level ``full``) as
   the service published it, and the ``properties`` level page the service builds
   (:func:`ch11_autograder.serve.status.feedback_page`) from the same autograded notebook.
@@ -46,11 +47,14 @@ from urllib.parse import urlsplit
 import nbformat
 import pytest
 from ch11_autograder.batch import init_course
+from ch11_autograder.course_layout import GRADEBOOK
+from ch11_autograder.nbgrader_cli import nbgrader_env
 from ch11_autograder.paths import ASSIGNMENT, COURSE_CONFIG, DEMO_CLASS_DIR, SOURCE_DIR
 from ch11_autograder.serve.policy import ServePolicy, ServeSettings
 from ch11_autograder.serve.publish import feedback_name
 from ch11_autograder.serve.service import Service
 from ch11_autograder.serve.status import feedback_page
+from nbgrader.api import Gradebook
 from support import browser as browser_support
 from support.paths import BUILD_DIR
 
@@ -62,6 +66,9 @@ GRADED, FLOODER, OTHER = "daemon", "bin", "sys"
 NOTEBOOK = "ex1_fanout"
 #: What a payload sets when it runs; no page may ever define it.
 MARKER = "__pwned"
+#: The course's due date: after the real clock (a submission folder whose timestamp.txt cannot be read counts from
+#: its arrival, now), before the one submission made after it.
+DUE = "2099-01-01 00:00:00 UTC"
 HOSTILE_STAMP = "2026-12-02 10:00:03 <img src=x onerror=window.__pwned=1> \x1b[2J"
 HOSTILE_NOTEBOOK = "ex1 <img src=x onerror=window.__pwned=2>.ipynb"
 HOSTILE_MARKDOWN = """Student note <script>window.__pwned = 'markdown'; document.title = 'pwned';</script>
@@ -156,6 +163,10 @@ def pages(tmp_path_factory) -> Pages:
     work = tmp_path_factory.mktemp("serve-pages")
     course = work / "course"
     init_course(course, config=COURSE_CONFIG, source_dir=SOURCE_DIR)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PATH", nbgrader_env()["PATH"])  # a new gradebook runs nbgrader's alembic
+        with Gradebook(f"sqlite:///{course / GRADEBOOK}") as gradebook:
+            gradebook.update_or_create_assignment(ASSIGNMENT, duedate=DUE)
     exchange = work / "exchange"
     inbound = exchange / "c1" / "inbound"
     inbound.mkdir(parents=True)
@@ -171,6 +182,7 @@ def pages(tmp_path_factory) -> Pages:
     refused = drop(inbound, FLOODER, HOSTILE_STAMP, {nb: plain})
     wrong = drop(inbound, OTHER, "2026-12-02 10:00:04.000000 UTC", {HOSTILE_NOTEBOOK: plain})
     forged = drop(inbound, GRADED, "2026-12-02 10:00:05.000000 UTC", {nb: plain}, claimed=OTHER)
+    closed = drop(inbound, OTHER, "2099-01-02 00:00:00.000000 UTC", {nb: plain})  # after DUE
     assert service.scan() == 3  # graded, replaced (then superseded by queued), queued
 
     found = Pages(where=work / "fetched")
@@ -184,6 +196,7 @@ def pages(tmp_path_factory) -> Pages:
     found.keep("replaced", page(replaced))
     found.keep("refused-attempts", page(refused))
     found.keep("refused-wrong-notebook", page(wrong, HOSTILE_NOTEBOOK.removesuffix(".ipynb")))
+    found.keep("refused-closed", page(closed))
     assert not page(forged).exists(), "a forged folder's secret may be anyone's: no page is published for it"
 
     stop, grading = threading.Event(), []
@@ -295,6 +308,8 @@ STATUS = {
                          f"{NOTEBOOK}: submission status"),
     "refused-wrong-notebook": ("Not graded: it holds no notebook of the assignment",
                                f"{HOSTILE_NOTEBOOK.removesuffix('.ipynb')}: submission status"),
+    "refused-closed": ("Not graded: practice feedback closed at 2099-01-01 00:00 UTC; your submission is kept for the "
+                       "instructor's grading.", f"{NOTEBOOK}: submission status"),
 }
 
 

@@ -3,20 +3,18 @@
 The attempts budget (``ServePolicy.attempts`` per ``window_minutes``) counts the submissions the
 queue marks as spending one (:mod:`.queue`: queued, being graded, graded, replaced, or failed for
 the submission's own sake; a grading that failed for the grader's reasons spends none). The due
-date is the assignment's in the instructor's gradebook (``nbgrader db assignment add ch11
---duedate=...``), read without writing (SQLite read-only); a per-student extension is not shown.
+date is the student's own: the assignment's in the instructor's gradebook (``nbgrader db
+assignment add ch11 --duedate=...``) plus their extension (``ch11-grade extend``), read by
+:mod:`.deadline`.
 """
 
 from __future__ import annotations
 
 import html
-import sqlite3
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
 
-__all__ = ["Budget", "budget_note", "due_date"]
+__all__ = ["Budget", "budget_note"]
 
 
 @dataclass(frozen=True)
@@ -28,7 +26,8 @@ class Budget:
         attempts: the budget (``ServePolicy.attempts``).
         window_minutes: the window's length.
         at: the moment counted (seconds since the epoch).
-        due: the assignment's due date (``YYYY-MM-DD HH:MM UTC``), or ``None`` when the gradebook has none.
+        due: the student's due date (``YYYY-MM-DD HH:MM UTC``), or ``None`` when the gradebook has none.
+        extended: ``due`` includes an extension given to this student.
     """
 
     left: int
@@ -36,30 +35,7 @@ class Budget:
     window_minutes: float
     at: float
     due: str | None = None
-
-
-def due_date(gradebook: Path, assignment: str) -> str | None:
-    """The due date of ``assignment`` in nbgrader's ``gradebook`` (``YYYY-MM-DD HH:MM UTC``), or ``None`` when there
-    is no gradebook, no such assignment or no due date. nbgrader stores it as naive UTC."""
-    if not gradebook.is_file():
-        return None
-    try:
-        db = sqlite3.connect(f"{gradebook.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
-        try:
-            row = db.execute("SELECT duedate FROM assignment WHERE name = ?", (assignment,)).fetchone()
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return None
-    if row is None or not row[0]:
-        return None
-    try:
-        moment = datetime.fromisoformat(str(row[0]))
-    except ValueError:
-        return None
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%d %H:%M UTC")
+    extended: bool = False
 
 
 def budget_note(budget: Budget | None) -> str:
@@ -70,5 +46,5 @@ def budget_note(budget: Budget | None) -> str:
     text = (f"Attempts left at {at}: {budget.left} of {budget.attempts} in any {budget.window_minutes:g} minutes "
             "(a grading that fails for the grader's own reasons does not use one up).")
     if budget.due is not None:
-        text += f" Due date: {budget.due}."
+        text += f" Due date: {budget.due}{' (your extension included)' if budget.extended else ''}."
     return f"<p class=\"note\">{html.escape(text)}</p>"

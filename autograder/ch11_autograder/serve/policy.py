@@ -10,6 +10,7 @@
     c.ServePolicy.prune_every = 25                 # prune old practice runs after every 25 finished; 0: never
     c.ServePolicy.report_every = 10                # refresh the practice class report after every 10 finished...
     c.ServePolicy.report_minutes = 15              # ...or 15 minutes after the last, if any finished; 0, 0: never
+    c.ServePolicy.after_due_date = "stop"          # or "grade": practice grading of submissions after the due date
 
 :func:`load_settings` reads them, with the exchange root and the course id, the way nbgrader
 finds its own configuration: the Jupyter config path (``/etc/jupyter``, ``~/.jupyter``, ...),
@@ -78,6 +79,13 @@ class ServePolicy(Configurable):
     report_minutes = Float(
         15.0, min=0.0, help="Also refresh it this many minutes after the last refresh when a submission finished "
                             "since; 0: not by time.",
+    ).tag(config=True)
+    after_due_date = Enum(
+        ["stop", "grade"], default_value="stop",
+        help="A submission made after the student's due date (the assignment's duedate in the course's gradebook "
+             "plus the student's extension; its timestamp.txt as nbgrader reads it): 'stop' does not grade it for "
+             "practice and its status page says practice feedback closed at that due date; 'grade' grades it as "
+             "before (serve/deadline.py). Without a due date nothing stops.",
     ).tag(config=True)
     sandbox = Unicode("", help="Backend for student code, as ch11-grade batch --sandbox; empty: $CH11_SANDBOX or "
                                "bwrap.").tag(config=True)

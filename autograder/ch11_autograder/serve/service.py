@@ -56,7 +56,8 @@ from ..exchange.api import exchange_problems, identity_problem, instructor_uid
 from ..paths import ASSIGNMENT
 from ..textsafe import escape
 from ..trusted.verdict_cache import lookups_in_log
-from .budget import Budget, due_date
+from .budget import Budget
+from .deadline import DeadlineReader, Deadlines, DeadlinesUnreadable, format_due, submitted_at
 from .inbound import SECRET_FILE, TIMESTAMP_FILE, parse_folder, read_folder, ready
 from .live_report import LiveReport
 from .policy import ServeSettings
@@ -119,8 +120,12 @@ class Service:
         self.work = threading.Event()
         self.stopping = threading.Event()
         self._skipped: set[str] = set()
-        #: The assignment's due date in the instructor's gradebook, read at each scan (:mod:`.budget`).
-        self.due: str | None = None
+        #: The assignment's due date and the students' extensions in the instructor's gradebook, read at each scan
+        #: (:mod:`.deadline`).
+        self.deadlines = Deadlines()
+        self._deadline_reader = DeadlineReader(settings.course / GRADEBOOK, assignment)
+        #: Why the gradebook's due dates cannot be read, as last said (``None``: they can).
+        self._unreadable: str | None = None
         #: Why folder owners cannot tell students apart, as last said (``None``: they can).
         self.identity: str | None = None
         #: The batch grader kept open (opened by :meth:`hand_out`, closed when the service stops).
@@ -174,8 +179,20 @@ class Service:
                      "the instructor's and folder owners tell students apart again: submissions are taken")
         if problem is not None:
             return 0
+        unreadable: str | None = None
+        try:
+            self.deadlines = self._deadline_reader.read()
+        except DeadlinesUnreadable as exc:
+            # With the stop on, which submissions are late cannot be told: they wait in the inbound folder. Without
+            # it, lateness decides nothing and the pages show the due dates last read.
+            unreadable = str(exc) if self.policy.after_due_date == "stop" else None
+        if unreadable != self._unreadable:
+            self._unreadable = unreadable
+            self.say("due dates read again: submissions are taken" if unreadable is None
+                     else f"waiting  {escape(unreadable)}: no submission is taken until it can be read")
+        if unreadable is not None:
+            return 0
         known = self.queue.known()
-        self.due = due_date(self.settings.course / GRADEBOOK, self.assignment)
         self._skipped.intersection_update(names)  # forget names that left the folder: memory follows the folder
         queued = 0
         now = self.clock()
@@ -191,6 +208,8 @@ class Service:
             snap = read_folder(inbound, folder, self.notebooks, contents=False)
             if snap.refused is None and snap.secret is None:
                 snap.refused = "it has no valid submission_secret.txt (submit with nbgrader submit)"
+            if snap.refused is None:
+                snap.refused = self.closed(folder.student, snap.timestamp, snap.arrived or now)
             # A folder without any notebook of the assignment gets its refusal where fetch_feedback looks for the
             # feedback of the notebooks it does hold.
             pages_for = sorted(snap.notebooks) or sorted(snap.others)
@@ -222,11 +241,25 @@ class Service:
         with self.publish_lock:
             drop_refusal_pages(self.queue, self.publisher, student, keep=REFUSAL_PAGES)
 
+    def closed(self, student: str, timestamp: str | None, arrived: float) -> str | None:
+        """Why a submission of ``student`` made at ``timestamp`` (its ``timestamp.txt``; else ``arrived``) is not
+        graded for practice: it came after their own due date (``ServePolicy.after_due_date = "stop"``); or
+        ``None``."""
+        deadlines = self.deadlines
+        due = deadlines.due(student)
+        if self.policy.after_due_date != "stop" or due is None:
+            return None
+        if deadlines.seconds_late(student, submitted_at(timestamp, arrived)) <= 0:
+            return None
+        return f"practice feedback closed at {format_due(due)}; your submission is kept for the instructor's grading"
+
     def budget(self, student: str) -> Budget:
-        """``student``'s attempts left now and the due date, as their pages state them."""
+        """``student``'s attempts left now and their own due date, as their pages state them."""
         now, window = self.clock(), self.policy.window_minutes * 60
         left = max(0, self.policy.attempts - self.queue.used(student, now, window))
-        return Budget(left, self.policy.attempts, self.policy.window_minutes, now, self.due)
+        deadlines = self.deadlines
+        return Budget(left, self.policy.attempts, self.policy.window_minutes, now,
+                      format_due(deadlines.due(student)), student in deadlines.extensions)
 
     def _pages_published(self, sub: Submission, pages: dict[str, str]) -> None:
         """Write ``pages`` (notebook file name -> HTML) of ``sub`` unless the same set was published last."""

@@ -20,12 +20,14 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from ch11_autograder.batch import init_course
 from ch11_autograder.nbgrader_cli import nbgrader_env
 from ch11_autograder.paths import COURSE_CONFIG, DEMO_CLASS_DIR, SOURCE_DIR
+from ch11_autograder.serve.extend import set_extension
 from ch11_autograder.serve.policy import ServePolicy, ServeSettings
 from ch11_autograder.serve.publish import feedback_name
 from ch11_autograder.serve.service import REFUSAL_PAGES, Service
@@ -37,9 +39,10 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="giving folders to oth
 FLOODER, CLASSMATES = "daemon", ("bin", "sys")
 
 
-def drop(inbound: Path, owner: str, n: int, claimed: str | None = None) -> tuple[str, str]:
-    """A submission folder as ``nbgrader submit`` leaves it, owned by ``owner`` (named for ``claimed``)."""
-    stamp = f"2026-12-02 10:00:{n:02d}.000000 UTC"
+def drop(inbound: Path, owner: str, n: int, claimed: str | None = None, stamp: str | None = None) -> tuple[str, str]:
+    """A submission folder as ``nbgrader submit`` leaves it, owned by ``owner`` (named for ``claimed``), submitted at
+    ``stamp`` (default: 2026-12-02 10:00:<n> UTC)."""
+    stamp = stamp or f"2026-12-02 10:00:{n:02d}.000000 UTC"
     folder = inbound / f"{claimed or owner}+ch11+{stamp}+{secrets.token_hex(4)}"
     folder.mkdir()
     secret = secrets.token_hex(64)
@@ -379,3 +382,104 @@ def test_full_feedback_is_forked_from_the_sessions_server(tmp_path: Path, monkey
     log = (service.state / "logs" / f"generate_feedback-{FLOODER}.log").read_text()
     assert "fork server is gone" not in log
     assert (course / "practice" / "feedback" / FLOODER / "ch11" / "ex4_audit.html").is_file()
+
+
+def dated_service(tmp_path: Path, monkeypatch, due: str | None, **policy: object) -> Service:
+    """A service whose course's gradebook has ch11 due at ``due`` (``None``: no due date) and the three test students
+    (``policy``: traits)."""
+    course = tmp_path / "course"
+    init_course(course, config=COURSE_CONFIG, source_dir=SOURCE_DIR)
+    monkeypatch.setenv("PATH", nbgrader_env()["PATH"])  # a new gradebook runs nbgrader's alembic
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        gradebook.update_or_create_assignment("ch11", **({} if due is None else {"duedate": due}))
+        for student in (FLOODER, *CLASSMATES):
+            gradebook.update_or_create_student(student)
+    (tmp_path / "exchange" / "c1" / "inbound").mkdir(parents=True)
+    settings = ServeSettings(course, tmp_path / "exchange", "c1", ServePolicy(**{"workers": 1, **policy}),
+                             course / "practice")
+    return Service(settings, out=io.StringIO())
+
+
+#: A due date between the test submissions' times, each written by nbgrader submit in another zone (its
+#: ``Exchange.timezone``, ``%Z``).
+DUE = "2026-12-02 09:45:00 UTC"
+ON_TIME = "2026-12-02 10:30:00.000000 CET"  # 09:30 UTC: on time, though 10:30 is past 09:45 on its face
+LATE = "2026-12-02 04:50:00.000000 EST"  # 09:50 UTC: late, though 04:50 is before 09:45 on its face
+
+
+@needs_root
+def test_a_submission_after_the_due_date_is_not_practice_graded_and_its_page_says_why(tmp_path: Path,
+                                                                                        monkeypatch) -> None:
+    service = dated_service(tmp_path, monkeypatch, DUE)
+    inbound = service.settings.inbound
+    on_time = drop(inbound, CLASSMATES[0], 1, stamp=ON_TIME)
+    late = drop(inbound, CLASSMATES[1], 2, stamp=LATE)
+    assert service.scan() == 1
+    states = {row.folder: row for row in service.queue.in_state("queued", "refused")}
+    assert states[on_time[0]].state == "queued"
+    assert states[late[0]].state == "refused"
+    text = page(service, late[1])
+    assert "Not graded</strong>: practice feedback closed at 2026-12-02 09:45 UTC; your submission is kept for " \
+           "the instructor&#x27;s grading." in text, text
+    assert "Due date: 2026-12-02 09:45 UTC." in text and "1 of 1" not in text
+    assert "Queued" in page(service, on_time[1]) and "Due date: 2026-12-02 09:45 UTC." in page(service, on_time[1])
+    assert "practice feedback closed at 2026-12-02 09:45 UTC" in service.out.getvalue()  # type: ignore[attr-defined]
+    # A late submission uses up no attempt: the student's budget is whole.
+    assert service.budget(CLASSMATES[1]).left == service.policy.attempts
+
+
+@needs_root
+def test_after_due_date_grade_keeps_practice_open(tmp_path: Path, monkeypatch) -> None:
+    service = dated_service(tmp_path, monkeypatch, DUE, after_due_date="grade")
+    late = drop(service.settings.inbound, CLASSMATES[1], 2, stamp=LATE)
+    assert service.scan() == 1
+    assert "Queued" in page(service, late[1])
+
+
+@needs_root
+def test_without_a_due_date_nothing_stops(tmp_path: Path, monkeypatch) -> None:
+    service = dated_service(tmp_path, monkeypatch, None)
+    drop(service.settings.inbound, CLASSMATES[1], 2, stamp="2099-01-01 00:00:00.000000 UTC")
+    assert service.scan() == 1
+
+
+@needs_root
+def test_an_extended_student_is_graded_after_the_class_s_due_date_and_one_without_is_not(tmp_path: Path,
+                                                                                         monkeypatch) -> None:
+    """Real grading (``--once``): both submit after the class's due date; the one given a day is graded and reads
+    their own due date, the other reads why practice feedback closed."""
+    service = dated_service(tmp_path, monkeypatch, DUE)
+    gradebook = service.settings.course / "gradebook.db"
+    set_extension(gradebook, "ch11", FLOODER, timedelta(days=1))
+    inbound = service.settings.inbound
+    extended = drop_notebooks(inbound, FLOODER, 1, [SOURCE_DIR / "ex4_audit.ipynb"])  # 10:00:01 UTC
+    (inbound / extended / "timestamp.txt").write_text(LATE)
+    _, without = drop(inbound, CLASSMATES[0], 2, stamp=LATE)
+    assert service.run_once() == 1
+    (done,) = service.queue.in_state("done")
+    assert done.folder == extended and done.reason is None and done.score is not None
+    text = page(service, done.secret or "")
+    assert "practice feedback for your submission" in text
+    assert "Due date: 2026-12-03 09:45 UTC (your extension included)." in text, text
+    refused = page(service, without)
+    assert "practice feedback closed at 2026-12-02 09:45 UTC" in refused
+    assert "extension" not in refused
+
+
+@needs_root
+def test_a_gradebook_whose_due_dates_cannot_be_read_holds_submissions_until_it_can(tmp_path: Path,
+                                                                                   monkeypatch) -> None:
+    """Fail closed: with the stop on, a submission is taken only once it can be told whether it is late."""
+    service = dated_service(tmp_path, monkeypatch, DUE)
+    gradebook = service.settings.course / "gradebook.db"
+    good = gradebook.read_bytes()
+    gradebook.write_bytes(b"not a database" * 100)
+    late = drop(service.settings.inbound, CLASSMATES[1], 2, stamp=LATE)
+    assert service.scan() == 0
+    assert service.queue.known() == set()
+    log = service.out.getvalue()  # type: ignore[attr-defined]
+    assert f"waiting  {gradebook}: its due dates cannot be read" in log, log
+    gradebook.write_bytes(good)
+    assert service.scan() == 0
+    assert "due dates read again" in service.out.getvalue()  # type: ignore[attr-defined]
+    assert "practice feedback closed at 2026-12-02 09:45 UTC" in page(service, late[1])

@@ -169,3 +169,10 @@ def test_properties_level_says_in_words_what_failed_on_a_real_grading() -> None:
     for value in shown:
         assert html.escape(value) not in page, value
     no_active_content(page)
+
+
+def test_a_student_with_an_extension_reads_their_own_due_date() -> None:
+    own = Budget(1, 6, 60, 0.0, due="2026-12-16 17:00 UTC", extended=True)
+    assert "Due date: 2026-12-16 17:00 UTC (your extension included)." in status_page(sub("queued"), "ex4_audit",
+                                                                                        budget=own)
+    assert "extension" not in status_page(sub("queued"), "ex4_audit", budget=Budget(1, 6, 60, 0.0, due="x"))
