@@ -15,12 +15,14 @@ out the heavy ones:
   is skipped, except under CI (``$CI`` set), where it fails, as the Docker tier does.
 * ``hub``: the course on a real JupyterHub (``tests/hub/``): JupyterHub from PyPI
   (``requirements/hub.txt``) with Debian's configurable-http-proxy, PAM logins of real unix
-  users, the local-process spawner, the managed-service block read from docs/course.md; one
+  users, the local-process spawner, the config blocks read from docs/course.md; one
   student in Chromium (the browser tier's) through JupyterLab's Assignments tab, one through
-  a JupyterLab terminal, the instructor's formgrader service, the hub stopped with SIGINT
-  mid-grading and started again. It needs root, chromium and the proxy (``make hub``
-  installs the proxy, ``make browser`` chromium): without them it is skipped, except under
-  CI, where it fails. ``make test-fast`` leaves it out.
+  a JupyterLab terminal, the instructor's terminal and formgrader server, the hub stopped with
+  SIGINT mid-grading and started again; and the course faults that must not stop the hub
+  (``test_hub_faults.py``: a slow grading environment, a missing course, a course config that
+  cannot load, a refusing service), each with a student logging in during it. It needs
+  root, chromium and the proxy (``make hub`` installs the proxy, ``make browser`` chromium):
+  without them it is skipped, except under CI, where it fails. ``make test-fast`` leaves it out.
 * ``dask``: grading on a real ``dask scheduler`` and two ``dask worker`` processes on
   127.0.0.1 (``tests/autograder/batch/test_cluster.py``: the demo class equal to local
   workers', a worker SIGKILLed mid-batch, a killed coordinator resumed, hostile cases, a

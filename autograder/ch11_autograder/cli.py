@@ -5,9 +5,9 @@
                             [--timeout SECONDS] [--regrade]
     ch11-grade report --course DIR
     ch11-grade catalogue draft --course DIR --group INDEX|ID [--out FILE]
-    ch11-grade serve --course DIR [--once]
     ch11-grade doctor [--course DIR] [--exchange ROOT] [--hub-config FILE] ...
     ch11-grade extend ASSIGNMENT --course DIR --student ID (--by 2d | --until MOMENT | --remove) | --list
+    ch11-grade serve --course DIR [--once] [--hold-refusal SECONDS]
     ch11-grade student-bundle --out ch11-student.zip
     ch11-grade gradescope build --out autograder.zip
     ch11-grade lms-export --course DIR --roster ROSTER.csv --out IMPORT.csv [--format canvas|moodle]
@@ -30,6 +30,10 @@ answer, the properties it fails, placeholders for the name, title and advice
 arrives, into a practice course, and publishes its feedback where the
 student's ``nbgrader fetch_feedback`` finds it (docs/course.md, "Feedback
 before the due date"); its policy is ``c.ServePolicy`` in the course config.
+When it cannot start (no course directory, a course config that stops, folder
+owners that cannot tell students apart) it says why and exits 2; with
+``--hold-refusal SECONDS`` it stays up that long first, so a hub that restarts
+it does so at most once per that many seconds (docs/course.md, "The hub").
 
 ``doctor`` checks the deployment docs/course.md builds (the environments' nbgrader, the sandbox,
 the proxy, the exchange, the course folder, the hub's services, formgrader's import time): one line
@@ -57,6 +61,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -194,18 +199,20 @@ def _serve(args: argparse.Namespace) -> int:
     from .serve.service import IdentityRefused, Service
 
     try:
+        if not args.course.is_dir():
+            raise ValueError(f"{args.course}: no course directory there (docs/course.md, \"Week 1\", makes it)")
         service = Service(load_settings(args.course))
     except (ValueError, OSError) as exc:
-        print(f"ch11-grade: {exc}", file=sys.stderr)
-        return EXIT_REFUSED
+        return _serve_refused(str(exc), args.hold_refusal)
+    except SystemExit as exc:  # the course config's fail-closed stop (nbgrader_config.py): its line is the reason
+        return _serve_refused(str(exc.code), args.hold_refusal)
     try:
         if args.once:
             service.run_once()
             return EXIT_OK
         service.run()
     except IdentityRefused as exc:
-        print(f"ch11-grade: {escape(str(exc), 1000)}", file=sys.stderr)
-        return EXIT_REFUSED
+        return _serve_refused(str(exc), args.hold_refusal)
     except KeyboardInterrupt:
         print("\nch11-grade: stopped; the queue is kept, run the same command to go on.", file=sys.stderr)
         return 130
@@ -241,6 +248,24 @@ def _extend(args: argparse.Namespace) -> int:
         return EXIT_REFUSED
     print(f"{escape(args.assignment)}: {escape(written.line())}")
     return EXIT_OK
+
+
+def _serve_refused(reason: str, hold: float) -> int:
+    """Say why the service cannot start; stay up refusing ``hold`` seconds (SIGINT ends it), then exit 2.
+
+    A hub restarts a managed service that exits at its next poll (about every 30 s): held, a refusal that lasts
+    (a missing course, a course config that stops, owners that cannot tell students apart) restarts at most once
+    per ``hold`` seconds, each time saying why again.
+    """
+    print(f"ch11-grade: {escape(reason, 1000)}", file=sys.stderr, flush=True)
+    if hold > 0:
+        print(f"ch11-grade: serve refuses to start (above); it exits in {hold:g} s (--hold-refusal)",
+              file=sys.stderr, flush=True)
+        try:
+            time.sleep(hold)
+        except KeyboardInterrupt:
+            pass
+    return EXIT_REFUSED
 
 
 def _student_bundle(args: argparse.Namespace) -> int:
@@ -345,6 +370,9 @@ def _parser() -> argparse.ArgumentParser:
     sv.add_argument("--course", type=Path, required=True,
                     help="the instructor's course directory (its nbgrader config names the exchange and course id)")
     sv.add_argument("--once", action="store_true", help="grade what is pending, then exit")
+    sv.add_argument("--hold-refusal", type=float, default=0.0, metavar="SECONDS",
+                    help="when it cannot start, say why and stay up this long before exiting 2 (default 0; a hub "
+                         "restarting it then does so at most once per SECONDS)")
     sv.set_defaults(func=_serve)
 
     dr = sub.add_parser("doctor", help="check the deployment of docs/course.md: one line per problem, with its fix")

@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 from ch11_autograder import cli
@@ -58,3 +59,31 @@ def test_help_imports_neither_nbgrader_nor_what_it_brings():
     done = subprocess.run([sys.executable, "-c", HELP_IMPORTS], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1]) == []
+
+
+def _serve(course, hold: float, capsys) -> tuple[int, float, str]:
+    started = time.monotonic()
+    status = cli.main(["serve", "--course", str(course), "--hold-refusal", str(hold)])
+    return status, time.monotonic() - started, capsys.readouterr().err
+
+
+def test_serve_without_its_course_says_so_holds_then_exits_2_creating_nothing(tmp_path, capsys):
+    status, seconds, err = _serve(tmp_path / "course", 0.5, capsys)
+    assert status == cli.EXIT_REFUSED and seconds >= 0.5
+    assert f"{tmp_path / 'course'}: no course directory there" in err and "exits in 0.5 s" in err
+    assert not (tmp_path / "course").exists(), "the refusal made the course it lacks"
+
+
+def test_serve_on_a_course_config_that_stops_gives_its_line_and_holds(tmp_path, capsys):
+    course = tmp_path / "course"
+    course.mkdir()
+    (course / "nbgrader_config.py").write_text('raise SystemExit("nbgrader_config.py: the course stops here")\n')
+    status, seconds, err = _serve(course, 0.5, capsys)
+    assert status == cli.EXIT_REFUSED and seconds >= 0.5
+    assert "ch11-grade: nbgrader_config.py: the course stops here" in err
+    assert sorted(p.name for p in course.iterdir()) == ["nbgrader_config.py"]
+
+
+def test_serve_refusing_without_a_hold_exits_at_once(tmp_path, capsys):
+    status, seconds, err = _serve(tmp_path / "course", 0, capsys)
+    assert status == cli.EXIT_REFUSED and seconds < 5 and "exits in" not in err

@@ -4,9 +4,11 @@ JupyterHub from PyPI (``requirements/hub.txt``) runs as root from the students' 
 with Debian's ``configurable-http-proxy``, PAM logins of real unix users (passwords set with
 ``chpasswd``, homes 0700) and the default local-process spawner; every user's JupyterLab is
 ``jupyterhub-singleuser`` of the students' environment, with nbgrader's Assignments tab. Its
-config is the page's two blocks (``support/hub.py``), so the instructor's managed services are
-exactly the page's: ``ch11-serve`` (grade on submit) and ``ch11-formgrader``, both run by the
-hub as the instructor from the instructor's environment. Everything listens on 127.0.0.1.
+config, the graders' group and the ``/etc/profile.d`` file are the page's blocks (``support/hub.py``):
+the grading service ``ch11-serve`` run by the hub as the instructor from the grading environment,
+each server's PATH by the graders' group, and the instructor's ``formgrader`` server. The hub's
+output goes to a file, as under systemd (so JupyterLab's terminals are login shells); the fault
+tier (``test_hub_faults.py``) starts it in a terminal. Everything listens on 127.0.0.1.
 
 1. ``lab``, in Chromium: logs in, opens Nbgrader > Assignments, fetches ch11, answers
    Exercise 4 (the file written as the student), submits, fetches feedback while the service is
@@ -15,7 +17,9 @@ hub as the instructor from the instructor's environment. Everything listens on 1
 2. ``term``, in a JupyterLab terminal of their hub server (a login shell: PATH from their
    ``~/.profile``, the page's ``/etc/profile.d`` line): the page's ``nbgrader`` commands, with
    the catalogued "general DAG" mistake; the feedback names it.
-3. The instructor logs in to the formgrader service, which lists the course's assignment.
+3. The instructor logs in: ``command -v nbgrader`` and ``command -v ch11-grade`` in a JupyterLab
+   terminal of their server are the grading environment's; their ``formgrader`` server lists the
+   course's assignment.
 4. ``term`` submits again; while that submission is being graded the hub is stopped with SIGINT
    (Ctrl-C: it stops its services with SIGINT) and started again. Nothing is lost: the
    submission is graded after the restart, ``term`` fetches its feedback in a new terminal,
@@ -32,7 +36,6 @@ import os
 import re
 import secrets
 import signal
-import subprocess
 import time
 from dataclasses import dataclass, field
 
@@ -56,9 +59,7 @@ c.ServePolicy.rescan_seconds = 2
 SCREENSHOTS = BUILD_DIR / "hub"
 #: The service's command line, as the page's block gives it (what finds its process).
 SERVE_NEEDLE = "serve --course"
-NBGRADER_MENU = '#jp-menu-panel div.lm-MenuBar-itemLabel:text("Nbgrader")'
-#: Seconds for one JupyterLab page step (a click's answer) on a loaded machine.
-STEP_MS = 120_000
+NBGRADER_MENU, STEP_MS = hub_support.NBGRADER_MENU, hub_support.STEP_MS
 
 
 @dataclass
@@ -115,13 +116,8 @@ def _open_file(context, course: Observed, role: str, path: str, shot: str) -> st
         tab.close()
 
 
-def _wait_for_lab(page) -> None:
-    """Until JupyterLab has loaded (its Nbgrader menu is there: nbgrader's lab extension too)."""
-    page.locator(NBGRADER_MENU).wait_for(timeout=STEP_MS)
-
-
 def _assignments_tab(page) -> None:
-    _wait_for_lab(page)
+    hub_support.wait_for_lab(page)
     page.locator(NBGRADER_MENU).click()
     page.locator('#jp-mainmenu-nbgrader li[data-command="nbgrader:open-assignment-list"]').click()
     page.locator("#released_assignments_list").wait_for(timeout=STEP_MS)
@@ -192,7 +188,7 @@ def _terminal_student(course: Observed, context) -> Terminal:
     """Step 2 of the module docstring; returns the terminal for step 4."""
     role = "term"
     page, user = _open_lab(course, context, role)
-    _wait_for_lab(page)
+    hub_support.wait_for_lab(page)
     terminal = Terminal(page, course.user_prefix(role))
 
     def run(name: str, command: str) -> str:
@@ -215,14 +211,13 @@ def _terminal_student(course: Observed, context) -> Terminal:
     return terminal
 
 
-def _formgrader(course: Observed, context) -> None:
-    """Step 3: the instructor opens the page's formgrader service (the hub asks for the login first)."""
-    page = context.new_page()
-    page.goto(f"{course.hub_url}/services/ch11-formgrader/formgrader", timeout=STEP_MS)
-    page.fill("#username_input", course.instructor.name)
-    page.fill("#password_input", course.passwords["instructor"])
-    page.click("#login_submit")
-    page.wait_for_url("**/services/ch11-formgrader/formgrader**", timeout=240_000)
+def _instructor(course: Observed, context) -> None:
+    """Step 3: the instructor's terminal finds the grading environment; their formgrader server lists the course."""
+    page, terminal = hub_support.instructor_terminal(course, context)
+    status, out = terminal.run("command -v nbgrader; command -v ch11-grade")
+    course.terminal_out["instructor"] = out
+    assert status == 0, out
+    hub_support.open_formgrader(course, page)
     page.get_by_text(ASSIGNMENT, exact=True).first.wait_for(timeout=STEP_MS)
     page.screenshot(path=str(SCREENSHOTS / "formgrader.png"), full_page=True)
     course.formgrader_text = page.inner_text("body")
@@ -254,7 +249,7 @@ def _stop_mid_grading(course: Observed, context, terminal: Terminal) -> None:
     page = context.new_page()  # the hub stopped every server with it: the student starts theirs again
     page.goto(f"{course.hub_url}/hub/spawn?next={course.user_prefix(role)}lab", timeout=240_000)
     page.wait_for_url(f"{course.hub_url}{course.user_prefix(role)}lab**", timeout=240_000)
-    _wait_for_lab(page)
+    hub_support.wait_for_lab(page)
     again = Terminal(page, course.user_prefix(role))
     status, out = again.run(f"nbgrader fetch_feedback {ASSIGNMENT}")
     course.terminal_out["fetch_feedback after the restart"] = out
@@ -270,9 +265,6 @@ def hub_course():
     with served_course(COURSE_ID, ("lab", "term"), POLICY, prefix="c11h", make=Observed) as course:
         try:
             hub_support.prepare_hub(course)
-            course.terminal_out["instructor"] = subprocess.run(
-                ["runuser", "-l", course.instructor.name, "-c", "command -v nbgrader"], capture_output=True,
-                text=True, timeout=60).stdout
             course.markers = {role: f"private-{role}-{secrets.token_hex(8)}" for role in course.students}
             SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             course.seconds["setup"] = time.monotonic() - started
@@ -285,7 +277,7 @@ def hub_course():
                 course.seconds["lab student"] = time.monotonic() - started
                 terminal = _terminal_student(course, term)
                 course.seconds["terminal student"] = time.monotonic() - started
-                _formgrader(course, instructor)
+                _instructor(course, instructor)
                 course.seconds["formgrader"] = time.monotonic() - started
                 _stop_mid_grading(course, term, terminal)
                 course.seconds["stopped and restarted"] = time.monotonic() - started
@@ -315,8 +307,9 @@ def test_the_terminal_is_a_login_shell_with_the_students_environment(hub_course)
     assert "ModuleNotFoundError" in hub_course.terminal_out["import"], "the grading package reached a student"
 
 
-def test_the_instructor_s_login_shell_has_the_grading_environment_first(hub_course):
-    assert hub_course.terminal_out["instructor"].strip() == f"{hub_course.grader_venv}/bin/nbgrader"
+def test_the_instructor_s_terminal_has_the_grading_environment_first(hub_course):
+    """The hub's output is a file here (as under systemd): the terminal is a login shell, PATH from /etc/profile.d."""
+    hub_support.assert_grading_environment_first(hub_course, hub_course.terminal_out["instructor"])
 
 
 def test_the_terminal_student_gets_the_mistake_named(hub_course):
@@ -325,11 +318,11 @@ def test_the_terminal_student_gets_the_mistake_named(hub_course):
     assert "inputs:" not in page and "expected:" not in page
 
 
-def test_the_formgrader_service_serves_the_course(hub_course):
+def test_the_formgrader_server_serves_the_course(hub_course):
     assert ASSIGNMENT in hub_course.formgrader_text
     assert "Manage Assignments" in hub_course.formgrader_text, hub_course.formgrader_text[:2000]
-    log = hub_course.log.read_text(errors="replace")
-    assert "ModuleNotFoundError" not in log, "a service could not load the course"
+    for log in (hub_course.log, hub_course.instructor.home / "formgrader.log"):
+        assert "ModuleNotFoundError" not in log.read_text(errors="replace"), f"{log}: the course did not load"
 
 
 def test_a_hub_stopped_mid_grading_loses_nothing(hub_course):

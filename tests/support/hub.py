@@ -4,15 +4,17 @@ The hub tier (``tests/hub/``) runs the single-machine hub that docs/course.md ("
 describes: JupyterHub from the students' environment (the exchange tier's venv, which holds
 ``jupyterhub`` pinned by ``requirements/hub.txt``), Debian's ``configurable-http-proxy``, PAM
 logins of real unix users, the local-process spawner, JupyterLab with nbgrader's Assignments
-tab, and the instructor's managed services. The two ``python`` blocks of the page that make
-the hub's config (the one with ``c.Spawner.cmd`` and the one with ``c.JupyterHub.services``)
-are read from the page and written into the hub's ``jupyterhub_config.py`` with only the
-page's paths, names and ports replaced (:data:`PAGE_PLACEHOLDERS`): every placeholder must be
+tab, the graders' group, the PATH of every server and login shell, the instructor's
+``formgrader`` server and the grading service. The page's blocks that make these (:data:`BLOCK_MARKS`:
+the graders' group of step 5, the ``/etc/profile.d`` file of step 6, the hub's config and its
+services block of step 9) are read from the page and run or written as they are, with only the
+page's placeholders, paths and ports replaced (:func:`page_placeholders`): every one must be
 found, so a page that changes them fails here instead of drifting from what is tested. What
 the tier adds after them (:func:`tier_settings`) is what one test machine needs beside other
 work: its own ports, database and state directory, longer spawn timeouts for a loaded
-machine, and ``PYTHONPATH`` for the services (the grading package is a copy of this checkout
-there, as in the exchange tier).
+machine, and ``PYTHONPATH`` for the grading service and the graders' servers (the grading
+package is a copy of this checkout there, as in the exchange tier, with its ``ch11-grade``
+beside it). The tier's ``/etc/profile.d`` file and group have names of their own, removed after.
 
 Everything listens on 127.0.0.1. :func:`require_hub` skips without root, Chromium or the proxy,
 except under CI (``$CI`` set), where it fails.
@@ -24,6 +26,7 @@ import contextlib
 import os
 import re
 import secrets
+import shlex
 import shutil
 import signal
 import socket
@@ -44,16 +47,18 @@ from support.serve_exchange import ServedCourse, wait_for
 COURSE_PAGE = DOCS_DIR / "course.md"
 #: Debian's node-configurable-http-proxy keeps its modules here; a node that is not Debian's needs it.
 NODE_PATH = "/usr/share/nodejs"
-#: Seconds a managed service with a URL (the formgrader) may take to answer: the hub waits for it before it
-#: serves anyone, and exits past it. The page says 120; a loaded test machine gets more.
-SERVICE_START_TIMEOUT = 300
-#: Seconds for the hub to answer after it starts (a few on an idle machine, plus its services' start).
-HUB_START_TIMEOUT = SERVICE_START_TIMEOUT + 120.0
+#: Seconds the instructor's formgrader server may take to answer on a loaded test machine (the page says 120).
+FORMGRADER_TIMEOUT = 300
+#: Seconds for the hub to answer after it starts (a few on an idle machine: it waits for no course service).
+HUB_START_TIMEOUT = 180.0
 #: Seconds the hub may take to stop: its services get SIGINT, then SIGTERM 30 s later, then SIGKILL 30 s later.
 HUB_STOP_TIMEOUT = 90.0
-#: The page's hub block and service block: the text that marks each.
+#: The page's blocks the tier runs or writes, each by the text that marks it (exactly one block has it).
 HUB_BLOCK_MARK = "c.Spawner.cmd"
 SERVICES_BLOCK_MARK = "c.JupyterHub.services"
+GROUP_BLOCK_MARK = "groupadd"
+PROFILE_BLOCK_MARK = "/etc/profile.d/ch11.sh"
+BLOCK_MARKS = (GROUP_BLOCK_MARK, PROFILE_BLOCK_MARK, HUB_BLOCK_MARK, SERVICES_BLOCK_MARK)
 
 
 def proxy_reason() -> str | None:
@@ -84,42 +89,48 @@ def require_hub() -> None:
 
 
 def page_blocks(page: Path = COURSE_PAGE) -> dict[str, str]:
-    """The page's ``python`` blocks that make the hub's config, by mark; exactly one each."""
+    """The page's fenced blocks of :data:`BLOCK_MARKS` (``python`` or plain shell), by mark; exactly one each."""
     blocks = [textwrap.dedent(m.group(2)) for m in
-              re.finditer(r"^([ \t]*)```python\n(.*?)^\1```$", page.read_text(), re.M | re.S)]
+              re.finditer(r"^([ \t]*)```(?:python)?\n(.*?)^\1```$", page.read_text(), re.M | re.S)]
     found = {}
-    for mark in (HUB_BLOCK_MARK, SERVICES_BLOCK_MARK):
+    for mark in BLOCK_MARKS:
         having = [b for b in blocks if mark in b]
-        assert len(having) == 1, f"{page} has {len(having)} python blocks with {mark!r}, not one"
+        assert len(having) == 1, f"{page} has {len(having)} blocks with {mark!r}, not one"
         found[mark] = having[0]
     return found
 
 
 @dataclass(frozen=True)
 class HubPlaces:
-    """Where this machine's hub has what the page puts under /opt/ch11 and /home (see :func:`page_config`)."""
+    """What this machine's hub has where the page says /opt/ch11, /home, <instructor> ... (see :func:`page_config`)."""
 
     port: int
-    formgrader_port: int
     student_venv: Path
     grader_venv: Path
     ch11_grade: Path
     instructor: User
-    users: tuple[str, ...]
+    students: tuple[str, str]
+    graders: str
+    profile: Path
 
 
 def page_placeholders(places: HubPlaces) -> dict[str, str]:
-    """The page's paths, names and ports, and what the tier puts in their place (in this order: a text that
-    holds another comes first)."""
+    """The page's placeholders, paths and ports, and what the tier puts in their place (in this order: a text
+    that holds another comes first). The grading environment's ``bin`` is two folders here: the package copy's
+    ``ch11-grade``, then the venv's."""
+    grader_bin = f"{places.grader_venv}/bin"
     return {
         "/opt/ch11/grader/bin/ch11-grade": str(places.ch11_grade),
-        "/opt/ch11/grader/bin/": f"{places.grader_venv}/bin/",
-        "/opt/ch11/students/bin/": f"{places.student_venv}/bin/",
-        '{"instructor", "alice", "bob"}': repr(set(places.users)),
-        "/home/instructor": str(places.instructor.home),
-        '"instructor"': f'"{places.instructor.name}"',
+        "/opt/ch11/grader/bin/": f"{grader_bin}/",
+        "/opt/ch11/grader/bin": f"{places.ch11_grade.parent}:{grader_bin}",
+        "/opt/ch11/students/bin": f"{places.student_venv}/bin",
+        "/home/<instructor>": str(places.instructor.home),
+        "<instructor>": places.instructor.name,
+        "<student1>": places.students[0],
+        "<student2>": places.students[1],
+        "<graders>": places.graders,
+        "/etc/profile.d/ch11.sh": str(places.profile),
         "http://127.0.0.1:8000": f"http://127.0.0.1:{places.port}",
-        "http://127.0.0.1:9999": f"http://127.0.0.1:{places.formgrader_port}",
     }
 
 
@@ -132,18 +143,29 @@ def _substitute(block: str, placeholders: Mapping[str, str]) -> tuple[str, set[s
     return block, used
 
 
-def page_config(places: HubPlaces, page: Path = COURSE_PAGE) -> str:
-    """The page's hub block and services block, with :func:`page_placeholders` put in; each one must be used."""
-    blocks = page_blocks(page)
+def page_texts(places: HubPlaces, page: Path = COURSE_PAGE) -> dict[str, str]:
+    """The blocks of :func:`page_blocks` with :func:`page_placeholders` put in, by mark; each placeholder must be
+    used, and no ``<name>`` may be left."""
     placeholders = page_placeholders(places)
-    hub, used_hub = _substitute(blocks[HUB_BLOCK_MARK], placeholders)
-    services, used_services = _substitute(blocks[SERVICES_BLOCK_MARK], placeholders)
-    unused = set(placeholders) - used_hub - used_services
-    assert not unused, f"the page's hub config no longer holds {sorted(unused)}: update tests/support/hub.py"
-    return f"# From {page.name}, the hub's block:\n{hub}\n# From {page.name}, the services block:\n{services}"
+    texts, used = {}, set()
+    for mark, block in page_blocks(page).items():
+        texts[mark], used_here = _substitute(block, placeholders)
+        used |= used_here
+        left = re.findall(r"<[a-z][a-z0-9-]*>", texts[mark])
+        assert not left, f"the page's block with {mark!r} has placeholders the tier does not fill: {left}"
+    unused = set(placeholders) - used
+    assert not unused, f"the page's blocks no longer hold {sorted(unused)}: update tests/support/hub.py"
+    return texts
 
 
-def tier_settings(state: Path, hub_port: int, proxy_api_port: int, package_copy: Path) -> str:
+def page_config(places: HubPlaces, page: Path = COURSE_PAGE) -> str:
+    """The page's hub block and services block (:func:`page_texts`), one after the other."""
+    texts = page_texts(places, page)
+    return (f"# From {page.name}, the hub's block:\n{texts[HUB_BLOCK_MARK]}\n"
+            f"# From {page.name}, the services block:\n{texts[SERVICES_BLOCK_MARK]}")
+
+
+def tier_settings(state: Path, hub_port: int, proxy_api_port: int, package_copy: Path, graders: str) -> str:
     """What one test machine adds to the page's config (see the module docstring)."""
     return textwrap.dedent(f"""
         # The tier's own: ports, state, timeouts for a loaded machine, the grading package's copy.
@@ -158,8 +180,19 @@ def tier_settings(state: Path, hub_port: int, proxy_api_port: int, package_copy:
         c.Spawner.start_timeout = 180
         for _service in c.JupyterHub.services:
             _service.setdefault("environment", {{}})["PYTHONPATH"] = {str(package_copy)!r}
-            if "url" in _service:  # the hub waits for it before it serves anyone
-                _service["timeout"] = max(_service.get("timeout", 30), {SERVICE_START_TIMEOUT})
+        _page_hook = c.Spawner.pre_spawn_hook
+
+
+        def _tier_hook(spawner):
+            _page_hook(spawner)
+            import grp
+            if spawner.user.name in grp.getgrnam({graders!r}).gr_mem:
+                spawner.environment = {{**spawner.environment, "PYTHONPATH": {str(package_copy)!r}}}
+            if spawner.name == "formgrader":
+                spawner.http_timeout = max(spawner.http_timeout, {FORMGRADER_TIMEOUT})
+
+
+        c.Spawner.pre_spawn_hook = _tier_hook
         """)
 
 
@@ -168,11 +201,18 @@ def tier_settings(state: Path, hub_port: int, proxy_api_port: int, package_copy:
 
 @dataclass
 class Hub:
-    """A JupyterHub process started by :func:`start_hub` (the state directory holds its config, database, log)."""
+    """A JupyterHub process started by :func:`start_hub` (the state directory holds its config, database, log);
+    ``process`` is ``script``'s when the hub was started in a terminal."""
 
     url: str
     state: Path
     process: subprocess.Popen
+    tty: bool = False
+
+    @property
+    def pid(self) -> int:
+        """The hub's own process (under ``script``, its child: read from the hub's pid file)."""
+        return int((self.state / "hub.pid").read_text().strip()) if self.tty else self.process.pid
 
     @property
     def log(self) -> Path:
@@ -188,14 +228,20 @@ def hub_environment(student_venv: Path) -> dict[str, str]:
             "LANG": "C.UTF-8", "HOME": "/root", "USER": "root"}
 
 
-def start_hub(url: str, state: Path, student_venv: Path) -> Hub:
-    """``jupyterhub -f jupyterhub_config.py`` as root in ``state`` (output appended to ``state/hub.log``);
-    returns once the hub answers at ``url``."""
+def start_hub(url: str, state: Path, student_venv: Path, *, tty: bool = False) -> Hub:
+    """``jupyterhub -f jupyterhub_config.py`` as root in ``state``, its output appended to ``state/hub.log``:
+    straight into the file (as under a service manager), or with ``tty`` through a terminal of its own
+    (``script``, as an admin starting it in a terminal); returns once the hub answers at ``url``."""
+    argv = [str(student_venv / "bin" / "jupyterhub"), "-f", "jupyterhub_config.py"]
+    (state / "hub.pid").unlink(missing_ok=True)
     with (state / "hub.log").open("ab") as out:
-        process = subprocess.Popen([str(student_venv / "bin" / "jupyterhub"), "-f", "jupyterhub_config.py"],
-                                   cwd=state, env=hub_environment(student_venv), stdout=out,
+        if tty:
+            argv = ["script", "--quiet", "--flush", "--append", "--return", "--command", shlex.join(argv),
+                    str(state / "hub.log")]
+            out = subprocess.DEVNULL  # type: ignore[assignment]
+        process = subprocess.Popen(argv, cwd=state, env=hub_environment(student_venv), stdout=out,
                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-    hub = Hub(url, state, process)
+    hub = Hub(url, state, process, tty)
     deadline = time.monotonic() + HUB_START_TIMEOUT
     while time.monotonic() < deadline and process.poll() is None:
         try:
@@ -208,7 +254,7 @@ def start_hub(url: str, state: Path, student_venv: Path) -> Hub:
 
 def stop_hub(hub: Hub) -> int:
     """SIGINT to the hub (Ctrl-C; it stops its services and servers), and wait for it; its exit status."""
-    hub.process.send_signal(signal.SIGINT)
+    os.kill(hub.pid, signal.SIGINT)
     try:
         return hub.process.wait(timeout=HUB_STOP_TIMEOUT)
     except subprocess.TimeoutExpired:
@@ -233,6 +279,9 @@ def processes_of(uids: set[int]) -> list[int]:
 def end_everything(hub: Hub | None, users: list[User], state: Path) -> None:
     """After the tier, pass or fail: the hub, its proxy, and every process of the tier's users, by pid."""
     if hub is not None and hub.process.poll() is None:
+        if hub.tty:  # under script the hub has a session of its own
+            with contextlib.suppress(OSError, ValueError):
+                os.kill(hub.pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(hub.process.pid, signal.SIGKILL)
         hub.process.wait(timeout=30)
@@ -326,6 +375,16 @@ def log_in(page: object, hub_url: str, user: User, password: str, then: str) -> 
     page.wait_for_url(then, timeout=240_000)
 
 
+NBGRADER_MENU = '#jp-menu-panel div.lm-MenuBar-itemLabel:text("Nbgrader")'
+#: Seconds for one JupyterLab page step (a click's answer) on a loaded machine.
+STEP_MS = 120_000
+
+
+def wait_for_lab(page) -> None:
+    """Until JupyterLab has loaded (its Nbgrader menu is there: nbgrader's lab extension too)."""
+    page.locator(NBGRADER_MENU).wait_for(timeout=STEP_MS)
+
+
 # --------------------------------------------------------------------------- a served course behind the hub
 
 
@@ -342,6 +401,8 @@ class HubCourse(ServedCourse):
     hub: Hub | None = None
     hub_url: str = ""
     passwords: dict[str, str] = field(default_factory=dict)
+    graders: str = ""
+    profile: Path | None = None
 
     @property
     def state(self) -> Path:
@@ -365,29 +426,32 @@ def ch11_grade_launcher(course: ServedCourse) -> Path:
     return script
 
 
-def _profile(user: User, line: str) -> None:
-    profile = user.home / ".profile"
-    with profile.open("a") as handle:
-        handle.write(line)
-    course_users.chown_tree(profile, user)
+def run_page_block(text: str, what: str) -> None:
+    """One of the page's shell blocks (placeholders put in), as root with ``bash -e``."""
+    done = subprocess.run(["bash", "-e", "-c", text], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, f"the page's {what} block failed (exit {done.returncode}):\n{text}\n{done.stderr}"
 
 
 def prepare_hub(course: HubCourse) -> None:
-    """The page's steps for the course's users and the hub's config: passwords, each user's PATH line (the page's
-    ``/etc/profile.d`` line, per user: the machine's profile is everyone's), ``jupyterhub_config.py``."""
+    """The page's steps for the course's users and the hub's config: passwords, the graders' group (step 5), the
+    ``/etc/profile.d`` file (step 6), ``jupyterhub_config.py`` (step 9)."""
     course.state.mkdir(mode=0o700)
     for role, user in [("instructor", course.instructor), *course.students.items()]:
         course.passwords[role] = secrets.token_urlsafe(12)
         set_password(user, course.passwords[role])
-    for user in course.students.values():
-        _profile(user, f'PATH="{course.student_venv}/bin:$PATH"\n')
-    _profile(course.instructor, f'PATH="{course.grader_venv}/bin:$PATH"\n')
     port = free_port()
-    places = HubPlaces(port=port, formgrader_port=free_port(), student_venv=course.student_venv,
-                       grader_venv=course.grader_venv, ch11_grade=ch11_grade_launcher(course),
-                       instructor=course.instructor,
-                       users=(course.instructor.name, *(u.name for u in course.students.values())))
-    text = page_config(places) + tier_settings(course.state, free_port(), free_port(), course.root / "lib")
+    course.graders = f"{course.instructor.name}g"
+    course.profile = Path(f"/etc/profile.d/{course.instructor.name}-ch11.sh")
+    students = tuple(u.name for u in course.students.values())
+    assert len(students) == 2, "the page's allowed_users names two students"
+    places = HubPlaces(port=port, student_venv=course.student_venv, grader_venv=course.grader_venv,
+                       ch11_grade=ch11_grade_launcher(course), instructor=course.instructor,
+                       students=(students[0], students[1]), graders=course.graders, profile=course.profile)
+    texts = page_texts(places)
+    run_page_block(texts[GROUP_BLOCK_MARK], "graders' group")
+    run_page_block(texts[PROFILE_BLOCK_MARK], "/etc/profile.d")
+    text = page_config(places) + tier_settings(course.state, free_port(), free_port(), course.root / "lib",
+                                               course.graders)
     (course.state / "jupyterhub_config.py").write_text(text)
     course.hub_url = f"http://127.0.0.1:{port}"
 
@@ -399,16 +463,45 @@ def serving_lines(course: HubCourse) -> int:
     return sum("  serving  " in line for line in course.log.read_text(errors="replace").splitlines())
 
 
-def start_served_hub(course: HubCourse) -> None:
-    """Start the hub of :func:`prepare_hub`; return once its ``ch11-serve`` service serves."""
+def start_served_hub(course: HubCourse, *, tty: bool = False, serving: bool = True) -> None:
+    """Start the hub of :func:`prepare_hub` (``tty``: in a terminal); with ``serving``, return once its
+    ``ch11-serve`` service serves."""
     before = serving_lines(course)
-    course.hub = start_hub(course.hub_url, course.state, course.student_venv)
-    wait_for(lambda: serving_lines(course) > before, "the ch11-serve service's serving line", course, poll=0.2)
+    course.hub = start_hub(course.hub_url, course.state, course.student_venv, tty=tty)
+    if serving:
+        wait_for(lambda: serving_lines(course) > before, "the ch11-serve service's serving line", course, poll=0.2)
 
 
 def end_hub(course: HubCourse, keep_log: Path | None = None) -> None:
     """:func:`end_everything` for the course's hub and users; the hub's log copied to ``keep_log`` first."""
     end_everything(course.hub, [course.instructor, *course.students.values()], course.state)
+    if course.profile is not None:
+        course.profile.unlink(missing_ok=True)
+    if course.graders:
+        subprocess.run(["groupdel", course.graders], capture_output=True, text=True)
     if keep_log is not None and course.log.is_file():
         keep_log.parent.mkdir(parents=True, exist_ok=True)
         keep_log.write_bytes(course.log.read_bytes())
+
+
+def instructor_terminal(course: HubCourse, context) -> tuple[object, Terminal]:
+    """The instructor logged in to the hub, at their JupyterLab, with a terminal of it (REST and websocket)."""
+    page = context.new_page()
+    user = course.instructor
+    log_in(page, course.hub_url, user, course.passwords["instructor"], f"{course.hub_url}/user/{user.name}/lab**")
+    wait_for_lab(page)
+    return page, Terminal(page, f"/user/{user.name}/")
+
+
+def open_formgrader(course: HubCourse, page, timeout_ms: int = 360_000) -> None:
+    """The instructor's ``formgrader`` server (the page's step 9), as they start it from the hub."""
+    name = course.instructor.name
+    page.goto(f"{course.hub_url}/hub/spawn/{name}/formgrader", timeout=STEP_MS)
+    page.wait_for_url(f"{course.hub_url}/user/{name}/formgrader/formgrader**", timeout=timeout_ms)
+
+
+def assert_grading_environment_first(course: HubCourse, out: str) -> None:
+    """``command -v nbgrader; command -v ch11-grade`` in the instructor's terminal answered the grading
+    environment's (the package copy's ``ch11-grade``, as the tier places it)."""
+    lines = [line.strip() for line in out.splitlines() if line.strip().startswith("/")]
+    assert lines[-2:] == [f"{course.grader_venv}/bin/nbgrader", str(course.root / "bin" / "ch11-grade")], out
