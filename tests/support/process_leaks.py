@@ -34,7 +34,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["GRACE_SECONDS", "Leftover", "Snapshot", "left_running", "report", "snapshot"]
+import psutil
+
+__all__ = ["GRACE_SECONDS", "Descendants", "Leftover", "Snapshot", "left_running", "report", "snapshot",
+           "still_running"]
 
 #: Seconds a test's processes have to end after its teardown before they count as left running.
 GRACE_SECONDS = 3.0
@@ -162,3 +165,63 @@ def report(nodeid: str, left: list[Leftover]) -> str:
     lines = [f"{nodeid} left {len(left)} process(es) running {GRACE_SECONDS:g} s after its end (killed now):"]
     lines += [f"  {leftover}" for leftover in left]
     return "\n".join(lines)
+
+
+class Descendants:
+    """Every process ever seen below ``roots`` while it watches (polled every 0.1 s: fork servers, nbgrader,
+    sandboxes, kernels), so that those started and gone between two looks at the end are accounted for too.
+    A test stopping a grader with a signal checks with :func:`still_running` that all of them ended."""
+
+    def __init__(self, roots: list[int]) -> None:
+        self.roots = roots
+        self.seen: dict[int, psutil.Process] = {}
+        self.commands: dict[int, str] = {}  # pid -> command line when first seen
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+
+    def look(self) -> None:
+        for root in self.roots:
+            with contextlib.suppress(psutil.Error):
+                for child in psutil.Process(root).children(recursive=True):
+                    if child.pid not in self.seen:
+                        self.seen[child.pid] = child
+                        with contextlib.suppress(psutil.Error):
+                            self.commands[child.pid] = " ".join(child.cmdline())
+
+    def _poll(self) -> None:
+        while not self._stop.wait(0.1):
+            self.look()
+
+    def stop(self) -> None:
+        """Stop watching and SIGKILL what still runs of what was seen (a test's clean-up)."""
+        self._stop.set()
+        self._thread.join(timeout=10)
+        for proc in self.seen.values():
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+
+
+def _alive(proc: psutil.Process) -> bool:
+    """Whether ``proc`` (the same process: psutil checks its start time) still runs (a zombie has ended)."""
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def still_running(procs: list[psutil.Process], within: float, *, reap: list | None = None) -> list[str]:
+    """Waits up to ``within`` seconds for every process of ``procs`` to end; the ones still running then,
+    described (pid and command line). ``reap``: ``subprocess.Popen`` objects polled meanwhile (this process's
+    children, whose end is seen once they are reaped)."""
+    deadline = time.monotonic() + within
+    while any(_alive(proc) for proc in procs) and time.monotonic() < deadline:
+        for popen in reap or []:
+            popen.poll()
+        time.sleep(0.1)
+    left = []
+    for proc in procs:
+        if _alive(proc):
+            with contextlib.suppress(psutil.Error):
+                left.append(f"{proc.pid} {' '.join(proc.cmdline())[:160]}")
+    return left

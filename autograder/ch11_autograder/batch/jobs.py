@@ -204,7 +204,7 @@ def stop_grading() -> None:
     for graders in running:
         graders.kill_all()
     for slot_servers in servers:
-        slot_servers.close()
+        slot_servers.close(final=True)  # a job about to start its grading gets no server: it starts none after this
 
 
 atexit.register(stop_grading)

@@ -55,7 +55,7 @@ import pytest
 from behaviour import capture
 from ch11_autograder.batch import BatchError, BatchOptions, grade_class, gradebook_snapshot
 from ch11_autograder.batch.cluster import connection_warning, is_loopback_address
-from support import batch_support
+from support import batch_support, process_leaks
 from support.paths import ASSIGNMENT, REPO_ROOT
 
 DASK = Path(sys.executable).parent / "dask"
@@ -536,46 +536,6 @@ def test_a_worker_killed_mid_batch_costs_time_only(dask_cluster, tmp_path_factor
 STOP_SECONDS = 10
 
 
-class _Descendants:
-    """Polls, while a run lasts, every process below the given roots (fork servers, nbgrader, sandboxes), so
-    that the ones started and gone between two looks at the end are still accounted for."""
-
-    def __init__(self, roots: list[int]) -> None:
-        self.roots = roots
-        self.seen: dict[int, psutil.Process] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._poll, daemon=True)
-        self._thread.start()
-
-    def look(self) -> None:
-        for root in self.roots:
-            with contextlib.suppress(psutil.Error):
-                for child in psutil.Process(root).children(recursive=True):
-                    self.seen.setdefault(child.pid, child)
-
-    def _poll(self) -> None:
-        while not self._stop.wait(0.1):
-            self.look()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
-
-
-def _alive(proc: psutil.Process) -> bool:
-    """Whether ``proc`` (the same process: psutil checks its start time) still runs (a zombie has ended)."""
-    try:
-        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
-
-
-def _describe(proc: psutil.Process) -> str:
-    with contextlib.suppress(psutil.Error):
-        return f"{proc.pid} {' '.join(proc.cmdline())[:160]}"
-    return str(proc.pid)
-
-
 def _stop_after_a_killed_worker(base: Path, root: Path) -> list[str]:
     """The operator's scenario once, on a cluster of its own: a scheduler and two ``dask worker --no-nanny``; the
     batch (``ch11-grade batch --cluster``) starts, worker ``w0`` is SIGKILLed while it grades, the batch ends
@@ -591,7 +551,7 @@ def _stop_after_a_killed_worker(base: Path, root: Path) -> list[str]:
         cluster.start_worker("w0", nanny=False)
         cluster.start_worker("w1", nanny=False)
         cluster.wait_for_workers(2)
-        descendants = _Descendants([cluster.procs["w0"].pid, cluster.procs["w1"].pid])
+        descendants = process_leaks.Descendants([cluster.procs["w0"].pid, cluster.procs["w1"].pid])
         with (root / "batch.log").open("wb") as log:
             coordinator = subprocess.Popen(
                 [str(CH11_GRADE), "batch", str(source), "--course", str(course), "--cluster", cluster.address,
@@ -610,19 +570,11 @@ def _stop_after_a_killed_worker(base: Path, root: Path) -> list[str]:
         ours = [psutil.Process(cluster.procs[name].pid) for name in ("scheduler", "w1")]
         for proc in ours:
             proc.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + STOP_SECONDS
-        watched = [*ours, *descendants.seen.values()]
-        while any(_alive(proc) for proc in watched) and time.monotonic() < deadline:
-            for name in ("scheduler", "w1"):
-                cluster.procs[name].poll()  # reap it: a zombie child of this test has ended
-            time.sleep(0.1)
-        return [_describe(proc) for proc in watched if _alive(proc)]
+        return process_leaks.still_running([*ours, *descendants.seen.values()], STOP_SECONDS,
+                                           reap=[cluster.procs["scheduler"], cluster.procs["w1"]])
     finally:
         if descendants is not None:
             descendants.stop()
-            for proc in descendants.seen.values():
-                with contextlib.suppress(psutil.Error):
-                    proc.kill()
         if coordinator is not None and coordinator.poll() is None:
             os.killpg(coordinator.pid, signal.SIGKILL)
             coordinator.wait()
