@@ -310,9 +310,9 @@ STOP_SIGNALS = pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], 
 @STOP_SIGNALS
 def test_a_stop_signal_stops_an_idle_service_cleanly(tmp_path: Path, stop: signal.Signals) -> None:
     proc, log, db = _serve(tmp_path)
-    _until(log, "serving", proc)
     tree = process_leaks.Descendants([proc.pid])
     try:
+        _until(log, "serving", proc)
         started = time.monotonic()
         tree.look()
         proc.send_signal(stop)
@@ -321,6 +321,9 @@ def test_a_stop_signal_stops_an_idle_service_cleanly(tmp_path: Path, stop: signa
         assert left == [], f"{STOPPED_WITHIN} s after {stop.name} these still run: {left}"
     finally:
         tree.stop()
+        if proc.poll() is None:  # a failed assertion above: the service must not outlive its test
+            proc.kill()
+        proc.wait()
     assert time.monotonic() - started < 10, "the wait for work must wake on the signal, not after a rescan"
     text = log.read_text()
     assert f"stopping ({stop.name})" in text and text.rstrip().endswith("stopped"), text
@@ -331,10 +334,10 @@ def test_a_stop_signal_stops_an_idle_service_cleanly(tmp_path: Path, stop: signa
 @STOP_SIGNALS
 def test_a_stop_signal_mid_grading_abandons_the_round_and_requeues_it(tmp_path: Path, stop: signal.Signals) -> None:
     proc, log, db = _serve(tmp_path)
-    _until(log, "serving", proc)
-    me, stamp = own_submission(tmp_path / "exchange" / "c1" / "inbound", SOURCE_DIR / "ex4_audit.ipynb")
     tree = process_leaks.Descendants([proc.pid])
     try:
+        _until(log, "serving", proc)
+        me, stamp = own_submission(tmp_path / "exchange" / "c1" / "inbound", SOURCE_DIR / "ex4_audit.ipynb")
         _until(log, f"grading  {me} {stamp}", proc)
         time.sleep(1.0)  # into grade_class (a round is several seconds of nbgrader at the least)
         tree.look()
@@ -346,6 +349,9 @@ def test_a_stop_signal_mid_grading_abandons_the_round_and_requeues_it(tmp_path: 
             tree.commands)  # the grading's fork server was among them
     finally:
         tree.stop()
+        if proc.poll() is None:  # a failed assertion above: the service must not outlive its test
+            proc.kill()
+        proc.wait()
     text = log.read_text()
     assert f"abandoned {me} {stamp}" in text and f"graded   {me}" not in text and "error " not in text, text
     assert text.rstrip().endswith("stopped") and "Traceback" not in text, text
