@@ -13,8 +13,9 @@ and either
   working directory or command line lies in the session's temporary folder (``basetemp``).
 
 Processes started by older ones (a module fixture's Dask worker forking its fork servers) are
-those processes' business, and ended by their fixtures. Processes the session's background
-image build runs (``docker``, while that thread lives; tests/conftest.py) are not a test's.
+those processes' business, and ended by their fixtures. Processes of the session's background
+work, while its thread lives (:data:`BACKGROUND_WORK`: the image build, the batch's font list),
+are not a test's.
 
 Each process still running after a short grace (:data:`GRACE_SECONDS`: it may be exiting) is
 named, then killed with its descendants, so one leak does not spill into the next test.
@@ -41,9 +42,11 @@ __all__ = ["GRACE_SECONDS", "Descendants", "Leftover", "Snapshot", "left_running
 
 #: Seconds a test's processes have to end after its teardown before they count as left running.
 GRACE_SECONDS = 3.0
-#: The session's background image build (tests/conftest.py); the commands it runs are not a test's.
-IMAGE_BUILD_THREAD = "grading-image-build"
-IMAGE_BUILD_COMMANDS = frozenset({"docker", "debootstrap"})
+#: Work of the whole session that runs in a background thread of the test process, past the test that started it:
+#: thread name -> what the command line of the process it starts (and so of its whole subtree) holds. The grading
+#: image's build (tests/conftest.py) and the batch's font list (batch/fonts.py: one per process and sandbox, built
+#: once; killing it would change the later tests' sandboxes).
+BACKGROUND_WORK = {"grading-image-build": ("docker", "debootstrap"), "ch11-font-list": ("font_list.py",)}
 
 
 @dataclass(frozen=True)
@@ -106,8 +109,10 @@ def _cwd(pid: int) -> str:
     return "?"
 
 
-def _image_build_running() -> bool:
-    return any(thread.name == IMAGE_BUILD_THREAD and thread.is_alive() for thread in threading.enumerate())
+def _background_marks() -> tuple[str, ...]:
+    """What marks the processes of the session's background work under way (:data:`BACKGROUND_WORK`)."""
+    alive = {thread.name for thread in threading.enumerate() if thread.is_alive()}
+    return tuple(mark for name, marks in BACKGROUND_WORK.items() if name in alive for mark in marks)
 
 
 def _new_processes(before: Snapshot) -> dict[int, tuple[int, int, str]]:
@@ -124,14 +129,14 @@ def _new_processes(before: Snapshot) -> dict[int, tuple[int, int, str]]:
 def _theirs(before: Snapshot, new: dict[int, tuple[int, int, str]]) -> list[Leftover]:
     """The new processes that are the test's (see the module)."""
     found = []
-    build = _image_build_running()
+    marks = _background_marks()
     for pid in new:
-        ancestor = new[pid][0]
+        top, ancestor = pid, new[pid][0]
         while ancestor in new:  # up to the nearest process older than the test
-            ancestor = new[ancestor][0]
+            top, ancestor = ancestor, new[ancestor][0]
         command = _command(pid)
-        if build and ancestor == before.test_pid and command and os.path.basename(command[0]) in IMAGE_BUILD_COMMANDS:
-            continue
+        if marks and ancestor == before.test_pid and any(mark in part for part in _command(top) for mark in marks):
+            continue  # the session's background work, started by this test's first use of it
         cwd = _cwd(pid)
         if ancestor == before.test_pid:
             why = "child of the test process"
