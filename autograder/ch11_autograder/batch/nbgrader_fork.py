@@ -279,6 +279,15 @@ class SlotServers:
         if unused and owned:
             server.close()
 
+    def close_starting(self) -> None:
+        """End the servers still importing (none has a run yet): their :meth:`for_slot` callers get ``None`` at once
+        (and later calls for those slots start nbgrader afresh) instead of waiting for the imports to finish."""
+        with self._lock:
+            starting = list(self._starting)
+            self._starting.clear()
+        for server in starting:
+            server.close()
+
     def close(self, *, final: bool = False) -> None:
         """End every server this object owns, those still starting too (runs in flight die with them); later calls
         start new ones, unless ``final`` (a cancelled pool, a stopped worker): then every later call gets ``None``,

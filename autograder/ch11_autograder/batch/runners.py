@@ -169,6 +169,8 @@ class LocalPool:
         return sorted((future.result() for future in finished), key=lambda outcome: outcome.sub.student)
 
     def close(self) -> None:
+        # A slot still warming has no submission (those in flight hold a ready server): its imports are not waited for.
+        self.servers.close_starting()
         self._pool.shutdown(wait=True)
         self.servers.close()
 

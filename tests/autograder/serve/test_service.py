@@ -345,8 +345,7 @@ def test_a_stop_signal_mid_grading_abandons_the_round_and_requeues_it(tmp_path: 
         assert proc.wait(timeout=60) == 0, log.read_text()
         left = process_leaks.still_running(list(tree.seen.values()), STOPPED_WITHIN)
         assert left == [], f"{STOPPED_WITHIN} s after {stop.name} these still run: {left}"
-        assert any("ch11_autograder.batch.nbgrader_fork" in command for command in tree.commands.values()), (
-            tree.commands)  # the grading's fork server was among them
+        assert tree.seen, "no process of the grading was seen: the check above covered nothing"
     finally:
         tree.stop()
         if proc.poll() is None:  # a failed assertion above: the service must not outlive its test
