@@ -34,6 +34,12 @@ out the heavy ones:
   ``make test`` and ``make test-fast`` leave it out. Without Slurm or root it skips, except
   under CI, where it fails.
 
+No test leaves a process running: after every test and its teardown, the processes it started
+(children of the test process: Dask workers and schedulers, fork servers, kernels, a hub, its
+proxy and services; orphans whose working directory or command line lies in the session's
+temporary folder) must have ended within a few seconds (``support/process_leaks.py``). One still
+running fails the test at teardown, naming it and each process, and is killed.
+
 A further tier, ``browser`` (``tests/browser/``), drives Debian's Chromium through nbgrader's
 formgrader on a real Jupyter server; it grades into a copy of the batch-graded demo class,
 so it is ``class_batch`` too and ``make test-fast`` leaves it out with that tier. Without
@@ -66,7 +72,7 @@ import threading
 import time
 
 import pytest
-from support import batch_support, jupyter_env
+from support import batch_support, jupyter_env, process_leaks
 
 _SESSION_START = time.time()
 jupyter_env.isolate()
@@ -74,6 +80,33 @@ jupyter_env.isolate()
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     jupyter_env.sweep(_SESSION_START)
+
+
+_SNAPSHOT = pytest.StashKey[process_leaks.Snapshot]()
+
+
+@pytest.fixture(autouse=True)
+def _no_process_left(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """The processes running before this test's own fixtures start (the module's and session's, set up first,
+    are not this test's); :func:`pytest_runtest_teardown` compares after the test."""
+    request.node.stash[_SNAPSHOT] = process_leaks.snapshot(tmp_path_factory.getbasetemp())
+    yield
+
+
+class ProcessLeft(Exception):
+    """A test left a process running (support/process_leaks.py)."""
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
+    # After every teardown of the test, a module's last test's module fixtures included.
+    try:
+        return (yield)
+    finally:
+        before = item.stash.get(_SNAPSHOT, None)
+        left = process_leaks.left_running(before) if before is not None else []
+        if left:
+            raise ProcessLeft(process_leaks.report(item.nodeid, left))
 
 
 def _needs_image(item: pytest.Item) -> bool:

@@ -31,8 +31,12 @@ reschedules its jobs; a job whose runs see more workers die than
 ``distributed.scheduler.allowed-failures`` (the scheduler's setting, 3 by default: the fourth
 death) ends as that student's error, and the batch goes on.
 
-Dask is an optional extra (``pip install .[dask]``): it is imported only here,
-and this module only when a batch asks for a cluster.
+Every worker gets the plugin :class:`.dask_worker.StopWithWorker` (registered on the cluster when
+the runner connects): the worker's close ends its gradings and fork servers, and SIGTERM or
+SIGINT close the worker before Dask leaves its event loop (docs/batch.md, "Stopping a worker").
+
+Dask is an optional extra (``pip install .[dask]``): it is imported only here (and in
+:mod:`.dask_worker`, imported from here), and this module only when a batch asks for a cluster.
 """
 
 from __future__ import annotations
@@ -183,6 +187,10 @@ class DaskRunner:
         self._distributed = _import_distributed()
         self._cluster, self._client = self._connect()
         client = self._client
+        from .dask_worker import PLUGIN_NAME, StopWithWorker
+
+        # Before any job: a worker's grading ends with the worker, and SIGTERM closes it (docs/batch.md).
+        client.register_plugin(StopWithWorker(), name=PLUGIN_NAME)
         checks = client.run(check_worker, plan.sandbox, self._release, plan.options.assignment)
         problems = {address: problem for address, problem in checks.items() if problem}
         if problems:

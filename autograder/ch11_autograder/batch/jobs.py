@@ -53,6 +53,7 @@ __all__ = [
     "check_worker",
     "grade_job",
     "release_digest",
+    "stop_grading",
     "worker_course",
 ]
 
@@ -169,10 +170,13 @@ def _slot() -> Iterator[int]:
 
 _servers_lock = threading.Lock()
 _servers: dict[Path, SlotServers] = {}
+#: The gradings in flight in this process, each job's own (a stop kills them all; a job never kills another's).
+_running: set[RunningGraders] = set()
 
 
 def _fork_servers(course: Path) -> SlotServers:
-    """This worker process's fork servers for ``course`` (one per slot, :mod:`.nbgrader_fork`), ended at exit.
+    """This worker process's fork servers for ``course`` (one per slot, :mod:`.nbgrader_fork`), ended by
+    :func:`stop_grading`.
 
     A Dask worker grades many jobs in one long-lived process, so each of its slots forks
     nbgrader as the local pool's do, instead of starting it per job. ``$CH11_WORKER_FORK_NBGRADER=0``
@@ -183,8 +187,27 @@ def _fork_servers(course: Path) -> SlotServers:
         if servers is None:
             enabled = os.environ.get(WORKER_FORK_ENV, "1") != "0"
             servers = _servers[course] = SlotServers(course / CONFIG, enabled=enabled)
-            atexit.register(servers.close)
         return servers
+
+
+def stop_grading() -> None:
+    """End what grading left running in this process: kill the gradings in flight (each :func:`grade_job`
+    then returns at once, its submission not graded: ``batch cancelled``) and end every fork server.
+
+    Called when the Dask worker closes (``batch/dask_worker.py``, whatever closed it: the scheduler, a signal,
+    a restart) and at interpreter exit. A job that starts later starts its slot's fork server afresh.
+    """
+    with _servers_lock:
+        running = list(_running)
+        servers = list(_servers.values())
+        _servers.clear()
+    for graders in running:
+        graders.kill_all()
+    for slot_servers in servers:
+        slot_servers.close(final=True)  # a job about to start its grading gets no server: it starts none after this
+
+
+atexit.register(stop_grading)
 
 
 def _read_dir(directory: Path) -> dict[str, bytes]:
@@ -232,13 +255,20 @@ def grade_job(job: GradingJob) -> JobResult:
         log = scratch / "logs" / f"{job.student}.log"
         sub = StudentSubmission(job.student, "", files, job.timestamp, job.sha256)
         course = worker_course()
-        with _slot() as slot:
-            outcome = grade_isolated(sub, course=course, template=scratch / "template.db",
-                                     work_root=scratch / "work", log_path=log, slot=slot, sandbox=job.sandbox,
-                                     timeout=job.timeout, assignment=job.assignment, running=RunningGraders(),
-                                     prior=job.prior, forks=_fork_servers(course).for_slot(slot),
-                                     # A cluster grades for throughput: its cores are its workers'.
-                                     spare_core=False)
+        running = RunningGraders()
+        with _servers_lock:
+            _running.add(running)
+        try:
+            with _slot() as slot:
+                outcome = grade_isolated(sub, course=course, template=scratch / "template.db",
+                                         work_root=scratch / "work", log_path=log, slot=slot, sandbox=job.sandbox,
+                                         timeout=job.timeout, assignment=job.assignment, running=running,
+                                         prior=job.prior, forks=_fork_servers(course).for_slot(slot),
+                                         # A cluster grades for throughput: its cores are its workers'.
+                                         spare_core=False)
+        finally:
+            with _servers_lock:
+                _running.discard(running)
         log_text = log.read_text(errors="replace") if log.is_file() else ""
         if isinstance(outcome.result, str):
             return failed(outcome.result, log_text, str(log))

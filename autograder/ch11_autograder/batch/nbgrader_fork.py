@@ -131,10 +131,11 @@ class NbgraderForkServer:
             self.client.theirs.close()
         self.client.start_reading("ch11-nbgrader-fork")
         if wait:
-            self._await_ready()
+            self.wait_ready()
 
-    def _await_ready(self) -> None:
-        """Wait (once) for the server's ``ready``; a refusal or silence ends it and raises ForkServerGone."""
+    def wait_ready(self) -> None:
+        """Wait (once) for the server's ``ready``; a refusal, silence or :meth:`close` meanwhile ends it and raises
+        ForkServerGone."""
         with self._ready:
             if self._checked:
                 return
@@ -164,7 +165,7 @@ class NbgraderForkServer:
         Raises:
             ForkServerGone: the server has ended, never got ready, or could not fork (nothing was started).
         """
-        self._await_ready()
+        self.wait_ready()
         header = {"op": "run", "argv": [str(a) for a in argv], "cwd": str(cwd),
                   "env": {str(k): str(v) for k, v in env.items()}}
         run, answer = self.client.request(header, ForkedNbgrader, fds=[log_fd])
@@ -207,6 +208,11 @@ class SlotServers:
         self._servers: dict[int, NbgraderForkServer | None] = {}
         self._slot_locks: dict[int, threading.Lock] = {}
         self._borrowed: set[int] = set()  # id()s of adopted servers their caller closes
+        # Servers still importing: close() ends them too, so that a pool cancelled while a slot warms does not
+        # wait for that server's imports (its for_slot caller gets None at once).
+        self._starting: set[NbgraderForkServer] = set()
+        self._generation = 0  # close() counts up: a start it interrupted is not kept for later calls
+        self._final = False  # close(final=True): no server starts any more
         #: How many servers have been started so far (one per slot, plus one per restart after a server ended).
         self.started = 0
 
@@ -222,21 +228,40 @@ class SlotServers:
             slot_lock = self._slot_locks.setdefault(slot, threading.Lock())
         with slot_lock:
             with self._lock:
-                if slot in self._servers and self._servers[slot] is None:
+                if self._final or (slot in self._servers and self._servers[slot] is None):
                     return None
                 server = self._servers.get(slot)
             if server is not None and server.alive:
                 return server
             if server is not None:
                 server.close()
+            with self._lock:
+                generation = self._generation
             try:
-                server = NbgraderForkServer(self.config)
+                server = NbgraderForkServer(self.config, wait=False)
+                with self._lock:
+                    self._starting.add(server)
+                try:
+                    server.wait_ready()
+                finally:
+                    with self._lock:
+                        self._starting.discard(server)
             except ForkServerGone as exc:
+                with self._lock:
+                    if generation != self._generation:  # closed while it started: no fallback to remember
+                        return None
                 log.warning("grading slot %d starts nbgrader afresh for each submission: %s", slot, exc)
                 server = None
             with self._lock:
-                self._servers[slot] = server
-                self.started += server is not None
+                if generation != self._generation:
+                    closed = server
+                    server = None
+                else:
+                    closed = None
+                    self._servers[slot] = server
+                    self.started += server is not None
+            if closed is not None:
+                closed.close()
             return server
 
     def adopt(self, slot: int, server: NbgraderForkServer, *, owned: bool = True) -> None:
@@ -254,12 +279,27 @@ class SlotServers:
         if unused and owned:
             server.close()
 
-    def close(self) -> None:
-        """End every server this object owns (runs in flight die with them); later calls start new ones."""
+    def close_starting(self) -> None:
+        """End the servers still importing (none has a run yet): their :meth:`for_slot` callers get ``None`` at once
+        (and later calls for those slots start nbgrader afresh) instead of waiting for the imports to finish."""
         with self._lock:
+            starting = list(self._starting)
+            self._starting.clear()
+        for server in starting:
+            server.close()
+
+    def close(self, *, final: bool = False) -> None:
+        """End every server this object owns, those still starting too (runs in flight die with them); later calls
+        start new ones, unless ``final`` (a cancelled pool, a stopped worker): then every later call gets ``None``,
+        so a thread that was about to start a submission cannot start a server after the last close."""
+        with self._lock:
+            self._final = self._final or final
             servers = [s for s in self._servers.values() if s is not None and id(s) not in self._borrowed]
+            servers += self._starting
             self._servers.clear()
             self._borrowed.clear()
+            self._starting.clear()
+            self._generation += 1
         for server in servers:
             server.close()
 

@@ -169,12 +169,17 @@ class LocalPool:
         return sorted((future.result() for future in finished), key=lambda outcome: outcome.sub.student)
 
     def close(self) -> None:
+        # A slot still warming has no submission (those in flight hold a ready server): its imports are not waited for.
+        self.servers.close_starting()
         self._pool.shutdown(wait=True)
         self.servers.close()
 
     def cancel(self) -> None:
         self.running.kill_all()
+        # The servers end before the threads are waited for, those still starting too: a thread warming a slot would
+        # otherwise hold the cancel until that server's imports are done (seconds). For good: a thread that was about
+        # to start a submission gets no server (its grading is cancelled anyway).
+        self.servers.close(final=True)
         self._pool.shutdown(wait=True, cancel_futures=True)
         for slot in range(self.plan.options.workers):
             kill_slot(self.plan.sandbox, slot)
-        self.servers.close()

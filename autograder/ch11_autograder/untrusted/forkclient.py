@@ -177,7 +177,15 @@ class ForkClient(Generic[RunT]):
             self.sock.sendall(frames.pack(header))
 
     def close(self) -> None:
-        """Close the grader's end (the server reads end of file) and the server's, if still held."""
+        """Close the grader's end (the server reads end of file) and the server's, if still held.
+
+        The grader's end is shut down before it is closed: a close alone neither wakes the reader
+        thread blocked in ``recv`` on it nor ends the connection while that ``recv`` holds it, so
+        the reader would wait, and the server with it, for as long as the process lives. The
+        shutdown ends both at once: the reader reads end of file, the server too.
+        """
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
         for sock in (self.sock, self.theirs):
             with contextlib.suppress(OSError):
                 sock.close()

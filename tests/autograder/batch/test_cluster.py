@@ -21,6 +21,11 @@ with its course and suites under bubblewrap, and send the results back.
 * A worker SIGKILLed (with its nanny) while it grades costs time only: its
   grading processes die with it, the other worker grades its job, and the grades
   equal demo.json's. Runs last in the module, on a few notebooks.
+* A cluster stopped as an operator stops one (``dask worker --no-nanny`` workers, one
+  SIGKILLed mid-batch, the batch finished on the other, then SIGTERM to the scheduler and
+  the surviving worker): every worker and every fork server of the run is gone within
+  10 s. On a cluster of its own per run, ten runs in the ``dask`` tier and two in ``make test``
+  (the ending is a race: one run proves little).
 
 The new submissions hold one notebook each (ex4_audit, the cheapest), to keep the
 tier short.
@@ -31,6 +36,7 @@ Measured: see docs/batch.md ("Grading on a Dask cluster").
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -44,11 +50,12 @@ import threading
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 from behaviour import capture
 from ch11_autograder.batch import BatchError, BatchOptions, grade_class, gradebook_snapshot
 from ch11_autograder.batch.cluster import connection_warning, is_loopback_address
-from support import batch_support
+from support import batch_support, process_leaks
 from support.paths import ASSIGNMENT, REPO_ROOT
 
 DASK = Path(sys.executable).parent / "dask"
@@ -79,9 +86,9 @@ class Cluster:
         self.procs[name] = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,
                                             stderr=subprocess.STDOUT, start_new_session=True)
 
-    def start_worker(self, name: str, env: dict[str, str] | None = None) -> None:
+    def start_worker(self, name: str, env: dict[str, str] | None = None, *, nanny: bool = True) -> None:
         self._start(name, [str(DASK), "worker", self.address, "--nthreads", "1", "--nworkers", "1", "--name", name,
-                           "--no-dashboard", "--host", "127.0.0.1"], env)
+                           "--no-dashboard", "--host", "127.0.0.1", *([] if nanny else ["--no-nanny"])], env)
 
     def wait_for_workers(self, count: int, timeout: float = 120.0) -> None:
         from distributed import Client
@@ -92,7 +99,8 @@ class Cluster:
     def kill(self, name: str) -> None:
         """SIGKILL the process group of ``name`` (the worker's nanny and the worker it runs)."""
         proc = self.procs.pop(name)
-        os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):  # it ended and was reaped: its group may have ended too
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
 
     def stop(self) -> None:
@@ -522,3 +530,69 @@ def test_a_worker_killed_mid_batch_costs_time_only(dask_cluster, tmp_path_factor
     _expect_demo_scores(course, report, chosen)
     ledger = (course / ".ch11-batch" / "ledger.jsonl").read_text().splitlines()
     assert len(ledger) == 2  # one merge per submission, the retried one included
+
+
+#: Seconds the scheduler and the surviving worker have to end, fork servers and all, after SIGTERM.
+STOP_SECONDS = 10
+
+
+def _stop_after_a_killed_worker(base: Path, root: Path) -> list[str]:
+    """The operator's scenario once, on a cluster of its own: a scheduler and two ``dask worker --no-nanny``; the
+    batch (``ch11-grade batch --cluster``) starts, worker ``w0`` is SIGKILLed while it grades, the batch ends
+    on ``w1``; then SIGTERM to the scheduler and ``w1``. Returns the processes of the run (the workers, the
+    scheduler, and everything ever seen below a worker) still running :data:`STOP_SECONDS` later."""
+    chosen = {student: ("ex4_audit.ipynb",) for student in ("ada", "hal")}
+    source = _class_of(base, root / "class", chosen)
+    course = batch_support.assigned_course(base, root / "course")
+    cluster = Cluster(root / "cluster")
+    descendants = None
+    coordinator = None
+    try:
+        cluster.start_worker("w0", nanny=False)
+        cluster.start_worker("w1", nanny=False)
+        cluster.wait_for_workers(2)
+        descendants = process_leaks.Descendants([cluster.procs["w0"].pid, cluster.procs["w1"].pid])
+        with (root / "batch.log").open("wb") as log:
+            coordinator = subprocess.Popen(
+                [str(CH11_GRADE), "batch", str(source), "--course", str(course), "--cluster", cluster.address,
+                 "--sandbox", "bwrap"], cwd=root, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True)
+        deadline = time.monotonic() + 300
+        while (not batch_support.processes_under(cluster.root / "w0" / "tmp") and coordinator.poll() is None
+               and time.monotonic() < deadline):
+            time.sleep(0.1)
+        assert batch_support.processes_under(cluster.root / "w0" / "tmp"), (
+            "w0 never started grading: " + (root / "batch.log").read_text(errors="replace"))
+        descendants.look()
+        cluster.kill("w0")
+        assert coordinator.wait(timeout=600) == 0, (root / "batch.log").read_text(errors="replace")
+        descendants.look()
+        ours = [psutil.Process(cluster.procs[name].pid) for name in ("scheduler", "w1")]
+        for proc in ours:
+            proc.send_signal(signal.SIGTERM)
+        return process_leaks.still_running([*ours, *descendants.seen.values()], STOP_SECONDS,
+                                           reap=[cluster.procs["scheduler"], cluster.procs["w1"]])
+    finally:
+        if descendants is not None:
+            descendants.stop()
+        if coordinator is not None and coordinator.poll() is None:
+            os.killpg(coordinator.pid, signal.SIGKILL)
+            coordinator.wait()
+        cluster.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.dask
+@pytest.mark.parametrize("run", range(10))
+def test_a_cluster_stopped_after_a_worker_was_killed_leaves_no_worker_or_fork_server(run, tmp_path_factory,
+                                                                                     tmp_path):
+    left = _stop_after_a_killed_worker(tmp_path_factory.getbasetemp(), tmp_path)
+    assert left == [], f"{STOP_SECONDS} s after SIGTERM these still run: {left}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("run", range(2))
+def test_a_cluster_stop_after_a_killed_worker_in_the_main_suite(run, tmp_path_factory, tmp_path):
+    """The same scenario twice in ``make test`` (the ``dask`` tier runs it ten times)."""
+    left = _stop_after_a_killed_worker(tmp_path_factory.getbasetemp(), tmp_path)
+    assert left == [], f"{STOP_SECONDS} s after SIGTERM these still run: {left}"

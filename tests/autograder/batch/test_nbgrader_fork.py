@@ -355,6 +355,36 @@ def test_two_threads_asking_for_one_slot_at_once_get_one_server(tmp_path):
         servers.close()
 
 
+@pytest.mark.parametrize("how", ["close_starting", "final close"])
+def test_a_server_still_importing_is_ended_at_once_and_a_final_close_starts_none_after(tmp_path, how):
+    """A slot warming (its server's config takes a minute to load) when the pool stops: the server ends at once and
+    the thread waiting for it gets ``None`` within seconds, not at the end of the imports. After a final close no
+    slot gets a server any more (a thread about to start a submission must not start one after the last close)."""
+    slow = tmp_path / "slow"
+    slow.mkdir()
+    (slow / "nbgrader_config.py").write_text("import time\ntime.sleep(60)\n")
+    servers = SlotServers(slow / "nbgrader_config.py")
+    got: list[object] = []
+    thread = threading.Thread(target=lambda: got.append(servers.for_slot(0)), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not servers._starting and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert servers._starting, "the slot's server never started"
+    (starting,) = servers._starting
+    ended = time.monotonic()
+    if how == "close_starting":
+        servers.close_starting()
+    else:
+        servers.close(final=True)
+    thread.join(timeout=10)
+    assert not thread.is_alive() and got == [None], "the warming thread still waits for the imports"
+    assert time.monotonic() - ended < 10 and starting.proc.poll() is not None
+    if how == "final close":
+        (slow / "nbgrader_config.py").write_text(PROBE_CONFIG)
+        assert servers.for_slot(1) is None and servers.started == 0
+
+
 def test_an_adopted_server_serves_its_slot_and_a_slot_that_has_one_keeps_it(tmp_path):
     course = _course(tmp_path, "adopt")
     servers = SlotServers(course / "nbgrader_config.py")

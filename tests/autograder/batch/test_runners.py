@@ -7,14 +7,20 @@ counted by their pids.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
+import psutil
 import pytest
 from ch11_autograder.batch import BatchOptions, IntakeError, grade_class, nbgrader_fork, orchestrate
 from ch11_autograder.batch.plan import BatchPlan
 from ch11_autograder.batch.runners import LocalPool
-from support import batch_support
+from support import batch_support, process_leaks
 from support.paths import ASSIGNMENT
 
 _CountedServer = batch_support.counted_server_class()
@@ -76,3 +82,63 @@ def test_a_refused_batch_closes_the_server_it_was_handed(tmp_path):
     with pytest.raises(IntakeError):
         grade_class(tmp_path / "no-such-folder", tmp_path / "course", BatchOptions(sandbox="bwrap"), first_server=first)
     assert not first.alive
+
+
+#: Seconds a stopped ``ch11-grade batch`` has for every process it started to end (docs/batch.md, "Stopping").
+STOP_SECONDS = 10
+
+
+def _is_fork_server(proc: psutil.Process) -> bool:
+    with contextlib.suppress(psutil.Error):
+        return "ch11_autograder.batch.nbgrader_fork" in proc.cmdline()
+    return False
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("stop", "when"), [(signal.SIGTERM, "starting"), (signal.SIGTERM, "grading"),
+                                            (signal.SIGINT, "grading")])
+def test_a_batch_stopped_by_a_signal_leaves_no_process(tmp_path_factory, tmp_path, stop, when):
+    """``ch11-grade batch`` on the local pool, stopped while its fork servers start (nothing graded yet) or while
+    a submission's nbgrader runs: the batch, its fork servers, nbgrader and the sandboxes are all gone within
+    :data:`STOP_SECONDS`; nothing was merged."""
+    base = tmp_path_factory.getbasetemp()
+    course = batch_support.assigned_course(base, tmp_path / "course")
+    for student in ("ada", "hal"):
+        dest = tmp_path / "class" / student / ASSIGNMENT
+        dest.mkdir(parents=True)
+        shutil.copy2(batch_support.inputs(base) / "class" / student / ASSIGNMENT / "ex4_audit.ipynb", dest)
+    with (tmp_path / "batch.log").open("wb") as log:
+        batch = subprocess.Popen([str(Path(sys.executable).parent / "ch11-grade"), "batch", str(tmp_path / "class"),
+                                  "--course", str(course), "--sandbox", "bwrap"], cwd=tmp_path,
+                                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+    tree = process_leaks.Descendants([batch.pid])
+    try:
+        def ready() -> bool:
+            servers = {p.pid for p in tree.seen.values() if _is_fork_server(p)}
+            if when == "starting":
+                return bool(servers)
+            return any(_parent(p) in servers for p in tree.seen.values())  # a forked nbgrader runs
+
+        deadline = time.monotonic() + 300
+        while not ready() and batch.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert batch.poll() is None and ready(), (tmp_path / "batch.log").read_text(errors="replace")
+        tree.look()
+        batch.send_signal(stop)
+        left = process_leaks.still_running([psutil.Process(batch.pid), *tree.seen.values()], STOP_SECONDS,
+                                           reap=[batch])
+        assert left == [], (f"{STOP_SECONDS} s after {stop.name} these still run: {left}\n"
+                             + (tmp_path / "batch.log").read_text(errors="replace"))
+        assert not (course / ".ch11-batch" / "ledger.jsonl").exists() or not (
+            course / ".ch11-batch" / "ledger.jsonl").read_text().strip()
+    finally:
+        tree.stop()
+        if batch.poll() is None:
+            batch.kill()
+        batch.wait()
+
+
+def _parent(proc: psutil.Process) -> int | None:
+    with contextlib.suppress(psutil.Error):
+        return proc.ppid()
+    return None

@@ -32,6 +32,7 @@ from ch11_autograder.serve.policy import ServePolicy, ServeSettings
 from ch11_autograder.serve.publish import feedback_name
 from ch11_autograder.serve.service import REFUSAL_PAGES, Service
 from nbgrader.api import Gradebook
+from support import process_leaks
 from support.inbound_folder import own_submission
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="giving folders to other users needs root")
@@ -301,6 +302,10 @@ def _processes_in(path: Path) -> list[int]:
     return found
 
 
+#: Seconds a stopped service's processes (fork servers, nbgrader, sandboxes, kernels) have to end (docs/batch.md).
+STOPPED_WITHIN = 10
+
+
 #: systemd stops a service with SIGTERM, a JupyterHub its managed services with SIGINT: both stop it cleanly.
 STOP_SIGNALS = pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 
@@ -308,10 +313,20 @@ STOP_SIGNALS = pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], 
 @STOP_SIGNALS
 def test_a_stop_signal_stops_an_idle_service_cleanly(tmp_path: Path, stop: signal.Signals) -> None:
     proc, log, db = _serve(tmp_path)
-    _until(log, "serving", proc)
-    started = time.monotonic()
-    proc.send_signal(stop)
-    assert proc.wait(timeout=30) == 0, log.read_text()
+    tree = process_leaks.Descendants([proc.pid])
+    try:
+        _until(log, "serving", proc)
+        started = time.monotonic()
+        tree.look()
+        proc.send_signal(stop)
+        assert proc.wait(timeout=30) == 0, log.read_text()
+        left = process_leaks.still_running(list(tree.seen.values()), STOPPED_WITHIN)
+        assert left == [], f"{STOPPED_WITHIN} s after {stop.name} these still run: {left}"
+    finally:
+        tree.stop()
+        if proc.poll() is None:  # a failed assertion above: the service must not outlive its test
+            proc.kill()
+        proc.wait()
     assert time.monotonic() - started < 10, "the wait for work must wake on the signal, not after a rescan"
     text = log.read_text()
     assert f"stopping ({stop.name})" in text and text.rstrip().endswith("stopped"), text
@@ -322,12 +337,23 @@ def test_a_stop_signal_stops_an_idle_service_cleanly(tmp_path: Path, stop: signa
 @STOP_SIGNALS
 def test_a_stop_signal_mid_grading_abandons_the_round_and_requeues_it(tmp_path: Path, stop: signal.Signals) -> None:
     proc, log, db = _serve(tmp_path)
-    _until(log, "serving", proc)
-    me, stamp = own_submission(tmp_path / "exchange" / "c1" / "inbound", SOURCE_DIR / "ex4_audit.ipynb")
-    _until(log, f"grading  {me} {stamp}", proc)
-    time.sleep(1.0)  # into grade_class (a round is several seconds of nbgrader at the least)
-    proc.send_signal(stop)
-    assert proc.wait(timeout=60) == 0, log.read_text()
+    tree = process_leaks.Descendants([proc.pid])
+    try:
+        _until(log, "serving", proc)
+        me, stamp = own_submission(tmp_path / "exchange" / "c1" / "inbound", SOURCE_DIR / "ex4_audit.ipynb")
+        _until(log, f"grading  {me} {stamp}", proc)
+        time.sleep(1.0)  # into grade_class (a round is several seconds of nbgrader at the least)
+        tree.look()
+        proc.send_signal(stop)
+        assert proc.wait(timeout=60) == 0, log.read_text()
+        left = process_leaks.still_running(list(tree.seen.values()), STOPPED_WITHIN)
+        assert left == [], f"{STOPPED_WITHIN} s after {stop.name} these still run: {left}"
+        assert tree.seen, "no process of the grading was seen: the check above covered nothing"
+    finally:
+        tree.stop()
+        if proc.poll() is None:  # a failed assertion above: the service must not outlive its test
+            proc.kill()
+        proc.wait()
     text = log.read_text()
     assert f"abandoned {me} {stamp}" in text and f"graded   {me}" not in text and "error " not in text, text
     assert text.rstrip().endswith("stopped") and "Traceback" not in text, text

@@ -187,3 +187,30 @@ def test_an_exited_handler_reads_what_follows_the_message():
 @pytest.mark.parametrize(("status", "expected"), [(0, 0), (2, 2), (-13, -13), (None, -9), ("1", -9), (True, -9)])
 def test_exit_status_is_the_number_sent_or_killed(status, expected):
     assert exit_status({"op": "exited", "status": status}) == expected
+
+
+def test_closing_the_client_ends_its_reader_and_the_server_s_wait_at_once(client):
+    """The reader thread blocks in ``recv`` on the grader's end while the server is silent (a fork
+    server waiting for its next request). Closing the client must end both: the reader reads end of file
+    (its runs in flight finished as killed) and the server's next read gets end of file, not a wait for
+    as long as the grader's process lives (a plain close of a socket another thread reads leaves both
+    waiting)."""
+    server_saw_eof = threading.Event()
+
+    def script(sock: socket.socket) -> None:
+        sock.sendall(frames.pack({"op": "ready"}))
+        request, _ = receive(sock)
+        sock.sendall(frames.pack({"op": "started", "id": request["id"]}))
+        if sock.recv(1) == b"":  # the next request never comes: only the client's end of the connection
+            server_saw_eof.set()
+
+    thread = serve(client, script)
+    assert client.wait_ready(10) == {"op": "ready"}
+    run, _ = client.request({"op": "run"}, Run)
+    assert client.reader is not None and client.reader.is_alive()
+    client.close()
+    client.reader.join(5)
+    assert not client.reader.is_alive(), "the reader still waits on the closed socket"
+    assert server_saw_eof.wait(5), "the server still waits for a request"
+    assert run.done.wait(5) and run.status == -signal.SIGKILL
+    thread.join(5)
