@@ -19,7 +19,8 @@ Every entry is written whole or not at all: the caller fills a staging folder fr
 :meth:`Storage.staging` (``archive.unpack`` does), and ``add_*`` writes the service's own files
 into it, fsyncs every file and folder, then renames it into place and fsyncs the parent. A writer
 killed before the rename leaves only a folder under ``tmp/``, which the next :meth:`Storage.open`
-removes; one killed after it leaves a whole entry. Replacing a release or feedback renames the old
+removes; one killed after it leaves a whole entry. So one service process uses a root at a time:
+an open clears the staging of any other still writing. Replacing a release or feedback renames the old
 entry into ``tmp/`` first, so a kill between the two renames leaves that entry absent (the
 instructor releases again), never half-written.
 
