@@ -17,6 +17,16 @@ through :mod:`.api` alone (a contract in pyproject.toml), and nothing here impor
       collect        ``OwnerCheckedCollect``, the course's ``c.ExchangeFactory.collect``
                      (imports nbgrader; loaded by ``nbgrader_config.py``, not by :mod:`.api`)
 
-A hub exchange (identity from the hub's login rather than from unix owners) sits beside
-``folder/`` as ``hub/``, with its collect named the same way.
+    hub/             the hub exchange, where the hub's login names the sender (so far its storage
+                     only; nothing here speaks HTTP or asks a hub yet)
+      names          course ids, assignment ids and student names it accepts: nbgrader's id
+                     rules and one path component each (``checked``, ``BadName``)
+      archive        an uploaded submission (a ``.tar.gz``) unpacked into a staging folder, with
+                     caps and no links, devices, ``..`` or absolute paths (``unpack``, ``Limits``)
+      storage        releases, submissions (``timestamp.txt``, ``submission_secret.txt``) and
+                     feedback in one 0700 folder, each entry renamed into place whole (``Storage``)
+
+Still to come in ``hub/``: the HTTP service that authenticates each caller with their hub token
+and decides from the hub's groups what they may do, and the plug-in classes a course selects
+with ``c.ExchangeFactory.<action>``, its collect named as ``folder/``'s is.
 """
