@@ -60,6 +60,7 @@ DEV_ONLY = {
     "mutmut",
     "coverage",
     "libcst",
+    "pyyaml-ft",
     "linkify-it-py",
     "mdit-py-plugins",
     "setproctitle",
