@@ -151,3 +151,9 @@ def test_every_placeholder_the_page_uses_in_its_marked_blocks_is_in_its_table():
     used = {name for _step, user, _line, body in page_runner._blocks(_page())
             for name in page_runner.PLACEHOLDER.findall("\n".join(body) + user)}
     assert used <= set(table)
+
+
+def test_a_mark_shown_inside_a_fenced_block_is_text(tmp_path):
+    shown = TOY + "\n```\n<!-- page-run: shown as=root -->\n<!-- page-run: bad -->\n```\n"
+    steps = page_steps(shown, {"<dir>": str(tmp_path), "<who>": ME})
+    assert [s.name for s in steps] == ["make-file", "read-file", "after"]

@@ -117,15 +117,24 @@ def placeholders(page: str) -> dict[str, str]:
 
 
 def _blocks(page: str) -> Iterable[tuple[str, str, int, list[str]]]:
-    """(step, user, line of the marker, the block's lines) for every marked block, in page order."""
+    """(step, user, line of the marker, the block's lines) for every marked block, in page order.
+
+    Lines inside fenced blocks are text, never marks (the page shows the mark's syntax in one).
+    """
     lines = page.splitlines()
     seen: set[str] = set()
-    for i, line in enumerate(lines):
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if FENCE.match(line):
+            i = _closing_fence(lines, i) + 1
+            continue
         mark = MARKER.match(line)
         if not mark:
             if "page-run:" in line:
                 raise PageError(f"line {i + 1}: malformed page-run mark {line.strip()!r} "
                                 "(expected <!-- page-run: STEP as=USER -->)")
+            i += 1
             continue
         step = mark["step"]
         if step in seen:
@@ -135,14 +144,18 @@ def _blocks(page: str) -> Iterable[tuple[str, str, int, list[str]]]:
         if not opening:
             raise PageError(f"line {i + 1}: the page-run mark of {step!r} is not followed by a fenced block")
         indent = len(opening["indent"])
-        body: list[str] = []
-        for j in range(i + 2, len(lines)):
-            if lines[j].strip() == "```":
-                break
-            body.append(lines[j][indent:] if lines[j][:indent].strip() == "" else lines[j])
-        else:
-            raise PageError(f"line {i + 2}: the block of {step!r} is never closed")
+        end = _closing_fence(lines, i + 1)
+        body = [text[indent:] if text[:indent].strip() == "" else text for text in lines[i + 2:end]]
         yield step, mark["user"], i + 1, body
+        i = end + 1
+
+
+def _closing_fence(lines: list[str], opening: int) -> int:
+    """The index of the line closing the fenced block opened at ``opening``."""
+    for j in range(opening + 1, len(lines)):
+        if lines[j].strip() == "```":
+            return j
+    raise PageError(f"line {opening + 1}: a fenced block is never closed")
 
 
 def _substitute(text: str, values: Mapping[str, str]) -> str:
