@@ -39,7 +39,7 @@ import json, sys
 from behaviour import capture
 from pathlib import Path
 got = capture.demo_outcome(Path(sys.argv[1]))
-want = json.loads(capture.DEMO_FIXTURE.read_text())
+want = capture.expected_demo()
 bad = [s for s in sorted(set(got["scores"]) | set(want["scores"])) if got["scores"].get(s) != want["scores"].get(s)]
 bad += [f for f in sorted(set(got["feedback_sha256"]) | set(want["feedback_sha256"]))
         if got["feedback_sha256"].get(f) != want["feedback_sha256"].get(f)]

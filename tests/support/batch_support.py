@@ -116,12 +116,11 @@ def assert_graded_as_locally(course: Path, base: Path) -> None:
     :func:`graded_demo_class` (graded now if no test did yet): the gradebook cell by cell, the
     grade CSV and every feedback file byte for byte.
     """
-    import json
 
     from behaviour import capture
     from ch11_autograder.batch import gradebook_snapshot
 
-    expected = json.loads(capture.DEMO_FIXTURE.read_text())
+    expected = capture.expected_demo()
     got = capture.demo_outcome(course)
     assert got["scores"] == expected["scores"]
     assert got["feedback_sha256"] == expected["feedback_sha256"]
