@@ -42,9 +42,9 @@ test: lint bytecode docker-engine browser hub
 
 # While developing: everything but the Docker image, the hostile-corpus batches, the
 # batch grader's whole-class runs, the exchange tier's course loop with unix users, the
-# hub tier and the Dask cluster and Slurm.
+# hub tier, the page's install steps on fresh Debian containers and the Dask cluster and Slurm.
 test-fast: lint bytecode
-	$(PY) -m pytest -m "not docker and not hostile_batch and not class_batch and not exchange and not hub and not dask and not slurm"
+	$(PY) -m pytest -m "not docker and not hostile_batch and not class_batch and not exchange and not hub and not page and not dask and not slurm"
 
 # Opt-in (not in `test` or CI): the demo class graded on a one-node Slurm cluster that the test
 # starts (tests/slurm/), with Debian's slurm-wlm and munge (installed when missing: .ci/slurm.sh).

@@ -23,6 +23,11 @@ out the heavy ones:
   cannot load, a refusing service), each with a student logging in during it. It needs
   root, chromium and the proxy (``make hub`` installs the proxy, ``make browser`` chromium):
   without them it is skipped, except under CI, where it fails. ``make test-fast`` leaves it out.
+* ``page``: docs/course.md's install steps ("The hub", steps 1-4), the blocks the page marks
+  ``<!-- page-run: ... -->``, run as written by ``support/page_runner.py`` in fresh containers of
+  Debian 12 and Debian 13 built from the debootstrap base (``support/debian_machine.py``), then the
+  behaviour fixtures under each one's Python (``tests/page/``). It needs root and a Docker engine:
+  without them it is skipped, except under CI, where it fails. ``make test-fast`` leaves it out.
 * ``dask``: grading on a real ``dask scheduler`` and two ``dask worker`` processes on
   127.0.0.1 (``tests/autograder/batch/test_cluster.py``: the demo class equal to local
   workers', a worker SIGKILLed mid-batch, a killed coordinator resumed, hostile cases, a
@@ -56,6 +61,8 @@ When tests that need the grading image are selected and a Docker engine answers,
 the image (and the debootstrap base it needs) starts building in a background
 thread as soon as collection ends: a few minutes of mostly downloading and
 unpacking, which then overlap the tests that run before the first Docker test.
+The page tier's Debian 13 base starts the same way in a thread of its own when ``page``
+tests are selected (bookworm's is the grading image's).
 The image fixtures wait for that build (``batch_support`` serializes on one lock)
 and, if it failed, build again in the foreground, where the error surfaces.
 
@@ -115,11 +122,22 @@ def _needs_image(item: pytest.Item) -> bool:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    if any(_needs_image(item) for item in session.items) and batch_support.docker_reason() is None:
-        threading.Thread(target=_build_image_early, name="grading-image-build", daemon=True).start()
+    needs_image = any(_needs_image(item) for item in session.items)
+    needs_trixie = any(item.get_closest_marker("page") is not None for item in session.items)
+    if (needs_image or needs_trixie) and batch_support.docker_reason() is None:
+        if needs_image:
+            threading.Thread(target=_build_image_early, name="grading-image-build", daemon=True).start()
+        if needs_trixie:
+            threading.Thread(target=_build_trixie_early, name="trixie-base-build", daemon=True).start()
 
 
 def _build_image_early() -> None:
     # Failures are left to the fixtures, which build again and report them where they belong.
     with contextlib.suppress(Exception, pytest.skip.Exception, pytest.fail.Exception):
         batch_support.grading_image()
+
+
+def _build_trixie_early() -> None:
+    # As above: the page tier's test builds again, in the foreground, if this failed.
+    with contextlib.suppress(Exception, pytest.skip.Exception, pytest.fail.Exception):
+        batch_support.base_image("trixie")

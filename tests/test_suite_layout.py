@@ -39,12 +39,13 @@ import pytest
 from ch11_autograder import paths
 from support.paths import TESTS_DIR
 
-TIERS = frozenset({"docker", "hostile_batch", "class_batch", "browser", "exchange", "hub", "dask", "slurm"})
+TIERS = frozenset({"docker", "hostile_batch", "class_batch", "browser", "exchange", "hub", "page", "dask", "slurm"})
 
 #: (what a test reaches, the names that reach it, the tiers a test reaching it must carry one of).
 RULES = (
     ("the grading image", frozenset({"grading_image", "base_image", "require_docker"}),
-     frozenset({"docker", "hostile_batch"})),
+     frozenset({"docker", "hostile_batch", "page"})),
+    ("a fresh Debian container", frozenset({"fresh_machine"}), frozenset({"page"})),
     ("the demo class graded by the batch", frozenset({"graded_demo_class", "assert_graded_as_locally"}),
      frozenset({"class_batch", "docker"})),
     ("a browser or the Jupyter server", frozenset({"require_browser", "chromium", "jupyter_server"}),

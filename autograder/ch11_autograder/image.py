@@ -12,7 +12,8 @@ project's wheel. ``docker build --network none`` then installs only from
 that directory with ``--require-hashes``.
 
 Machines that reach no image registry (CI) build the base themselves:
-``base`` runs debootstrap (Debian bookworm, Python 3.11) and ``docker import``.
+``base`` runs debootstrap (Debian bookworm, Python 3.11; ``--suite trixie``: Debian 13,
+Python 3.13, the page tier's second machine) and ``docker import``.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ DEV_ONLY = {
     "mutmut",
     "coverage",
     "libcst",
+    "pyyaml-ft",
     "linkify-it-py",
     "mdit-py-plugins",
     "setproctitle",
@@ -153,7 +155,11 @@ def write_image_lock() -> None:
 
 
 def build_base(tag: str = LOCAL_BASE_TAG, suite: str = "bookworm") -> str:
-    """debootstrap a minimal Debian with Python 3.11 and import it as ``tag``."""
+    """debootstrap a minimal Debian ``suite`` with its own Python and ``python3-venv``, imported as ``tag``.
+
+    bookworm (Python 3.11) is the grading image's base; the page tier (tests/page/) also starts
+    fresh machines of trixie (Python 3.13) from it.
+    """
     if shutil.which("debootstrap") is None:
         raise SystemExit("debootstrap not found: apt-get install -y debootstrap")
     with tempfile.TemporaryDirectory(dir=BUILD_DIR if BUILD_DIR.exists() else None) as tmp:
@@ -215,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("lock", help="refresh requirements/image.txt")
     base = sub.add_parser("base", help="debootstrap a local base image")
     base.add_argument("--tag", default=LOCAL_BASE_TAG)
+    base.add_argument("--suite", default="bookworm", help="Debian suite to debootstrap (default: bookworm)")
     build = sub.add_parser("build", help="build the grading image")
     build.add_argument("--base", default=None, help="BASE_IMAGE build argument (default: the Dockerfile's)")
     build.add_argument("--tag", default=DEFAULT_TAG)
@@ -222,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "lock":
         write_image_lock()
     elif args.command == "base":
-        print(build_base(args.tag))
+        print(build_base(args.tag, args.suite))
     else:
         print(build_image(args.base, args.tag))
     return 0

@@ -8,7 +8,9 @@
   every feedback file's bytes (SHA-256) equal ``demo.json``, which ``make demo`` wrote.
 
 A change meant to alter a verdict rewrites the fixture with ``capture.py`` in the same
-commit and says why in its message.
+commit and says why in its message. The fixtures are Python 3.11's; on 3.12 and 3.13 they are
+compared exactly after the few changes of CPython's own that ``capture.MESSAGE_CHANGES`` and
+``capture.FEEDBACK_CHANGES`` list with their cause.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ def test_the_fixture_covers_every_catalogue_entry_reference_and_stubs():
 def test_catalogue_verdicts_are_unchanged(exercise):
     labels = {label for label in CATALOGUE if label.startswith(exercise + "/")}
     got = capture.grade_catalogue(labels)
-    changed = [_diff(label, CATALOGUE[label], got[label]) for label in sorted(labels) if got[label] != CATALOGUE[label]]
+    expected = {label: capture.as_on_this_python(CATALOGUE[label]) for label in labels}
+    changed = [_diff(label, expected[label], got[label]) for label in sorted(labels) if got[label] != expected[label]]
     assert not changed, "\n".join(changed)
 
 
@@ -52,7 +55,7 @@ def test_catalogue_verdicts_are_unchanged(exercise):
 @pytest.mark.class_batch
 def test_demo_class_scores_and_feedback_are_unchanged(tmp_path_factory):
     course, _report, _events = batch_support.graded_demo_class(tmp_path_factory.getbasetemp())
-    expected = json.loads(capture.DEMO_FIXTURE.read_text())
+    expected = capture.expected_demo()
     got = capture.demo_outcome(course)
     assert got["scores"] == expected["scores"]
     assert got["feedback_sha256"] == expected["feedback_sha256"]

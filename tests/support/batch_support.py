@@ -32,6 +32,9 @@ _lock = threading.RLock()
 #: while other tests use the graded courses.
 _image_lock = threading.RLock()
 _cache: dict[str, object] = {}
+#: One lock per debootstrap base: the page tier's trixie base may build while bookworm's does.
+_base_locks: dict[str, threading.Lock] = {}
+_base_locks_lock = threading.Lock()
 
 
 def inputs(base: Path) -> Path:
@@ -113,12 +116,11 @@ def assert_graded_as_locally(course: Path, base: Path) -> None:
     :func:`graded_demo_class` (graded now if no test did yet): the gradebook cell by cell, the
     grade CSV and every feedback file byte for byte.
     """
-    import json
 
     from behaviour import capture
     from ch11_autograder.batch import gradebook_snapshot
 
-    expected = json.loads(capture.DEMO_FIXTURE.read_text())
+    expected = capture.expected_demo()
     got = capture.demo_outcome(course)
     assert got["scores"] == expected["scores"]
     assert got["feedback_sha256"] == expected["feedback_sha256"]
@@ -197,15 +199,21 @@ def _image_exists(tag: str) -> bool:
     return subprocess.run(["docker", "image", "inspect", tag], capture_output=True).returncode == 0
 
 
-def base_image() -> str:
-    """The local debootstrap base (built once, then reused across sessions while it exists)."""
+def base_image(suite: str = "bookworm") -> str:
+    """The local debootstrap base of Debian ``suite`` (built once, then reused across sessions while it exists).
+
+    bookworm's is the grading image's base; the page tier starts fresh machines of bookworm and trixie.
+    """
     require_docker()
-    with _image_lock:
-        if not _image_exists(BASE_TAG):
+    tag = BASE_TAG if suite == "bookworm" else f"ch11-base:{suite}"
+    with _base_locks_lock:
+        lock = _base_locks.setdefault(tag, threading.Lock())
+    with lock:
+        if not _image_exists(tag):
             from ch11_autograder.image import build_base
 
-            build_base(BASE_TAG)
-        return BASE_TAG
+            build_base(tag, suite=suite)
+        return tag
 
 
 def grading_image() -> str:

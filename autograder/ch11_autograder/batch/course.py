@@ -21,7 +21,7 @@ from nbgrader.api import MissingEntry
 
 from ..course_layout import CONFIG, GRADEBOOK, SOURCE, assignment_source
 from ..nbgrader_cli import nbgrader_env, run_nbgrader
-from ..paths import ASSIGNMENT, COURSE_CONFIG, REPO_ROOT
+from ..paths import ASSIGNMENT, COURSE_CONFIG
 from .gradebook import open_gradebook
 from .nbgrader_fork import NbgraderForkServer, start_nbgrader
 from .nbgrader_log import nbgrader_error_line
@@ -46,8 +46,8 @@ def init_course(
 
     A directory with ``nbgrader_config.py`` is left as it is (it must have
     ``source/<assignment>/``). Otherwise ``config`` (default: the repository's
-    ``nbgrader_config.py``) and ``source_dir`` (default: the repository's
-    ``source/<assignment>``) are copied into a new or empty ``course``.
+    ``nbgrader_config.py``, or the installed package's copy of it: ``paths``) and ``source_dir``
+    (default: ``source/<assignment>`` beside that config) are copied into a new or empty ``course``.
     Returns whether the course was created.
 
     Raises:
@@ -56,7 +56,7 @@ def init_course(
             (an installed package without the repository).
     """
     config = config or COURSE_CONFIG
-    source_dir = source_dir or assignment_source(REPO_ROOT, assignment)
+    source_dir = source_dir or assignment_source(COURSE_CONFIG.parent, assignment)
     if (course / CONFIG).is_file():
         if not assignment_source(course, assignment).is_dir():
             raise BatchError(f"{course} has no source/{assignment}/: not a course for {assignment}")
