@@ -8,7 +8,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-fast test-slurm test-dask docker-engine browser hub slurm lint demo example wheel release clean bytecode
+.PHONY: test test-fast test-slurm test-dask test-page docker-engine browser hub slurm lint demo example wheel release clean bytecode
 
 $(STAMP): requirements/lock.txt pyproject.toml harness/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,10 +35,10 @@ lint: $(STAMP)
 # Every tier (see tests/conftest.py), with a Docker engine (installed and started
 # first when missing and this runs as root: .ci/docker-engine.sh), Debian's
 # Chromium for the browser and hub tiers (installed when missing: .ci/browser.sh) and Debian's
-# configurable-http-proxy for the hub tier (.ci/hub.sh). The dask and
-# slurm tiers are opt-in (`make test-dask`, `make test-slurm`): they keep CI under 35 minutes.
+# configurable-http-proxy for the hub tier (.ci/hub.sh). The dask, slurm and page tiers are
+# opt-in (`make test-dask`, `make test-slurm`, `make test-page`): they keep CI under 60 minutes.
 test: lint bytecode docker-engine browser hub
-	$(PY) -m pytest -m "not slurm and not dask"
+	$(PY) -m pytest -m "not slurm and not dask and not page"
 
 # While developing: everything but the Docker image, the hostile-corpus batches, the
 # batch grader's whole-class runs, the exchange tier's course loop with unix users, the
@@ -57,6 +57,14 @@ test-slurm: $(STAMP) slurm
 # of --cluster (addresses, TLS warning, configuration) stay in `test`. docs/batch.md.
 test-dask: $(STAMP)
 	$(PY) -m pytest -m dask -rP tests/autograder/batch
+
+# Opt-in (not in `test` or CI): docs/course.md's install steps run as written in fresh Debian 12
+# and Debian 13 containers, then the behaviour fixtures under each one's Python (tests/page/;
+# root and a Docker engine; about 50 minutes per Debian version on a loaded 2-core machine:
+# docs/course.md, "The page's install steps on fresh Debian"). The page runner's own tests
+# (tests/page/test_page_runner.py, a toy page in local bash) stay in `test`.
+test-page: $(STAMP) docker-engine
+	$(PY) -m pytest -m page -rP tests/page
 
 docker-engine:
 	bash .ci/docker-engine.sh

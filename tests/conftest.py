@@ -27,7 +27,10 @@ out the heavy ones:
   ``<!-- page-run: ... -->``, run as written by ``support/page_runner.py`` in fresh containers of
   Debian 12 and Debian 13 built from the debootstrap base (``support/debian_machine.py``), then the
   behaviour fixtures under each one's Python (``tests/page/``). It needs root and a Docker engine:
-  without them it is skipped, except under CI, where it fails. ``make test-fast`` leaves it out.
+  without them it is skipped, except under CI, where it fails. Opt-in: ``make test-page`` (about
+  50 minutes per Debian version on a loaded 2-core machine, past CI's time); ``make test`` and
+  ``make test-fast`` leave it out. The runner's own tests (``tests/page/test_page_runner.py``, a
+  toy page in local bash) carry no mark and run in every tier.
 * ``dask``: grading on a real ``dask scheduler`` and two ``dask worker`` processes on
   127.0.0.1 (``tests/autograder/batch/test_cluster.py``: the demo class equal to local
   workers', a worker SIGKILLed mid-batch, a killed coordinator resumed, hostile cases, a
