@@ -462,11 +462,16 @@ class Renamed:
         return self.session.call_watch(self.names.get(fn, fn), *args, **kwargs)
 
     def call_many(
-        self, calls: Sequence[Call], *, stop_on_error: bool = False, deadline: float | None = None
+        self,
+        calls: Sequence[Call],
+        *,
+        stop_on_error: bool = False,
+        deadline: float | None = None,
+        fresh: bool = False,
     ) -> list[Any]:
         """The session's ``call_many`` (``WorkerSession.call_many``) with the calls renamed: one exchange still."""
         renamed = [dataclasses.replace(call, fn=self.names.get(call.fn, call.fn)) for call in calls]
-        return self.session.call_many(renamed, stop_on_error=stop_on_error, deadline=deadline)
+        return self.session.call_many(renamed, stop_on_error=stop_on_error, deadline=deadline, fresh=fresh)
 
     def keep(self, value: Any, label: str = "") -> Kept:
         return self.session.keep(value, label)

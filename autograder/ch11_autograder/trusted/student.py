@@ -42,7 +42,12 @@ class Session(Protocol):
     def call_watch(self, fn: str, *args: Any, **kwargs: Any) -> Any: ...
 
     def call_many(
-        self, calls: Sequence[Call], *, stop_on_error: bool = False, deadline: float | None = None
+        self,
+        calls: Sequence[Call],
+        *,
+        stop_on_error: bool = False,
+        deadline: float | None = None,
+        fresh: bool = False,
     ) -> list[Outcome]: ...
 
     def keep(self, value: Any, label: str = "") -> Kept: ...
