@@ -185,6 +185,34 @@ class Student:
         """
         return Replies(self, list(calls), stop_on_error, return_errors)
 
+    def fresh(self, calls: Sequence[Call]) -> list[Any]:
+        """``calls`` made in order as in a freshly started kernel that ran the cells, in one exchange.
+
+        Each is made in a fork of the worker as its cells left it (``WorkerSession.call_many``'s
+        ``fresh``): nothing an earlier call did is seen, and nothing these calls do outlives
+        them. One item per call: its value (a :class:`Watched` for a watched call; a reread's
+        value for a ``reread`` entry), or its :class:`StudentError`, returned, not raised. A
+        timeout, crash, malformed reply or spent budget ends the property, as for :meth:`call`.
+        """
+        calls = list(calls)
+        head = calls[0]
+        outcomes = self._guarded(
+            (head.fn, tuple(head.args), dict(head.kwargs)),
+            lambda: self._session.call_many(calls, deadline=self._deadline, fresh=True),
+        )
+        values: list[Any] = []
+        for call, outcome in zip(calls, outcomes, strict=True):
+            self._last_call = (call.fn, tuple(call.args), dict(call.kwargs))
+            if isinstance(outcome, NotRun):
+                raise self._over_budget()
+            if isinstance(outcome, StudentError):
+                values.append(outcome)
+            elif isinstance(outcome, BaseException):
+                raise self._aborted(outcome) from None
+            else:
+                values.append(_watched(outcome) if call.watch else outcome.value)
+        return values
+
     def _send(self, calls: list[Call], stop_on_error: bool) -> list[Outcome | None]:
         """The outcomes of ``calls`` made in one exchange (``None`` each: made one at a time when taken).
 
