@@ -283,9 +283,11 @@ def history_property(
                 note = f"{shown} must return in a fresh kernel."
                 raise Mismatch({"calls": shown}, "a value", alone.shown(), note=note)
         outcomes, reread = run.in_sequence(sequence)
-        fresh = run.fresh_alone(sequence)
-        for index, (call, got, alone) in enumerate(zip(sequence, outcomes, fresh, strict=True)):
-            if call.fn == tested and not got.same(alone) and run.deterministic(call):
+        mine = [i for i, c in enumerate(sequence) if c.fn == tested]  # the other functions' calls only come between
+        fresh = dict(zip(mine, run.fresh_alone([sequence[i] for i in mine]), strict=True))
+        for index in mine:
+            call, got, alone = sequence[index], outcomes[index], fresh[index]
+            if not got.same(alone) and run.deterministic(call):
                 kept, at = _shrunk(list(sequence[: index + 1]), index, lambda c, i: run.differs(c, i) is not None)
                 differing = run.differs(kept, at) or got
                 shown = _shown_calls(kept)
