@@ -454,9 +454,11 @@ def test_a_fresh_batch_and_its_rereads_decode_and_every_malformed_one_is_refused
     batch = parse_request(loads_message(protocol.make_calls(9, entries, fresh=True)))
     assert batch.fresh and batch.calls[1] == protocol.CallRequest(10, "", (), {}, reread=0)
     assert not parse_request(loads_message(protocol.make_calls(9, entries[:1]))).fresh
+    assert parse_request(loads_message(protocol.make_calls(9, entries[:1], fresh=True, apart=True))).apart
     refused = {
         "message.fresh": {"id": 1, "op": "calls", "fresh": 1, "calls": [{"fn": "f", "args": [], "kwargs": {}}]},
         "message.calls[0].reread": {"id": 1, "op": "calls", "calls": [{"reread": 0}]},
+        "message.apart": {"id": 1, "op": "calls", "apart": True, "calls": [{"fn": "f", "args": [], "kwargs": {}}]},
         "message.calls[1].reread": {"id": 1, "op": "calls", "calls": [{"fn": "f", "args": [], "kwargs": {}},
                                                                       {"reread": True}]},
         "message.calls[1]": {"id": 1, "op": "calls", "calls": [{"fn": "f", "args": [], "kwargs": {}},

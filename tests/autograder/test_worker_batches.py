@@ -169,3 +169,13 @@ def test_a_fresh_batch_that_ends_the_process_is_a_crash_of_the_worker(launcher):
         assert got[0].value == [1] and type(got[1]).__name__ == "WorkerCrashed" and isinstance(got[2], NotRun)
         assert "status 5" in str(got[1])
         assert session.call("count") == 0  # a fresh worker
+
+
+def test_calls_made_apart_each_see_the_worker_as_its_cells_left_it(launcher):
+    with WorkerSession(FRESH_CELLS, launcher, call_timeout=call_outcomes.CALL_TIMEOUT) as session:
+        session.call("remember", 1)
+        got = session.call_many([Call("remember", (2,)), Call("remember", (3,)), Call("count")], fresh="apart")
+        assert [o.value for o in got] == [[2], [3], 0]
+        crashed = session.call_many([Call("remember", (2,)), Call("leave", (5,)), Call("count")], fresh="apart")
+        assert crashed[0].value == [2] and type(crashed[1]).__name__ == "WorkerCrashed"
+        assert isinstance(crashed[2], NotRun)

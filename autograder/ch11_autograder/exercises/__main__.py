@@ -17,7 +17,7 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import nbformat
 
@@ -61,7 +61,7 @@ class CountingSession:
         *,
         stop_on_error: bool = False,
         deadline: float | None = None,
-        fresh: bool = False,
+        fresh: bool | Literal["apart"] = False,
     ) -> list[Outcome]:
         self.calls += len(calls)
         self.messages += 1

@@ -37,7 +37,7 @@ import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import Any, Literal
 
 from ..api.contract import Clause
 from ..api.suite import Call, Kept, Session
@@ -551,7 +551,7 @@ class Renamed:
         *,
         stop_on_error: bool = False,
         deadline: float | None = None,
-        fresh: bool = False,
+        fresh: bool | Literal["apart"] = False,
     ) -> list[Any]:
         """The session's ``call_many`` (``WorkerSession.call_many``) with the calls renamed: one exchange still."""
         renamed = [dataclasses.replace(call, fn=self.names.get(call.fn, call.fn)) for call in calls]

@@ -57,7 +57,8 @@ class CallsRequest:
     message (``None``: no budget); ``stop_on_error``: no call starts after one whose
     reply is an error; ``fresh``: the calls are made in a fork of the worker as it was
     when its cells had run, so no call made before this message is seen by them and
-    none of theirs is seen by any later message.
+    none of theirs is seen by any later message; ``apart`` (with ``fresh``): each call
+    in a fork of its own, as if it were the only call of a fresh batch.
     """
 
     id: int
@@ -65,6 +66,7 @@ class CallsRequest:
     budget_ms: int | None = None
     stop_on_error: bool = False
     fresh: bool = False
+    apart: bool = False
 
 
 @dataclass(frozen=True)
@@ -210,6 +212,7 @@ def make_calls(
     budget_ms: int | None = None,
     stop_on_error: bool = False,
     fresh: bool = False,
+    apart: bool = False,
 ) -> bytes:
     """Frame a batch of calls (grader side) from entries made by :func:`make_call_entry`.
 
@@ -233,6 +236,10 @@ def make_calls(
         head += b',"stop_on_error":true'
     if fresh:
         head += b',"fresh":true'
+    if apart:
+        if not fresh:
+            raise ValueError("apart calls are fresh calls")
+        head += b',"apart":true'
     data = head + b',"calls":[' + b",".join(entries) + b"]}\n"
     if len(data) > MAX_MESSAGE_BYTES:
         raise ProtocolError("message", f"{len(data)} bytes; at most {MAX_MESSAGE_BYTES} can be sent")
@@ -408,7 +415,7 @@ def _parse_call(call_id: int, fields: Mapping[str, Any], framing: set[str], path
 
 
 def _parse_calls(call_id: int, message: Mapping[str, Any]) -> CallsRequest:
-    keys = {"id", "op", "calls"} | ({"budget_ms", "stop_on_error", "fresh"} & set(message))
+    keys = {"id", "op", "calls"} | ({"budget_ms", "stop_on_error", "fresh", "apart"} & set(message))
     _expect_keys(dict(message), keys, "message")
     stop_on_error = message.get("stop_on_error", False)
     if stop_on_error is not True and "stop_on_error" in message:
@@ -416,6 +423,9 @@ def _parse_calls(call_id: int, message: Mapping[str, Any]) -> CallsRequest:
     fresh = message.get("fresh", False)
     if fresh is not True and "fresh" in message:
         raise ProtocolError("message.fresh", "expected true (or no fresh key)")
+    apart = message.get("apart", False)
+    if "apart" in message and (apart is not True or fresh is not True):
+        raise ProtocolError("message.apart", "expected true, in a fresh batch (or no apart key)")
     budget_ms = message.get("budget_ms")
     if budget_ms is not None and (type(budget_ms) is not int or not 0 <= budget_ms < 2**53):
         raise ProtocolError("message.budget_ms", "expected a non-negative integer")
@@ -429,6 +439,8 @@ def _parse_calls(call_id: int, message: Mapping[str, Any]) -> CallsRequest:
         if not isinstance(entry, dict):
             raise ProtocolError(f"message.calls[{i}]", f"expected an object, got {_json_kind(entry)}")
         if "reread" in entry:
+            if apart is True:
+                raise ProtocolError(f"message.calls[{i}].reread", "calls made apart have no earlier call to reread")
             _expect_keys(dict(entry), {"reread"}, f"message.calls[{i}]")
             index = entry["reread"]
             if type(index) is not int or not 0 <= index < i:
@@ -436,7 +448,7 @@ def _parse_calls(call_id: int, message: Mapping[str, Any]) -> CallsRequest:
             decoded.append(CallRequest(call_id + i, "", (), {}, reread=index))
             continue
         decoded.append(_parse_call(call_id + i, entry, set(), f"message.calls[{i}]"))
-    return CallsRequest(call_id, tuple(decoded), budget_ms, stop_on_error is True, fresh is True)
+    return CallsRequest(call_id, tuple(decoded), budget_ms, stop_on_error is True, fresh is True, apart is True)
 
 
 def _bounded_str(obj: Any, path: str, limit: int) -> str:

@@ -207,8 +207,9 @@ class _Run:
     def fresh_alone(self, calls: Sequence[Call]) -> list[_Outcome]:
         """Each call's outcome made first in a fresh kernel, one fork per distinct call."""
         wanted = {call_key(c): c for c in calls if call_key(c) not in self.alone}
-        for key, call in wanted.items():
-            self.alone[key] = _Outcome.of(self.student.fresh([call])[0])
+        if wanted:
+            made = self.student.fresh(list(wanted.values()), apart=True)
+            self.alone.update(zip(wanted, map(_Outcome.of, made), strict=True))
         return [self.alone[call_key(c)] for c in calls]
 
     def in_sequence(self, calls: Sequence[Call]) -> tuple[list[_Outcome], dict[int, _Outcome]]:

@@ -23,7 +23,7 @@ import inspect
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from ..protocol import CellOutcome, Kept, Reply, decode_value, encode_value, watch_form
 from .roundtrip import roundtrip
@@ -61,7 +61,7 @@ class InProcessSession:
         *,
         stop_on_error: bool = False,
         deadline: float | None = None,
-        fresh: bool = False,
+        fresh: bool | Literal["apart"] = False,
     ) -> list[Outcome]:
         """Each call made in order, its outcome as ``WorkerSession.call_many`` gives it.
 

@@ -15,7 +15,7 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .. import protocol
 from ..protocol import CellOutcome, ProtocolError
@@ -80,7 +80,7 @@ class WorkerBatches(WorkerPipe):
         *,
         stop_on_error: bool = False,
         deadline: float | None = None,
-        fresh: bool = False,
+        fresh: bool | Literal["apart"] = False,
     ) -> list[Outcome]:
         """Make ``calls`` in order through as few messages as fit; one outcome per call.
 
@@ -105,6 +105,8 @@ class WorkerBatches(WorkerPipe):
             fresh: the calls are made in a fork of the worker as its cells left it: they see
                 nothing an earlier call did, and nothing they do is seen by a later call
                 (what a freshly started kernel would give). They travel in one message.
+                ``"apart"``: each call in a fork of its own, as if it were the only call of
+                a fresh batch (``stop_on_error`` then stops nothing).
 
         Raises:
             TypeError: an argument cannot be encoded, a timeout is not positive, a reread
@@ -150,7 +152,7 @@ class WorkerBatches(WorkerPipe):
         entries: Sequence[bytes],
         stop_on_error: bool,
         deadline: float | None,
-        fresh: bool = False,
+        fresh: bool | Literal["apart"] = False,
     ) -> tuple[list[Outcome], NotRun | None]:
         """One batch message: the outcomes of the calls made, and why the rest were not (or ``None``).
 
@@ -170,7 +172,8 @@ class WorkerBatches(WorkerPipe):
         self._next_id += len(calls)
         budget_ms = None if deadline is None else max(0, math.ceil((deadline - time.monotonic()) * 1000))
         request = protocol.make_calls(
-            first_id, entries, budget_ms=budget_ms, stop_on_error=stop_on_error, fresh=fresh
+            first_id, entries, budget_ms=budget_ms, stop_on_error=stop_on_error, fresh=bool(fresh),
+            apart=fresh == "apart",
         )
         made: list[Outcome] = []
         try:

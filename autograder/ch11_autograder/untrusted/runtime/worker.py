@@ -55,6 +55,7 @@ import sys
 import time
 import traceback
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO
@@ -183,15 +184,21 @@ class Pristine:
             line = requests.readline(proto.MAX_MESSAGE_BYTES + 1)
             if not line:
                 return
-            child = os.fork()
-            if child == 0:
-                try:
-                    requests.close()
-                    worker.answer_calls(proto.parse_request(proto.loads_message(line)))
-                    os.write(status_write, cls._FINISHED)
-                finally:
-                    os._exit(0)
-            _, status = os.waitpid(child, 0)
+            request = proto.parse_request(proto.loads_message(line))
+            batches = [replace(request, calls=(c,)) for c in request.calls] if request.apart else [request]
+            for index, batch in enumerate(batches):
+                child = os.fork()
+                if child == 0:
+                    try:
+                        requests.close()
+                        worker.answer_calls(batch)
+                        if index + 1 == len(batches):
+                            os.write(status_write, cls._FINISHED)
+                    finally:
+                        os._exit(0)
+                _, status = os.waitpid(child, 0)
+                if status != 0:  # the batch stops here, as an ordinary batch stops at a crash
+                    break
             os.write(status_write, struct.pack(">i", status))
 
     def answer(self, line: bytes) -> None:
