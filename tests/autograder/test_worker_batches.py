@@ -128,3 +128,54 @@ def test_a_worker_that_breaks_the_batch_protocol_is_killed(backend):
         got = s.call_many([Call("fine", (1,)), Call("forge", (2,)), Call("fine", (3,))])
         assert got[0].value == 1 and isinstance(got[1], ProtocolError) and isinstance(got[2], NotRun)
         assert not s.alive and s.call("fine", 4) == 4
+
+
+FRESH_CELLS = [
+    "import os\n"
+    "seen = []\n"
+    "def remember(x):\n"
+    "    seen.append(x)\n"
+    "    return seen\n"
+    "def count():\n"
+    "    return len(seen)\n"
+    "def leave(code):\n"
+    "    os._exit(code)\n"
+]
+
+
+def test_a_fresh_batch_sees_the_worker_as_its_cells_left_it_and_leaves_nothing(launcher):
+    with WorkerSession(FRESH_CELLS, launcher, call_timeout=call_outcomes.CALL_TIMEOUT) as session:
+        assert session.call("remember", 1) == [1]
+        fresh = session.call_many([Call("count"), Call("remember", (2,)), Call("count")], fresh=True)
+        assert [o.value for o in fresh] == [0, [2], 1]  # not the earlier call's 1; its own state, in order
+        assert session.call("count") == 1  # the fresh batch's call is not seen afterwards
+        again = session.call_many([Call("remember", (3,))], fresh=True)
+        assert again[0].value == [3] and session.alive
+
+
+def test_a_reread_gives_the_returned_object_as_the_later_calls_left_it(launcher):
+    with WorkerSession(FRESH_CELLS, launcher, call_timeout=call_outcomes.CALL_TIMEOUT) as session:
+        calls = [Call("remember", (1,)), Call("leave", ("x",)), Call("remember", (2,)), Call("remember", reread=0)]
+        got = session.call_many(calls, fresh=True)
+        assert got[0].value == [1] and isinstance(got[1], StudentError) and got[3].value == [1, 2]
+        assert session.call_many([Call("leave", ("x",)), Call("leave", reread=0)])[1].value is None
+        with pytest.raises(TypeError, match="not an earlier call"):
+            session.call_many([Call("remember", reread=0)])
+
+
+def test_a_fresh_batch_that_ends_the_process_is_a_crash_of_the_worker(launcher):
+    with WorkerSession(FRESH_CELLS, launcher, call_timeout=call_outcomes.CALL_TIMEOUT) as session:
+        got = session.call_many([Call("remember", (1,)), Call("leave", (5,)), Call("count")], fresh=True)
+        assert got[0].value == [1] and type(got[1]).__name__ == "WorkerCrashed" and isinstance(got[2], NotRun)
+        assert "status 5" in str(got[1])
+        assert session.call("count") == 0  # a fresh worker
+
+
+def test_calls_made_apart_each_see_the_worker_as_its_cells_left_it(launcher):
+    with WorkerSession(FRESH_CELLS, launcher, call_timeout=call_outcomes.CALL_TIMEOUT) as session:
+        session.call("remember", 1)
+        got = session.call_many([Call("remember", (2,)), Call("remember", (3,)), Call("count")], fresh="apart")
+        assert [o.value for o in got] == [[2], [3], 0]
+        crashed = session.call_many([Call("remember", (2,)), Call("leave", (5,)), Call("count")], fresh="apart")
+        assert crashed[0].value == [2] and type(crashed[1]).__name__ == "WorkerCrashed"
+        assert isinstance(crashed[2], NotRun)

@@ -79,6 +79,7 @@ from ...api.suite import (
     Student,
     StudentError,
     Unencodable,
+    history_property,
     hypothesis_property,
     register,
     roundtrip,
@@ -926,12 +927,34 @@ def _gradient_properties() -> list[Property]:
     return [visible, values, *contract]
 
 
-TAPE_SUITE: CellSuite = register(CellSuite(TAPE_TESTS, points=POINTS[TAPE_TESTS], properties=_tape_properties()))
+#: Good calls of the notebook's graded functions, from which the history properties generate their
+#: sequences (an integer and a float argument, so each is also given as the other's types).
+HISTORY_CALLS = (
+    Call("extended_tape", (16, 2.5)),
+    Call("contributions_into_a", (16, 2.5)),
+    Call("input_gradient", (16, 2.5)),
+)
+
+TAPE_SUITE: CellSuite = register(
+    CellSuite(
+        TAPE_TESTS,
+        points=POINTS[TAPE_TESTS],
+        properties=[*_tape_properties(), history_property("extended_tape", HISTORY_CALLS)],
+    )
+)
 CONTRIBUTIONS_SUITE: CellSuite = register(
-    CellSuite(CONTRIBUTIONS_TESTS, points=POINTS[CONTRIBUTIONS_TESTS], properties=_contribution_properties())
+    CellSuite(
+        CONTRIBUTIONS_TESTS,
+        points=POINTS[CONTRIBUTIONS_TESTS],
+        properties=[*_contribution_properties(), history_property("contributions_into_a", HISTORY_CALLS)],
+    )
 )
 GRADIENT_SUITE: CellSuite = register(
-    CellSuite(GRADIENT_TESTS, points=POINTS[GRADIENT_TESTS], properties=_gradient_properties())
+    CellSuite(
+        GRADIENT_TESTS,
+        points=POINTS[GRADIENT_TESTS],
+        properties=[*_gradient_properties(), history_property("input_gradient", HISTORY_CALLS)],
+    )
 )
 
 #: Every suite of this exercise, by grade_id.

@@ -34,7 +34,19 @@ from typing import Any
 
 from ch11_solutions import ex4_audit as ref
 
-from ...api.suite import NOTHING, CellSuite, Misconception, Mismatch, Property, Record, Student, register, truncate
+from ...api.suite import (
+    NOTHING,
+    Call,
+    CellSuite,
+    Misconception,
+    Mismatch,
+    Property,
+    Record,
+    Student,
+    history_property,
+    register,
+    truncate,
+)
 from ..catalogue import WrongAnswer, catalogue, misconception
 from .contract import FUNCTION, MARKS_TESTS, POINTS
 
@@ -318,4 +330,11 @@ def _properties() -> tuple[Property, ...]:
 
 
 #: The suite of ``ex4_audit_marks_tests``, registered on import.
-SUITE: CellSuite = register(CellSuite(MARKS_TESTS, points=POINTS[MARKS_TESTS], properties=_properties()))
+#: The call the history property repeats: the marks are the function's whole answer, the same every call.
+HISTORY_CALLS = (Call(FUNCTION),)
+
+SUITE: CellSuite = register(
+    CellSuite(
+        MARKS_TESTS, points=POINTS[MARKS_TESTS], properties=[*_properties(), history_property(FUNCTION, HISTORY_CALLS)]
+    )
+)
