@@ -295,7 +295,7 @@ def test_run_autograder_in_the_grading_image(tmp_path, tmp_path_factory, inputs)
         expected = {f"{nb.name}: {g.name}": g.score for nb in gb.find_submission("ch11", "lin").notebooks
                     for g in nb.grades if g.cell.cell_type == "code"}
     assert {t["name"]: t["score"] for t in data["tests"]} == expected
-    assert data["score"] == 36.73 and "extra/scratch.txt: ignored (not a notebook)" in data["output"]
+    assert data["score"] == 37.09 and "extra/scratch.txt: ignored (not a notebook)" in data["output"]
     assert _leaks(data, _hidden_test_lines(SOURCE_DIR)) == []
     assert "status: graded" in done.stdout  # instructor-only stdout carries the grading log
 
