@@ -10,7 +10,7 @@ notebooks as arguments, and the commands that need a checkout (``gradescope buil
 
 Two of them are also the defaults of ``ch11-grade batch`` given an empty ``--course``
 (:func:`.batch.init_course`): the course config and the source notebooks. The wheel carries
-both under ``ch11_autograder/course/`` (``[tool.hatch.build.targets.wheel.force-include]`` in
+both under ``ch11_autograder/course/`` (``hatch_build.py``, named by
 pyproject.toml), so :data:`COURSE_CONFIG` and :data:`SOURCE_DIR` are the checkout's where
 there is one and the installed copies otherwise.
 

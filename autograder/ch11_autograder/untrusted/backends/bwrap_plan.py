@@ -104,18 +104,30 @@ def inside(child: Path, parent: Path) -> bool:
 
 
 def module_locations(name: str) -> list[Path]:
-    """Host paths of a top-level module (package dirs or the module file), without importing it."""
+    """Host paths of a top-level module (package dirs or the module file), without importing it.
+
+    Every location counts, not only the one an import would take: a regular package earlier on
+    ``sys.path`` shadows a folder of the same name elsewhere (an editable install's package beside
+    the data files a wheel build put in ``site-packages/<name>/``), and once the first is hidden
+    that folder would import as a namespace package. So each ``sys.path`` entry's ``<name>``
+    folder and ``<name>.py`` file is named too.
+    """
+    found: list[Path] = []
     try:
         spec = importlib.util.find_spec(name)
     except (ImportError, ValueError):
-        return []
-    if spec is None:
-        return []
-    if spec.submodule_search_locations:
-        return [resolved(p) for p in spec.submodule_search_locations]
-    if spec.origin and spec.origin not in ("built-in", "frozen"):
-        return [resolved(spec.origin)]
-    return []
+        spec = None
+    if spec is not None:
+        if spec.submodule_search_locations:
+            found.extend(resolved(p) for p in spec.submodule_search_locations)
+        elif spec.origin and spec.origin not in ("built-in", "frozen"):
+            found.append(resolved(spec.origin))
+    for entry in sys.path:
+        base = Path(entry or ".")
+        for candidate in (base / name, base / f"{name}.py"):
+            if candidate.exists():
+                found.append(resolved(candidate))
+    return list(dict.fromkeys(found))
 
 
 def dist_names(module: str) -> set[str]:

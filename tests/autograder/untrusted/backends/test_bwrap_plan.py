@@ -188,3 +188,20 @@ def test_scratch_may_not_overlap_a_source_a_forbidden_path_or_bwrap(host):
     for bad in (host.site / "numpyish", host.venv, host.root / "course", host.root, host.usr):
         with pytest.raises(SandboxUnavailable, match="overlaps"):
             check_scratch(bad, plan, forbidden, bwrap)
+
+
+def test_module_locations_names_a_shadowed_folder_of_the_same_name(tmp_path, monkeypatch):
+    # An editable install's package shadows a `site-packages/<name>/` folder of data files that a
+    # wheel build put there: hide the package alone and the folder imports as a namespace package.
+    from ch11_autograder.untrusted.backends.bwrap_plan import module_locations
+
+    data, code = tmp_path / "site-packages", tmp_path / "checkout"
+    (data / "hiddenpkg_x" / "course").mkdir(parents=True)
+    (data / "hiddenpkg_x" / "course" / "answers.ipynb").write_text("{}")
+    (code / "hiddenpkg_x").mkdir(parents=True)
+    (code / "hiddenpkg_x" / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(code))
+    monkeypatch.syspath_prepend(str(data))
+    found = module_locations("hiddenpkg_x")
+    assert (code / "hiddenpkg_x").resolve() in found
+    assert (data / "hiddenpkg_x").resolve() in found
