@@ -28,7 +28,7 @@ def test_student_exception_fails_with_the_inputs_of_the_minimal_example():
 
     failure = run_property(doubles, LocalSession(double=double))
     assert failure.kind == "error" and failure.inputs == {"x": 101}
-    assert "your code raised OverflowError: too big" in failure.message()
+    assert 'your code raised OverflowError: "too big"' in failure.message()
 
 
 def test_missing_function_is_explained():
@@ -128,4 +128,4 @@ def test_failing_visible_checks_count_as_one_more_failed_property_listed_first()
     failed = run_suite(suite, right, 2.0, visible=CellOutcome(3, "error", "AssertionError", "got 5", "line 2"))
     assert [name for name, _ in failed.descriptions] == ["visible_checks", "doubles"]
     assert failed.score == 1.0 and failed.passed == ("doubles",)
-    assert "AssertionError: got 5 (line 2)" in failed.failures[0].message()
+    assert 'AssertionError: "got 5" (line 2)' in failed.failures[0].message()
