@@ -304,6 +304,11 @@ def focused_value(value: Any, path: Sequence[Step], render: Callable[[Any], str]
     return _focus(value, list(path), render)
 
 
+def _neighbour(text: str) -> str:
+    """An item beside the differing one: shown when short, else ``...`` (never cut in its middle)."""
+    return text if len(text) <= 40 else "..."
+
+
 def _focus(value: Any, path: list[Step], render: Callable[[Any], str]) -> str:
     if not path:
         return _cut(render(value))
@@ -326,7 +331,7 @@ def _focus(value: Any, path: list[Step], render: Callable[[Any], str]) -> str:
         return f"array([{head}{', '.join(shown)}{tail}], dtype={value.dtype.name}, shape={tuple(value.shape)})"
     if isinstance(value, list | tuple) and kind in ("index", "node") and isinstance(key, int) and key < len(value):
         lo, hi = max(key - 1, 0), min(key + 2, len(value))
-        shown = [_focus(value[i], rest, render) if i == key else _cut(render(value[i]), 40) for i in range(lo, hi)]
+        shown = [_focus(value[i], rest, render) if i == key else _neighbour(render(value[i])) for i in range(lo, hi)]
         head = "..., " if lo > 0 else ""
         tail = ", ..." if hi < len(value) else ""
         opening, closing = ("(", ")") if isinstance(value, tuple) else ("[", "]")

@@ -22,10 +22,11 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from .verdicts import FIRST_TO_FIX, FULL_MARKS, NOT_ANSWERED_ERROR
 
-__all__ = ["VerdictSections", "notebook_line", "read_verdict_text", "verdict_html"]
+__all__ = ["VerdictSections", "notebook_line", "read_verdict_text", "verdict_html", "verdict_text"]
 
 _SUMMARY = re.compile(r"\d+ of \d+ checks passed \(\S+ / \S+ points\)\.")
 _BLOCK_STARTS = ("[FAIL] ", "[NOT ANSWERED] ")
@@ -55,6 +56,19 @@ class VerdictSections:
     @property
     def shaped(self) -> bool:
         return bool(self.headline)
+
+
+def verdict_text(cell: Any) -> str:
+    """The verdict text ``TrustedVerdicts`` wrote into an autograded test cell's outputs: its stream, or its
+    ``error``'s value (the partial score's ``execute_result`` is the number nbgrader reads, not text)."""
+    parts = []
+    for output in cell.get("outputs", []):
+        kind = output.get("output_type")
+        if kind == "stream":
+            parts.append(str(output.get("text", "")))
+        elif kind == "error":
+            parts.append(str(output.get("evalue", "")))
+    return "".join(parts)
 
 
 def read_verdict_text(text: str) -> VerdictSections:

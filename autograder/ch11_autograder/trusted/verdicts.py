@@ -379,15 +379,17 @@ class CellVerdict:
         )
 
     def headline(self) -> str:
-        """The verdict's first line: full marks, or the first thing to fix (function, input, expected vs got);
-        a task not answered yet says so."""
+        """The verdict's first line: full marks, or the first thing to fix (function, input, expected vs got:
+        the first failure that has them, else the first); a task not answered yet says so."""
         task = task_name(self.grade_id)
         if not self.failures:
             return f"{FULL_MARKS} every check of {task} passed ({_points(self.score)} / {_points(self.points)} points)."
         answered = [failure for failure in self.failures if not failure.unanswered()]
         if not answered:
             return _unanswered_message(self.failures, whole=not self.passed)
-        return answered[0].headline(task)
+        # A check that names an input and what came back says more than the visible checks' assertion.
+        shown = [f for f in answered if f.expected is not NOTHING and f.got is not NOTHING]
+        return (shown or answered)[0].headline(task)
 
     def message(self) -> str:
         """The full student-readable report: the headline, the summary, the failures, then the passes.

@@ -19,25 +19,13 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from ..submission_cells import autograded_test_cells
-from ..verdict_page import VerdictSections, notebook_line, read_verdict_text, verdict_html
+from ..verdict_page import VerdictSections, notebook_line, read_verdict_text, verdict_html, verdict_text
 from ..verdicts import task_name
 
-__all__ = ["PresentVerdicts", "verdict_text"]
+__all__ = ["PresentVerdicts"]
 
 #: Where this step leaves what the page template reads.
 RESOURCES_KEY = "ch11_feedback"
-
-
-def verdict_text(cell: Any) -> str:
-    """The verdict text ``TrustedVerdicts`` wrote into an autograded test cell's outputs (stream or error)."""
-    parts = []
-    for output in cell.get("outputs", []):
-        kind = output.get("output_type")
-        if kind == "stream":
-            parts.append(str(output.get("text", "")))
-        elif kind == "error":
-            parts.append(str(output.get("evalue", "")))
-    return "".join(parts)
 
 
 def _number(value: Any) -> float:
