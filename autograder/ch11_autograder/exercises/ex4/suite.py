@@ -34,7 +34,18 @@ from typing import Any
 
 from ch11_solutions import ex4_audit as ref
 
-from ...api.suite import NOTHING, CellSuite, Misconception, Mismatch, Property, Record, Student, register, truncate
+from ...api.suite import (
+    NOTHING,
+    CellSuite,
+    Misconception,
+    Mismatch,
+    Property,
+    Record,
+    Student,
+    register,
+    truncate,
+    with_article,
+)
 from ..catalogue import WrongAnswer, catalogue, misconception
 from .contract import FUNCTION, MARKS_TESTS, POINTS
 
@@ -69,12 +80,12 @@ def _quote(text: str) -> str:
 
 
 def _kind(value: Any) -> str:
-    """``a list``, ``None``, ``a record of type 'AuditMarks'``: what a value is, briefly."""
+    """``a list``, ``an int``, ``None``, ``a record of type 'AuditMarks'``: what a value is, briefly."""
     if value is None:
         return "None"
     if isinstance(value, Record):
         return f"a record of type {_quote(value.type)}"
-    return f"a {type(value).__name__}"
+    return with_article(type(value).__name__)
 
 
 def validate_marks(value: Any) -> dict[str, str]:
