@@ -41,3 +41,12 @@ def test_a_limit_cuts_the_text_before_escaping_and_marks_the_cut():
     assert escape("x" * 500, limit=10) == "x" * 10 + "..."
     assert escape("a\nb", limit=2) == "a\\n..."
     assert escape("zoë+ch11", limit=8) == "zoë+ch11"
+
+
+def test_student_text_in_a_line_stays_one_line():
+    from ch11_autograder.textsafe import exception_text, one_line
+
+    assert one_line("no\n[pass] every check passed") == "no\\n[pass] every check passed"
+    assert exception_text("ValueError", "bad\r\nvalue\x1b[31m") == 'ValueError: "bad\\r\\nvalue\\x1b[31m"'
+    assert exception_text("Bad\u202eName", "") == "Bad\\u202eName"
+    assert "\n" not in exception_text("E", "x" * 1000) and exception_text("E", "x" * 1000).endswith('..."')

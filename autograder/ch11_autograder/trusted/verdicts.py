@@ -424,7 +424,8 @@ def example_record(failure: Failure) -> dict[str, Any]:
     ``inputs``, ``expected`` and ``got`` are :func:`format_value` renderings (``""`` for a value the
     failure has not, e.g. no ``got`` because the code raised); ``kind`` is :attr:`Failure.kind`;
     ``raised`` the exception type the student's code raised and ``call`` the call it happened in
-    (``""`` when none); ``unanswered`` whether it is the stub's placeholder (:meth:`Failure.unanswered`).
+    (``""`` when none); ``unanswered`` whether it is the stub's placeholder (:meth:`Failure.unanswered`);
+    ``calls``, only for a failing example of several calls, the statements that reproduce it (:attr:`Failure.calls`).
     The exception's message is left out: it is the student's own words, and two answers that raise the
     same exception at the same call fail the same way.
     """
@@ -436,6 +437,7 @@ def example_record(failure: Failure) -> dict[str, Any]:
         "raised": failure.raised,
         "call": failure.call,
         "unanswered": failure.unanswered(),
+        **({"calls": list(failure.calls)} if failure.calls else {}),
     }
 
 
