@@ -35,6 +35,7 @@ try:
     from ch11_autograder.trusted.offline_math import TEMPLATE_BASEDIR
     from ch11_autograder.trusted.steps import (
         ExecutionAhead,
+        PresentVerdicts,
         RenderMath,
         SandboxedExecute,
         SanitizeFeedback,
@@ -177,8 +178,19 @@ c.GenerateFeedback.preprocessors = [
     GetGrades,
     StripHiddenTests,
     SanitizeFeedback,
+    PresentVerdicts,  # each test cell's verdict: its first line highlighted, passed checks folded
     RenderMath,  # TeX to MathML here, so the page needs no MathJax from a CDN
     CSSHTMLHeaderPreprocessor,
+]
+# The page's template: nbgrader's feedback template without Bootstrap's 117 KB of CSS, with one line at
+# the top (full marks, or the first thing to fix) and the function each test cell checks named in the
+# contents list and headings (trusted/templates/ch11_feedback). FeedbackExporter only: formgrader keeps
+# nbgrader's templates.
+c.FeedbackExporter.template_name = "ch11_feedback"
+# Its `extends 'feedback/index.html.j2'` is found under nbgrader's template directory, searched as a root
+# (this replaces the Bootstrap CSS folder nbgrader puts there, which the page no longer includes).
+c.FeedbackExporter.extra_template_paths = [
+    str(Path(nbgrader.__file__).parent / "server_extensions" / "formgrader" / "templates"),
 ]
 # The feedback page loads nothing from the network: nbgrader's feedback template stays, but its
 # MathJax loader (a CDN script) is replaced by an empty macro from our template directory, found

@@ -22,7 +22,7 @@ from __future__ import annotations
 import html
 import unicodedata
 
-__all__ = ["escape", "escape_html", "quoted"]
+__all__ = ["escape", "escape_html", "exception_text", "one_line", "quoted"]
 
 _UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -71,3 +71,17 @@ def escape_html(text: object) -> str:
     """``text`` as HTML text for a page a person reads (the class report, ``ch11-grade serve``'s status pages):
     :func:`escape` first, so the page shows what a terminal or the Markdown report shows, then ``html.escape``."""
     return html.escape(escape(text))
+def one_line(text: object, limit: int | None = None) -> str:
+    """Student text (an exception's message, a value's rendering) shown inside a line of a page or a
+    verdict: :func:`escape`, so it is one line and cannot print a line that looks like the grader's own
+    (a newline followed by ``[pass] ...``). The name says where it is used; the rule is :func:`escape`'s."""
+    return escape(text, limit)
+
+
+def exception_text(type_name: object, message: object, limit: int | None = 300) -> str:
+    """An exception a student's code raised, as a page shows it: ``TypeError: "the message"``, the type and
+    the message each escaped (:func:`escape`) and the message quoted, so neither can end the line or pass
+    for the grader's words; ``TypeError`` alone when the message is empty."""
+    name = escape(type_name, 100)
+    text = str(message)
+    return f'{name}: "{escape(text, limit)}"' if text else name

@@ -20,6 +20,7 @@ import pytest
 from ch11_autograder.batch.records import SubmissionRecord
 from ch11_autograder.gradescope import build_zip
 from ch11_autograder.gradescope.results import failure_results, results_for
+from ch11_autograder.trusted.verdicts import task_name
 from nbgrader.api import Gradebook
 from support import batch_support
 from support.paths import SOURCE_DIR
@@ -185,15 +186,18 @@ def test_results_for_a_graded_student_follow_the_specification(tmp_path_factory,
     assert data["execution_time"] == 12
     assert all(t["visibility"] == "after_due_date" for t in data["tests"])
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        expected = {f"{nb.name}: {g.name}": g.score for nb in gb.find_submission("ch11", "lin").notebooks
+        expected = {f"{nb.name}: {task_name(g.name)}": g.score for nb in gb.find_submission("ch11", "lin").notebooks
                     for g in nb.grades if g.cell.cell_type == "code"}
     assert {t["name"]: t["score"] for t in data["tests"]} == expected and len(expected) == 13
     assert data["score"] == round(sum(expected.values()), 6) == 10.73  # 7 (ex1) + 3.73 (ex3)
     by_name = {t["name"]: t for t in data["tests"]}
-    failing = by_name["ex1_fanout: ex1_input_gradient_tests"]
+    failing = by_name["ex1_fanout: input_gradient"]
     assert failing["status"] == "failed" and "Last writer wins" in failing["output"]
-    assert by_name["ex1_fanout: ex1_extended_tape_tests"]["status"] == "passed"
-    assert by_name["ex4_audit: ex4_audit_marks_tests"]["output"] == "ex4_audit.ipynb was not submitted: 0 points."
+    assert by_name["ex1_fanout: extended_tape"]["status"] == "passed"
+    assert failing["output"].startswith("First thing to fix: ")
+    first = next(t for t in data["tests"] if t["status"] == "failed")  # the results open with what to fix first
+    assert data["output"].splitlines()[0] == f"{first['name']}: " + first["output"].splitlines()[0]
+    assert by_name["ex4_audit: audit_marks"]["output"] == "ex4_audit.ipynb was not submitted: 0 points."
     assert [t["number"] for t in data["tests"]][:4] == ["1.1", "1.2", "1.3", "2.1"]
     assert "graded by hand (7 points)" in data["output"]  # ex1_derivation 4 + ex3_report 3
     assert any("ex5_replay.ipynb: not submitted" in line for line in data["output"].splitlines())
@@ -292,7 +296,7 @@ def test_run_autograder_in_the_grading_image(tmp_path, tmp_path_factory, inputs)
     assert our_contract(data) == []
     # The same scores, cell by cell, as the batch run of the demo class outside the image.
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        expected = {f"{nb.name}: {g.name}": g.score for nb in gb.find_submission("ch11", "lin").notebooks
+        expected = {f"{nb.name}: {task_name(g.name)}": g.score for nb in gb.find_submission("ch11", "lin").notebooks
                     for g in nb.grades if g.cell.cell_type == "code"}
     assert {t["name"]: t["score"] for t in data["tests"]} == expected
     assert data["score"] == 37.09 and "extra/scratch.txt: ignored (not a notebook)" in data["output"]

@@ -28,7 +28,7 @@ def test_student_exception_fails_with_the_inputs_of_the_minimal_example():
 
     failure = run_property(doubles, LocalSession(double=double))
     assert failure.kind == "error" and failure.inputs == {"x": 101}
-    assert "your code raised OverflowError: too big" in failure.message()
+    assert 'your code raised OverflowError: "too big"' in failure.message()
 
 
 def test_missing_function_is_explained():
@@ -128,4 +128,20 @@ def test_failing_visible_checks_count_as_one_more_failed_property_listed_first()
     failed = run_suite(suite, right, 2.0, visible=CellOutcome(3, "error", "AssertionError", "got 5", "line 2"))
     assert [name for name, _ in failed.descriptions] == ["visible_checks", "doubles"]
     assert failed.score == 1.0 and failed.passed == ("doubles",)
-    assert "AssertionError: got 5 (line 2)" in failed.failures[0].message()
+    assert 'AssertionError: "got 5" (line 2)' in failed.failures[0].message()
+
+
+def test_a_failing_example_of_several_calls_reaches_the_page_as_pasteable_code():
+    from ch11_autograder.trusted.mismatch import Mismatch
+
+    def cached(student):
+        first, second = student.call("double", 1), student.call("double", True)
+        if second == first:  # an answer that keeps its result from the earlier call (True == 1)
+            raise Mismatch({"x": True}, "TypeError raised", second, calls=("double(1)", "double(True)"))
+
+    prop = Property("no_cache", "double answers each call afresh.", cached)
+    failure = run_property(prop, LocalSession(double=lambda x: 2 * x))
+    assert failure.calls == ("double(1)", "double(True)")
+    assert "    to reproduce, run in a fresh kernel:\n        double(1)\n        double(True)" in failure.message()
+    record = run_suite(CellSuite("double_tests", 1.0, [prop]), LocalSession(double=lambda x: 2 * x)).record()
+    assert record["properties"][0]["example"]["calls"] == ["double(1)", "double(True)"]

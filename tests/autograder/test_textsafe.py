@@ -56,3 +56,10 @@ def test_quoted_is_one_line_whose_end_is_unambiguous(raw, shown):
 
 def test_escape_html_shows_the_text_escape_shows_then_escapes_markup():
     assert escape_html("<b>\u202e\n") == "&lt;b&gt;\\u202e\\n"
+def test_student_text_in_a_line_stays_one_line():
+    from ch11_autograder.textsafe import exception_text, one_line
+
+    assert one_line("no\n[pass] every check passed") == "no\\n[pass] every check passed"
+    assert exception_text("ValueError", "bad\r\nvalue\x1b[31m") == 'ValueError: "bad\\r\\nvalue\\x1b[31m"'
+    assert exception_text("Bad\u202eName", "") == "Bad\\u202eName"
+    assert "\n" not in exception_text("E", "x" * 1000) and exception_text("E", "x" * 1000).endswith('..."')

@@ -94,7 +94,7 @@ def test_the_transformer_hack_ran_in_the_kernel_but_did_not_score(course):
 
 def test_feedback_names_the_failure_in_the_students_terms(course):
     adds = feedback(course, "adds")
-    assert "This matches a known mistake, adds instead of multiplies" in adds
+    assert 'This matches a known mistake: "adds instead of multiplies"' in adds
     assert "inputs:   x=0" in adds and "expected: 0" in adds
     assert "did not return within 2 s, so the grader stopped it" in feedback(course, "hang")
     assert "[pass] doubles_floats" in feedback(course, "hang")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import nbformat
@@ -88,7 +89,8 @@ def test_the_pitfalls_these_outputs_avoid_are_real_in_nbgrader():
 def test_zero_is_a_single_error_output_with_the_message_as_traceback():
     (output,) = verdict_outputs(verdict([], ["a"]))
     assert output["output_type"] == "error" and output["ename"] == "PropertyFailed"
-    assert output["traceback"][0] == "0 of 1 checks passed (0 / 2 points)."
+    assert output["traceback"][0].startswith("First thing to fix: ")
+    assert output["traceback"][1] == "0 of 1 checks passed (0 / 2 points)."
     assert "[FAIL] a: a holds." in output["traceback"]
 
 
@@ -117,7 +119,7 @@ def test_failure_message_layout():
         "    expected: 0",
         "    got:      2",
         "    note: Check the operator.",
-        "    This matches a known mistake, adds instead of multiplies: Use *.",
+        '    This matches a known mistake: "adds instead of multiplies". Use *.',
     ]
 
 
@@ -182,9 +184,9 @@ def test_an_unanswered_task_is_said_once_not_once_per_property():
     text = verdict.message()
     assert text.count("NotImplementedError") == 1 and "[FAIL]" not in text
     assert text.splitlines() == [
-        "0 of 7 checks passed (0 / 3 points).",
         f"[NOT ANSWERED] This task is not answered yet: double still raises NotImplementedError (at {_STUB_AT}), "
         "the stub's placeholder. Replace it with your answer; this cell's 7 checks say more once it returns a value.",
+        "0 of 7 checks passed (0 / 3 points).",
     ]
     assert determine_grade(nbformat.from_dict({"cell_type": "code", "source": "", "metadata": {"nbgrader": {
         "grade": True, "solution": False, "points": 3}}, "outputs": verdict_outputs(verdict)})) == (0, 3)
@@ -199,3 +201,81 @@ def test_a_half_answered_cell_keeps_its_other_failures_and_names_the_unanswered_
     assert "[pass] a: a holds." in text and "[FAIL] b: b holds." in text and "[FAIL] c: c holds." in text
     assert "This task is not answered yet" not in text
     assert "[FAIL] not answered yet: double still raises NotImplementedError" in text and "in 1 check (d)" in text
+
+
+# --------------------------------------------------------------------------- the page's first line, one cause
+
+
+def test_the_first_line_is_full_marks_or_the_first_thing_to_fix():
+    full = CellVerdict.from_results("ex2_exact_gradient_tests", 2, [("a", "a holds.")], [])
+    assert full.message().splitlines()[0] == "Full marks: every check of exact_gradient passed (2 / 2 points)."
+    wrong = Failure("b", "b holds.", "mismatch", inputs={"x": True, "y": 3.0}, expected="TypeError raised", got=3.5)
+    partial = CellVerdict.from_results("ex2_exact_gradient_tests", 2, [("a", "a holds."), ("b", "b holds.")], [wrong])
+    assert partial.message().splitlines()[0] == (
+        "First thing to fix: exact_gradient with x=True, y=3.0: expected 'TypeError raised', got 3.5")
+    raised = Failure("c", "c holds.", "error", detail='your code raised ValueError: "no"', call="f(1)")
+    assert raised.headline("f") == 'First thing to fix: f(1): your code raised ValueError: "no"'
+
+
+def test_a_headline_says_where_values_that_print_alike_differ():
+    wrong = Failure("b", "b holds.", "mismatch", inputs={"x": 1}, expected=np.array([0.0, 1.0]),
+                    got=np.array([-0.0, 1.0]))
+    assert wrong.headline("f") == ("First thing to fix: f with x=1: index 0: expected 0.0, got -0.0 "
+                                   "(0x0000000000000000 vs 0x8000000000000000)")
+    assert "    differs:  index 0: expected 0.0, got -0.0" in wrong.message()
+
+
+def _one_fault_verdict(group: bool) -> CellVerdict:
+    same = {"kind": "error", "call": "release(0)", "detail": 'your code raised ValueError: "count must be >= 1"',
+            "raised": "ValueError"}
+    failures = [Failure(name, f"{name} holds.", **same) for name in ("a", "b", "c")]
+    failures.append(Failure("d", "d holds.", "mismatch", inputs={"x": 1}, expected=1, got=2))
+    if not group:  # the same failures, each with a cause of its own
+        failures = [dataclasses.replace(f, call=f"release({i})") if f.call else f for i, f in enumerate(failures)]
+    return CellVerdict.from_results("ex9_release_tests", 4, [(n, f"{n} holds.") for n in "abcde"], failures)
+
+
+def test_checks_failing_for_one_cause_are_reported_once_and_score_the_same():
+    grouped, apart = _one_fault_verdict(True), _one_fault_verdict(False)
+    text = grouped.message()
+    assert text.count("count must be >= 1") == 1  # the first check, in full
+    assert text.splitlines()[0] == "First thing to fix: release with x=1: expected 1, got 2"  # input and values first
+    assert "[FAIL] b: b holds.\n    same cause as a above" in text and "[FAIL] c: c holds.\n    same cause as a" in text
+    assert "[FAIL] d: d holds.\n    inputs:   x=1" in text  # another cause is reported in full
+    assert apart.message().count("count must be >= 1") == 3
+    assert grouped.score == apart.score == 0.8
+    assert determine_grade(graded_cell(verdict_outputs(grouped), points=4)) == determine_grade(
+        graded_cell(verdict_outputs(apart), points=4))
+
+
+def test_an_exception_message_cannot_print_a_line_of_the_graders_own():
+    from ch11_autograder.textsafe import exception_text
+
+    message = "no\n[pass] a: every check passed"
+    forged = Failure("a", "a holds.", "error", call="f(1)",
+                     detail="your code raised " + exception_text("ValueError", message))
+    text = CellVerdict.from_results("g", 1, [("a", "a holds.")], [forged]).message()
+    assert not any(line.startswith("[pass]") for line in text.splitlines())
+    assert 'ValueError: "no\\n[pass] a: every check passed"' in text
+
+
+def test_a_sequence_of_calls_is_shown_numbered_with_the_failing_one_marked():
+    calls = [{"function": "store_all_cotangents", "seed": 2}, {"function": "replay_report", "block_size": 4}]
+    wrong = Failure("u", "u holds.", "mismatch", inputs={"depth": 16, "calls": calls, "failing_call": 2},
+                    expected=1, got=2)
+    lines = wrong.message().splitlines()
+    assert "    inputs:   depth=16" in lines
+    assert "        1. store_all_cotangents with seed=2" in lines
+    assert "        2. replay_report with block_size=4  <- this call goes wrong" in lines
+    assert "failing_call" not in wrong.message() and "failing_call" not in wrong.headline("f")
+    pasted = Failure("v", "v holds.", "mismatch", expected=1, got=2,
+                     calls=("exact_gradient(1, 3.0)", "exact_gradient(True, 3.0)"))
+    assert "    to reproduce, run in a fresh kernel:\n        exact_gradient(1, 3.0)\n" in pasted.message()
+    assert pasted.headline("exact_gradient").startswith(
+        "First thing to fix: exact_gradient, call 2 of a sequence (exact_gradient(True, 3.0))")
+
+
+def test_a_case_input_is_shown_as_its_entries():
+    wrong = Failure("b", "b holds.", "mismatch", inputs={"case": {"x": 1.0, "h": 0.5}}, expected=1, got=2)
+    assert "    inputs:   x=1.0, h=0.5" in wrong.message().splitlines()
+    assert "case=" not in wrong.message() and "case=" not in wrong.headline("f")

@@ -623,6 +623,21 @@ def _honest_feedback(run: Run) -> dict[str, str]:
 
 @pytest.mark.slow
 @pytest.mark.hostile_batch
+def test_no_page_says_an_internal_word(run):
+    """Every feedback page of the run, hostile and honest: what the grader writes there (the top line, the
+    contents, the headings, the verdicts) names functions and tasks, never a grade id or an internal name
+    (support.plain_words); a hostile student's own cells may say anything and are not held to it."""
+    from support.plain_words import grader_text, offences
+
+    pages = sorted((run.course / "feedback").rglob("*.html"))
+    assert pages, "no feedback was generated"
+    bad = {str(p.relative_to(run.course)): found for p in pages if (found := offences(grader_text(p.read_text())))}
+    assert not bad, "\n".join(f"{page}: {found}" for page, found in bad.items())
+    assert all(grader_text(p.read_text()) for p in pages), "a page without the grader's top line and verdicts"
+
+
+@pytest.mark.slow
+@pytest.mark.hostile_batch
 def test_the_demo_class_grades_identically_in_the_image_and_under_bwrap(bwrap_run, docker_run):
     """The honest students, graded inside the grading image beside the corpus: the same rows, CSV and feedback."""
     assert docker_run.after == bwrap_run.after

@@ -29,7 +29,8 @@ Calling the student's code, from a check:
 Values as they come back over the wire:
     :class:`Record` (a dataclass instance), :func:`roundtrip` (a reference value as a
     student's value reads after the wire), :func:`wire_equal` (exact equality of wire
-    values), :func:`truncate`; arguments with a wire form of their own: :class:`Once`
+    values), :func:`truncate`, :func:`with_article` (``an int``, ``a list``: a type named in a
+    sentence); arguments with a wire form of their own: :class:`Once`
     (a generator over items), :class:`RngSeed` (a fresh ``default_rng(seed)`` in the worker).
     :data:`NOTHING` fills a :class:`Mismatch` field that has no value (no ``got``: the code raised).
 """
@@ -38,6 +39,7 @@ from __future__ import annotations
 
 from ..protocol import Kept, Once, Record, RngSeed, truncate, wire_equal
 from ..trusted.cell_suite import CellSuite, Property
+from ..trusted.differences import with_article
 from ..trusted.history import history_property
 from ..trusted.hypothesis_properties import MAX_EVIDENCE, hypothesis_property
 from ..trusted.in_process import in_process_student
@@ -76,4 +78,5 @@ __all__ = [
     "roundtrip",
     "truncate",
     "wire_equal",
+    "with_article",
 ]

@@ -3,10 +3,12 @@
 Fields written (all documented by Gradescope, "Autograder Specifications"):
 
 * top level: ``score`` (autograded points), ``execution_time`` (seconds, int),
-  ``output`` (summary for the student), ``output_format`` ``"text"``,
+  ``output`` (summary for the student, its first line every autograded check passed or the first thing
+  to fix), ``output_format`` ``"text"``,
   ``stdout_visibility`` ``"hidden"`` (nbgrader's log is for instructors),
   ``extra_data`` (status and input digest), ``tests``;
-* one test per autograded test cell, in notebook order: ``name``,
+* one test per autograded test cell, in notebook order: ``name`` (the notebook and the function the cell
+  checks),
   ``number``, ``score``, ``max_score``, ``status`` (``passed``/``failed``),
   ``visibility``, ``output`` (the verdict the trusted grader wrote into the
   cell: which property failed, a counterexample, advice; never the hidden
@@ -30,6 +32,8 @@ from ..batch.merge import autograded_cells
 from ..batch.records import SubmissionRecord
 from ..batch.report import format_score
 from ..course_layout import AUTOGRADED, GRADEBOOK, student_folder
+from ..trusted.verdict_page import read_verdict_text, verdict_text
+from ..trusted.verdicts import task_name
 
 __all__ = ["VISIBILITIES", "failure_results", "results_for", "write_results"]
 
@@ -38,20 +42,23 @@ MAX_TEST_OUTPUT_CHARS = 20_000
 
 
 def _cell_text(cell: Any) -> str:
-    """The verdict text TrustedVerdicts wrote into an autograded test cell's outputs."""
-    parts = []
-    for output in cell.get("outputs", []):
-        kind = output.get("output_type")
-        if kind == "stream":
-            parts.append(str(output.get("text", "")))
-        elif kind == "error":
-            parts.append(str(output.get("evalue", "")))
-        elif kind == "execute_result":
-            continue  # the partial-credit number nbgrader reads; the stream above explains it
-    text = "".join(parts).strip()
+    """The verdict text TrustedVerdicts wrote into an autograded test cell's outputs, capped."""
+    text = verdict_text(cell).strip()
     if len(text) > MAX_TEST_OUTPUT_CHARS:
         text = text[: MAX_TEST_OUTPUT_CHARS - 40].rstrip() + "\n... (output shortened)"
     return text
+
+
+def _first_line(tests: list[dict[str, Any]], total: float, possible: float) -> str:
+    """The results' first line: every autograded check passed, or the first failing test's first line."""
+    if tests and all(t["score"] >= t["max_score"] for t in tests):
+        return f"Every autograded check passed: {format_score(total)} / {format_score(possible)}"
+    for test in tests:
+        if test["score"] < test["max_score"]:
+            sections = read_verdict_text(test["output"])
+            line = sections.headline or test["output"].split("\n", 1)[0]
+            return f"{test['name']}: {line}"
+    return ""
 
 
 def _test(name: str, number: str, score: float, max_score: float, output: str, visibility: str) -> dict[str, Any]:
@@ -119,12 +126,13 @@ def results_for(
             else:
                 output = texts.get(grade_id) or "No verdict was recorded for this cell."
             score = scores.get((notebook, grade_id), 0.0) if graded else 0.0
-            tests.append(_test(f"{notebook}: {grade_id}", f"{order.get(notebook, 0) + 1}.{index}",
+            tests.append(_test(f"{notebook}: {task_name(grade_id)}", f"{order.get(notebook, 0) + 1}.{index}",
                                score, max_score, output, visibility))
     total = round(sum(t["score"] for t in tests), 6)
     possible = round(sum(t["max_score"] for t in tests), 6)
     if graded:
-        lines = [f"Autograded: {format_score(total)} of {format_score(possible)} points."]
+        lines = [_first_line(tests, total, possible),
+                 f"Autograded: {format_score(total)} of {format_score(possible)} points."]
         if manual_points:
             lines.append(f"Answers graded by hand ({format_score(manual_points)} points) are scored separately "
                          "by your instructor.")

@@ -24,7 +24,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..textsafe import escape_html
-from ..trusted.verdicts import VERDICT_METADATA_KEY, not_answered_line
+from ..trusted.verdicts import (
+    FIRST_TO_FIX,
+    FULL_MARKS,
+    VERDICT_METADATA_KEY,
+    known_mistake_sentence,
+    not_answered_line,
+    task_name,
+)
 from .budget import Budget, budget_note
 from .queue import Submission
 
@@ -32,7 +39,9 @@ __all__ = ["feedback_page", "page_json", "pages_digest", "status_page", "wait_te
 
 _STYLE = ("body{font-family:sans-serif;max-width:46em;margin:2em auto;padding:0 1em;line-height:1.45}"
           "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:.25em .6em;text-align:left}"
-          ".passed{color:#176917}.failed{color:#a01515}.note{color:#555}")
+          ".passed{color:#176917}.failed{color:#a01515}.note{color:#555}"
+          ".headline{font-weight:bold;padding:.35em .6em;border-radius:3px}"
+          ".full{background:#dff0d8;color:#1d5a1d}.fix{background:#fcf8e3;color:#6b4e0b;border-left:4px solid #d9a300}")
 _FETCH_AGAIN = ("This page is replaced by your feedback when grading finishes: run "
                 "<code>nbgrader fetch_feedback</code> again (or refresh the Assignments tab).")
 
@@ -86,25 +95,90 @@ def status_page(sub: Submission, notebook: str, *, position: int = 0, expected_w
 def feedback_page(notebook: str, stamp: str, level: str, nb: Mapping[str, Any], score: float | None,
                   max_score: float | None, budget: Budget | None = None) -> str:
     """The practice feedback of one autograded notebook at ``level`` ``properties`` or ``score`` (``budget``: as
-    :func:`status_page`'s)."""
-    rows: list[str] = []
-    for cell in nb.get("cells", []):
-        record = (cell.get("metadata") or {}).get(VERDICT_METADATA_KEY)
-        if isinstance(record, dict):
-            rows.append(_cell_rows(record, level))
+    :func:`status_page`'s).
+
+    As the full page: one line at the top (every autograded check passed, or the first thing to fix), a
+    contents list naming each test cell's function, and per cell one highlighted line first, the failed
+    checks (one row per cause: a check failing on the same call with the same outcome as one above says
+    so), then the passed checks folded."""
+    records = [record for cell in nb.get("cells", [])
+               if isinstance(record := (cell.get("metadata") or {}).get(VERDICT_METADATA_KEY), dict)]
+    rows = [_cell_rows(record, level) for record in records]
     total = "" if score is None else f"<p>Autograded points of the whole submission: {score:g} / {max_score:g}</p>"
+    contents = ""
+    if len(records) > 1:
+        contents = "<ol>" + "".join(
+            f'<li>{escape_html(_task(r))}: {_num(r.get("score"))} / '
+            f'{_num(r.get("points"))} points</li>' for r in records) + "</ol>"
     body = (f"<h1>{escape_html(notebook)}: practice feedback for your submission of {escape_html(stamp)}</h1>\n"
-            f"{total}\n" + ("\n".join(rows) or "<p>No autograded cell in this notebook.</p>") +
+            f"{_top_line(records, level)}{total}\n{contents}\n"
+            + ("\n".join(rows) or "<p>No autograded cell in this notebook.</p>") +
             "\n<p class=\"note\">Practice feedback before the due date; your official grade comes from the "
             "grading after it.</p>" + budget_note(budget))
     return _page(f"{notebook}: practice feedback", body)
 
 
+def _task(record: Mapping[str, Any]) -> str:
+    return task_name(str(record.get("grade_id", "")))
+
+
+def _full(record: Mapping[str, Any]) -> bool:
+    props = [p for p in record.get("properties") or [] if isinstance(p, Mapping)]
+    return bool(props) and all(p.get("outcome") == "passed" for p in props)
+
+
+def _top_line(records: Sequence[Mapping[str, Any]], level: str) -> str:
+    """The page's first line: every autograded check passed (with the points), or the first task to fix (at the
+    ``score`` level only its name and points)."""
+    if not records:
+        return ""
+    if all(_full(r) for r in records):
+        got = sum(float(r.get("score") or 0) for r in records)
+        points = sum(float(r.get("points") or 0) for r in records)
+        return f'<p class="headline full">Every autograded check passed: {got:g} / {points:g}</p>'
+    first = next(r for r in records if not _full(r))
+    line = (_headline(first) if level != "score" else
+            f"{FIRST_TO_FIX} {_task(first)} ({_num(first.get('score'))} / {_num(first.get('points'))} points).")
+    return f'<p class="headline fix">{escape_html(line)}</p>'
+
+
+def _headline(record: Mapping[str, Any]) -> str:
+    """A cell's first line from its record: full marks, not answered, or the first failing check in words."""
+    task = _task(record)
+    props = [p for p in record.get("properties") or [] if isinstance(p, Mapping)]
+    failed = [p for p in props if p.get("outcome") != "passed"]
+    if not failed:
+        points = f"{_num(record.get('score'))} / {_num(record.get('points'))} points"
+        return f"{FULL_MARKS} every check of {task} passed ({points})."
+    answered = [p for p in failed if p.get("unanswered") is not True]
+    if not answered:
+        return f"{task}: not answered yet (it still raises NotImplementedError)."
+    first = answered[0]
+    outcome = str(first.get("outcome", "")).replace("_", " ")
+    return f"{FIRST_TO_FIX} {task}: {first.get('name', '')} ({outcome}): {first.get('description', '')}"
+
+
+def _cause(prop: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """Two failed checks of a cell with one cause: the same call (or inputs) and the same outcome, from the
+    record's example (never shown on this page, only compared)."""
+    example = prop.get("example")
+    if not isinstance(example, Mapping):
+        return None
+    where = str(example.get("call") or "") or json.dumps(example.get("inputs") or {}, sort_keys=True)
+    if where in ("", "{}"):
+        return None
+    return (where, str(example.get("kind", "")), str(example.get("got", "")), str(example.get("raised", "")),
+            str(prop.get("misconception", "")))
+
+
 def _cell_rows(record: Mapping[str, Any], level: str) -> str:
-    grade_id = escape_html(str(record.get("grade_id", "")))
-    head = f"<h2>{grade_id}: {_num(record.get('score'))} / {_num(record.get('points'))} points</h2>"
+    task = escape_html(_task(record))
+    head = (f'<h2>{task}: {_num(record.get("score"))} / {_num(record.get("points"))} '
+            "points</h2>")
     if level == "score":
         return head
+    mark = "full" if _full(record) else "fix"
+    head += f'<p class="headline {mark}">{escape_html(_headline(record))}</p>'
     props: Sequence[Mapping[str, Any]] = [p for p in record.get("properties") or [] if isinstance(p, Mapping)]
     unanswered = [p for p in props if p.get("outcome") != "passed" and p.get("unanswered") is True]
     whole = bool(unanswered) and len(unanswered) == len(props)
@@ -114,21 +188,36 @@ def _cell_rows(record: Mapping[str, Any], level: str) -> str:
         note = f"<p class=\"failed\">{escape_html(line)}</p>"
     if whole:  # as the full page: one line, not one row per check that the stub fails
         return head + note
-    lines = []
+    failed_rows, passed_rows = [], []
+    first_of_cause: dict[tuple[str, ...], str] = {}
     for prop in props:
         if prop in unanswered:
             continue
         outcome = str(prop.get("outcome", ""))
-        mark = "passed" if outcome == "passed" else "failed"
-        advice = ""
-        if prop.get("misconception"):
-            advice = (f"<br>This matches a known mistake, <em>{escape_html(str(prop['misconception']))}</em>: "
-                      f"{escape_html(str(prop.get('advice', '')))}")
-        lines.append(f"<tr><td>{escape_html(str(prop.get('name', '')))}</td>"
-                     f"<td>{escape_html(str(prop.get('description', '')))}</td>"
-                     f"<td class=\"{mark}\">{escape_html(outcome.replace('_', ' '))}{advice}</td></tr>")
-    return (head + note + "\n<table><tr><th>property</th><th>what it checks</th><th>outcome</th></tr>"
-            + "".join(lines) + "</table>")
+        name = str(prop.get("name", ""))
+        cells = f"<td>{escape_html(name)}</td><td>{escape_html(str(prop.get('description', '')))}</td>"
+        if outcome == "passed":
+            passed_rows.append(f"<tr>{cells}<td class=\"passed\">passed</td></tr>")
+            continue
+        cause = _cause(prop)
+        same = first_of_cause.get(cause) if cause is not None else None
+        if same is not None:
+            said = f"<br>same cause as {escape_html(same)} above"
+        elif prop.get("misconception"):
+            said = "<br>" + escape_html(known_mistake_sentence(str(prop["misconception"]), str(prop.get("advice", ""))))
+        else:
+            said = ""
+        if cause is not None:
+            first_of_cause.setdefault(cause, name)
+        failed_rows.append(f"<tr>{cells}<td class=\"failed\">{escape_html(outcome.replace('_', ' '))}{said}</td></tr>")
+    header = "<tr><th>property</th><th>what it checks</th><th>outcome</th></tr>"
+    table = f"\n<table>{header}{''.join(failed_rows)}</table>" if failed_rows else ""
+    folded = ""
+    if passed_rows:
+        count = len(passed_rows)
+        folded = (f"\n<details><summary>{count} check{'s' if count != 1 else ''} passed</summary><table>{header}"
+                  f"{''.join(passed_rows)}</table></details>")
+    return head + note + table + folded
 
 
 def _num(value: Any) -> str:

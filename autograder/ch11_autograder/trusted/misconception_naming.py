@@ -170,6 +170,7 @@ def mismatch_failure(
         note=notes,
         misconception=name,
         advice=advice,
+        calls=mismatch.calls,
     )
 
 

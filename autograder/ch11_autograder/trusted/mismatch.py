@@ -25,13 +25,18 @@ class Mismatch(Exception):
         expected: the right answer.
         got: the student's answer.
         note: one optional sentence of explanation for the student.
+        calls: when the failure shows only after earlier calls, the whole sequence as Python statements a
+            student can paste into a fresh kernel, in order, the failing call last (``("f(1, 3.0)",
+            "f(True, 3.0)")``); the feedback shows them as the way to reproduce it (``Failure.calls``).
     """
 
-    def __init__(self, inputs: Mapping[str, Any], expected: Any, got: Any, note: str = "") -> None:
+    def __init__(self, inputs: Mapping[str, Any], expected: Any, got: Any, note: str = "",
+                 calls: tuple[str, ...] = ()) -> None:
         self.inputs = dict(inputs)
         self.expected = expected
         self.got = got
         self.note = note
+        self.calls = tuple(calls)
         super().__init__(f"mismatch for {sorted(self.inputs)}")
 
 

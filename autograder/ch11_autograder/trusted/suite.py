@@ -57,6 +57,7 @@ from typing import Any
 from hypothesis.errors import Flaky
 
 from ..protocol import CellOutcome
+from ..textsafe import exception_text
 from .cell_suite import CellSuite, Property
 from .hypothesis_properties import _Raised
 from .misconception_naming import confirm_names, mismatch_failure
@@ -94,7 +95,8 @@ def _student_failure(prop: Property, error: StudentError, inputs: Mapping[str, A
     elif isinstance(error, Unencodable):
         detail = str(error)
     else:
-        detail = f"your code raised {error}"
+        location = f" (at {error.where})" if error.where else ""
+        detail = f"your code raised {exception_text(error.type, error.message)}{location}"
         return Failure(prop.name, prop.description, "error", inputs=inputs, detail=detail, call=call,
                        raised=error.type, where=error.where)
     return Failure(prop.name, prop.description, "error", inputs=inputs, detail=detail, call=call)
@@ -179,7 +181,7 @@ def visible_checks_failure(outcome: CellOutcome) -> Failure | None:
     if outcome.status != "error":
         return None
     where = f" ({outcome.where})" if outcome.where else ""
-    detail = f"{outcome.error_type}: {outcome.message}{where}" if outcome.message else f"{outcome.error_type}{where}"
+    detail = f"{exception_text(outcome.error_type, outcome.message)}{where}"
     return Failure(property=VISIBLE_CHECKS, description=VISIBLE_CHECKS_DESCRIPTION, kind="error", detail=detail,
                    raised=outcome.error_type, where=outcome.where)
 

@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 
 from ..protocol import Kept, Once, Record
+from ..textsafe import one_line
+from .differences import first_difference, focused_value
 
 __all__ = [
     "NOTHING",
@@ -38,6 +40,7 @@ __all__ = [
     "format_value",
     "not_answered_line",
     "score_for",
+    "task_name",
     "verdict_outputs",
 ]
 
@@ -48,6 +51,19 @@ _RAISED_NOT_IMPLEMENTED = re.compile(rf"(?:raised )?{NOT_ANSWERED_ERROR}(?::.*)?
 MAX_VALUE_CHARS = 400
 #: Most entries of a list, dict or tape shown before eliding.
 MAX_SHOWN_ITEMS = 12
+#: Longest headline (the first line of a cell's verdict), in characters.
+MAX_HEADLINE_CHARS = 300
+#: The first line of a cell's verdict when every check passed; ``headline_line`` finds it back.
+FULL_MARKS = "Full marks:"
+#: The first line of a cell's verdict when a check failed.
+FIRST_TO_FIX = "First thing to fix:"
+#: Input names the suites use for the engine's own bookkeeping, and how a page says them instead:
+#: ``case`` (a dict of the inputs, shown as its entries), ``failing_call`` and ``calls`` (a sequence
+#: of calls, the Nth of which fails; shown as numbered calls).
+_CASE_INPUT = "case"
+_FAILING_CALL_INPUT = "failing_call"
+_CALLS_INPUT = "calls"
+_GRADE_ID = re.compile(r"(?:[a-z]+\d+_)?(?P<task>.+?)(?:_tests?)?")
 
 
 class _Nothing:
@@ -99,6 +115,9 @@ class Failure:
             student's output matches, and what to do about it; ``""`` if none.
         raised, where: for a failure because the student's code raised, the exception's type
             and where it was raised (``line 2 of the code cell starting ...``); ``""`` otherwise.
+        calls: a failing example made of several calls, as Python statements a student can paste into a
+            fresh kernel, in order, the last one the call that goes wrong (``("f(1, 3.0)", "f(True, 3.0)")``);
+            ``()`` when one call (``call``, ``inputs``) shows it.
     """
 
     property: str
@@ -114,6 +133,7 @@ class Failure:
     advice: str = ""
     raised: str = ""
     where: str = ""
+    calls: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in FAILURE_KINDS:
@@ -127,23 +147,146 @@ class Failure:
         return self.raised == NOT_ANSWERED_ERROR or (
             isinstance(self.got, str) and _RAISED_NOT_IMPLEMENTED.fullmatch(self.got) is not None)
 
-    def message(self) -> str:
-        """The student-readable text: header line, then indented details."""
+    def cause(self) -> tuple[Any, ...] | None:
+        """What makes two failures of a cell one fault: the same failing call (or inputs) and the same outcome
+        (the value obtained, or the exception and its message), and the same catalogued mistake named, if any.
+        ``None`` when the failure names no call or input to compare (it is then reported on its own)."""
+        where = (self.calls, self.call) if (self.calls or self.call) else format_inputs(self.inputs)
+        if not where:
+            return None
+        got = "" if self.got is NOTHING else format_value(self.got)
+        return (where, self.kind, got, self.raised, self.detail, self.misconception)
+
+    def subject(self, task: str) -> str:
+        """The failing call in a student's words: ``exact_gradient(True, 3.0)``, or ``exact_gradient with
+        x=True, y=3.0``; the visible checks as such."""
+        if self.property == _VISIBLE_CHECKS:
+            return "the checks shown in this cell"
+        if self.calls:
+            return f"{task}, call {len(self.calls)} of a sequence ({self.calls[-1]})"
+        if self.call:
+            return self.call
+        inputs = _plain_inputs(self.inputs)
+        shown = ", ".join(f"{name}={text}" for name, text in inputs if name != _CALLS_INPUT)
+        return f"{task} with {shown}" if shown else task
+
+    def headline(self, task: str) -> str:
+        """The one line that says what to fix first: the function and input, then expected vs got, or
+        what happened (see :data:`FIRST_TO_FIX`)."""
+        subject = self.subject(task)
+        if self.expected is not NOTHING and self.got is not NOTHING:
+            expected, got = format_value(self.expected), format_value(self.got)
+            difference = first_difference(self.expected, self.got, format_value)
+            if difference is not None and difference.hidden_by_printing(expected, got):
+                what = difference.line()
+            else:
+                what = f"expected {expected}, got {got}"
+        elif self.detail:
+            what = one_line(self.detail)
+        else:
+            what = self.description
+        return _cut(one_line(f"{FIRST_TO_FIX} {subject}: {what}"), MAX_HEADLINE_CHARS)
+
+    def message(self, same_as: str = "") -> str:
+        """The student-readable text: header line, then indented details.
+
+        ``same_as``: the check whose failure has this one's cause (:meth:`cause`), reported in full above;
+        this one then says so in one line instead of repeating it.
+        """
         lines = [f"[FAIL] {self.property}: {self.description}"]
+        if same_as:
+            lines.append(f"    same cause as {same_as} above: the same call gives the same wrong result there.")
+            return "\n".join(lines)
+        if self.calls:
+            lines.append("    to reproduce, run in a fresh kernel:")
+            lines.extend(f"        {one_line(statement)}" for statement in self.calls)
         if self.inputs:
-            lines.append(f"    inputs:   {format_inputs(self.inputs)}")
+            lines.extend(_inputs_lines(self.inputs))
+        printed_expected = "" if self.expected is NOTHING else format_value(self.expected)
+        printed_got = "" if self.got is NOTHING else format_value(self.got)
+        expected, got = printed_expected, printed_got
+        difference = (first_difference(self.expected, self.got, format_value)
+                      if self.expected is not NOTHING and self.got is not NOTHING else None)
+        if difference is not None:  # a value cut before the place it differs is shown around that place
+            expected = _focused(self.expected, difference.path) or expected
+            got = _focused(self.got, difference.path) or got
         if self.expected is not NOTHING:
-            lines.append(f"    expected: {format_value(self.expected)}")
+            lines.append(f"    expected: {expected}")
         if self.got is not NOTHING:
-            lines.append(f"    got:      {format_value(self.got)}")
+            lines.append(f"    got:      {got}")
+        if difference is not None and difference.hidden_by_printing(printed_expected, printed_got):
+            lines.append(f"    differs:  {difference.line()}")
         if self.detail:
             where = f"in {self.call}: " if self.call else ""
-            lines.append(f"    {where}{self.detail}")
+            lines.append(f"    {where}{one_line(self.detail)}")
         if self.note:
-            lines.append(f"    note: {self.note}")
+            lines.append(f"    note: {one_line(self.note)}")
         if self.misconception:
-            lines.append(f"    This matches a known mistake, {self.misconception}: {self.advice}")
+            lines.append(f"    {known_mistake_sentence(self.misconception, self.advice)}")
         return "\n".join(lines)
+
+
+def known_mistake_sentence(title: str, advice: str) -> str:
+    """``This matches a known mistake: "<title>". <advice>``: the catalogue title quoted, so it reads as a
+    name whatever its capitals, and the advice its own sentence."""
+    advice = advice.strip()
+    return f'This matches a known mistake: "{title.strip()}". {advice[:1].upper()}{advice[1:]}'.rstrip()
+
+
+_VISIBLE_CHECKS = "visible_checks"
+
+
+def task_name(grade_id: str) -> str:
+    """The function a test cell grades, from its nbgrader id (``ex2_exact_gradient_tests`` ->
+    ``exact_gradient``): the chapter names each test cell ``<exercise>_<function>_tests``."""
+    match = _GRADE_ID.fullmatch(grade_id)
+    return match.group("task") if match else grade_id
+
+
+def _plain_inputs(inputs: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(name, rendering) of a counterexample in a student's words: a ``case`` dict as its own entries,
+    ``failing_call`` and ``calls`` left to :func:`_inputs_lines`."""
+    shown: list[tuple[str, str]] = []
+    for name, value in inputs.items():
+        if name == _CASE_INPUT and isinstance(value, dict):
+            shown.extend((str(k), format_value(v)) for k, v in value.items())
+        elif name == _FAILING_CALL_INPUT:
+            continue
+        else:
+            shown.append((str(name), format_value(value)))
+    return shown
+
+
+def _inputs_lines(inputs: Mapping[str, Any]) -> list[str]:
+    """The ``inputs:`` line, and for a sequence of calls one line per call with the failing one marked."""
+    shown = [(name, text) for name, text in _plain_inputs(inputs) if name != _CALLS_INPUT]
+    lines = [f"    inputs:   {', '.join(f'{name}={text}' for name, text in shown)}"] if shown else []
+    calls = inputs.get(_CALLS_INPUT)
+    failing = inputs.get(_FAILING_CALL_INPUT)
+    if isinstance(calls, list | tuple) and calls:
+        lines.append("    calls, in this order:")
+        for number, call in enumerate(calls, start=1):
+            mark = "  <- this call goes wrong" if number == failing else ""
+            lines.append(f"        {number}. {_spec_words(call)}{mark}")
+    elif failing is not None:
+        lines.append(f"    call {format_value(failing)} of the sequence goes wrong")
+    return lines
+
+
+def _spec_words(call: Any) -> str:
+    """One call of a sequence as the suites describe it (``{"function": f, ...}``): ``f with a=1, b=2``."""
+    if isinstance(call, dict) and isinstance(call.get("function"), str):
+        rest = ", ".join(f"{k}={format_value(v)}" for k, v in call.items() if k != "function")
+        return f"{call['function']} with {rest}" if rest else str(call["function"])
+    return format_value(call)
+
+
+def _focused(value: Any, path: Sequence[Any]) -> str:
+    """``value`` rendered around ``path`` when its whole rendering would be cut before it; ``""`` otherwise."""
+    whole = _format(value, 0)
+    if len(whole) <= MAX_VALUE_CHARS or not path:
+        return ""
+    return focused_value(value, path, lambda v: _format(v, 1), MAX_VALUE_CHARS)
 
 
 @dataclass(frozen=True)
@@ -230,25 +373,47 @@ class CellVerdict:
         return {"v": 1, "grade_id": self.grade_id, "points": self.points, "score": self.score, "properties": props}
 
     def summary(self) -> str:
-        """First line: how many checks passed and the points."""
+        """How many checks passed and the points."""
         return (
             f"{len(self.passed)} of {self.total} checks passed ({_points(self.score)} / {_points(self.points)} points)."
         )
 
+    def headline(self) -> str:
+        """The verdict's first line: full marks, or the first thing to fix (function, input, expected vs got:
+        the first failure that has them, else the first); a task not answered yet says so."""
+        task = task_name(self.grade_id)
+        if not self.failures:
+            return f"{FULL_MARKS} every check of {task} passed ({_points(self.score)} / {_points(self.points)} points)."
+        answered = [failure for failure in self.failures if not failure.unanswered()]
+        if not answered:
+            return _unanswered_message(self.failures, whole=not self.passed)
+        # A check that names an input and what came back says more than the visible checks' assertion.
+        shown = [f for f in answered if f.expected is not NOTHING and f.got is not NOTHING]
+        return (shown or answered)[0].headline(task)
+
     def message(self) -> str:
-        """The full student-readable report: summary, passes, then failures.
+        """The full student-readable report: the headline, the summary, the failures, then the passes.
 
         Failures that are the stub's placeholder (:meth:`Failure.unanswered`) are said once, in
         one line, instead of once per property: with nothing passed, the task is not answered yet.
+        A failure with the cause of one above it (:meth:`Failure.cause`) says "same cause as" that
+        check instead of repeating it; the score counts every failed check all the same.
         """
         describe = dict(self.descriptions)
-        lines = [self.summary()]
-        lines.extend(f"[pass] {name}: {describe.get(name, '')}".rstrip() for name in self.passed)
+        lines = [self.headline(), self.summary()]
         unanswered = [failure for failure in self.failures if failure.unanswered()]
-        if unanswered:
-            lines.append(_unanswered_message(unanswered, whole=len(unanswered) == len(self.failures)
-                                             and not self.passed))
-        lines.extend(failure.message() for failure in self.failures if not failure.unanswered())
+        if unanswered and lines[0] != (line := _unanswered_message(unanswered, whole=len(unanswered) == len(
+                self.failures) and not self.passed)):
+            lines.append(line)
+        first_of_cause: dict[Any, str] = {}
+        for failure in self.failures:
+            if failure.unanswered():
+                continue
+            cause = failure.cause()
+            lines.append(failure.message(same_as=first_of_cause.get(cause, "") if cause is not None else ""))
+            if cause is not None:
+                first_of_cause.setdefault(cause, failure.property)
+        lines.extend(f"[pass] {name}: {describe.get(name, '')}".rstrip() for name in self.passed)
         return "\n".join(lines) + "\n"
 
 
@@ -259,7 +424,8 @@ def example_record(failure: Failure) -> dict[str, Any]:
     ``inputs``, ``expected`` and ``got`` are :func:`format_value` renderings (``""`` for a value the
     failure has not, e.g. no ``got`` because the code raised); ``kind`` is :attr:`Failure.kind`;
     ``raised`` the exception type the student's code raised and ``call`` the call it happened in
-    (``""`` when none); ``unanswered`` whether it is the stub's placeholder (:meth:`Failure.unanswered`).
+    (``""`` when none); ``unanswered`` whether it is the stub's placeholder (:meth:`Failure.unanswered`);
+    ``calls``, only for a failing example of several calls, the statements that reproduce it (:attr:`Failure.calls`).
     The exception's message is left out: it is the student's own words, and two answers that raise the
     same exception at the same call fail the same way.
     """
@@ -271,6 +437,7 @@ def example_record(failure: Failure) -> dict[str, Any]:
         "raised": failure.raised,
         "call": failure.call,
         "unanswered": failure.unanswered(),
+        **({"calls": list(failure.calls)} if failure.calls else {}),
     }
 
 

@@ -209,7 +209,7 @@ def test_a_group_becomes_a_catalogue_entry_and_the_next_student_is_told_its_name
     verdict = json.loads(done.stdout.splitlines()[-1])
     title = "A list z0 made an array instead of refused"
     assert verdict["misconceptions"] == {"checkpointed_refuses_bad_arguments": title}
-    assert "This matches a known mistake, A list z0 made an array instead of refused" in verdict["message"]
+    assert 'This matches a known mistake: "A list z0 made an array instead of refused"' in verdict["message"]
     assert "block_size" not in verdict["misconceptions"]["checkpointed_refuses_bad_arguments"]
     assert verdict["rows"] == [[["checkpointed_refuses_bad_arguments"]]]  # held to its row, not named on evidence alone
 

@@ -123,11 +123,11 @@ def _points(grade_id: str, outputs: list[dict]) -> float:
 
 
 def _named(exercise: str, line: str) -> str:
-    """The catalogue entry a ``This matches a known mistake, <title>: <advice>`` line names, else the title
-    (a name a suite gives to several entries: it has no colon)."""
-    rest = line.split("This matches a known mistake, ", 1)[1]
-    fits = [e for e in catalogue(exercise) if rest.startswith(e.title + ": ") or rest.startswith(e.title + " (")]
-    return max(fits, key=lambda e: len(e.title)).name if fits else rest.split(": ", 1)[0]
+    """The catalogue entry a ``This matches a known mistake: "<title>". <advice>`` line names, else the title
+    (a name a suite gives to several entries)."""
+    named = line.split('This matches a known mistake: "', 1)[1].split('". ', 1)[0]
+    fits = [e for e in catalogue(exercise) if named == e.title or named.startswith(e.title + " (")]
+    return max(fits, key=lambda e: len(e.title)).name if fits else named
 
 
 def _suite(grade_id: str):
@@ -167,7 +167,7 @@ def expected() -> dict:
                         missed.update((grade_id, name) for name in names.split(", "))
                     elif line.startswith("[FAIL] "):
                         missed[(grade_id, line[7:].split(":", 1)[0])] += 1
-                    elif "This matches a known mistake, " in line:
+                    elif "This matches a known mistake: " in line:
                         named[(exercise, _named(exercise, line))].add(student)
     return {"scores": scores, "passed": passed, "missed": missed, "named": named}
 

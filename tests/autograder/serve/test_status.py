@@ -70,7 +70,7 @@ def _notebook() -> dict:
 
 def test_properties_level_names_failures_and_misconception_without_values() -> None:
     page = feedback_page("ex4_audit", "t1", "properties", _notebook(), 2.0, 40.0)
-    assert "ex4_audit_marks_tests: 2 / 4 points" in page
+    assert "audit_marks: 2 / 4 points" in page and "ex4_audit_marks_tests" not in page
     assert "memory_meaning" in page and "failed" in page and "general DAG" in page
     assert "graph_class" in page and "passed" in page
     for value in ("12345", "777", "888"):
@@ -80,8 +80,34 @@ def test_properties_level_names_failures_and_misconception_without_values() -> N
 
 def test_score_level_shows_points_only() -> None:
     page = feedback_page("ex4_audit", "t1", "score", _notebook(), 2.0, 40.0)
-    assert "ex4_audit_marks_tests: 2 / 4 points" in page
+    assert "audit_marks: 2 / 4 points" in page and "ex4_audit_marks_tests" not in page
     assert "memory_meaning" not in page and "general DAG" not in page
+
+
+def test_the_practice_page_opens_with_the_first_thing_to_fix_and_folds_the_passed_checks() -> None:
+    page = feedback_page("ex4_audit", "t1", "properties", _notebook(), 2.0, 40.0)
+    body = page.split("<body>", 1)[1]
+    first = body.split('<p class="headline fix">', 1)[1].split("</p>", 1)[0]
+    assert first == "First thing to fix: audit_marks: memory_meaning (failed): m"  # the cell's description of it
+    assert body.index(first) < body.index("<h2>")  # at the top, before the cells
+    assert '<details><summary>1 check passed</summary>' in body and body.index("graph_class") > body.index(
+        "<details>")
+    assert 'This matches a known mistake: "general DAG". The tape is a chain here' in body
+    passed = CellVerdict.from_results("ex4_audit_marks_tests", 4, [("graph_class", "d")], [])
+    full = feedback_page("ex4_audit", "t1", "properties",
+                         {"cells": [{"cell_type": "code", "metadata": {VERDICT_METADATA_KEY: passed.record()}}]},
+                         4.0, 4.0)
+    assert '<p class="headline full">Every autograded check passed: 4 / 4</p>' in full
+
+
+def test_the_practice_page_reports_one_cause_once_and_scores_the_same() -> None:
+    same = {"kind": "error", "call": "release(0)", "detail": "your code raised ValueError", "raised": "ValueError"}
+    failures = [Failure(name, f"{name} holds", **same) for name in ("a", "b", "c")]
+    verdict = CellVerdict.from_results("ex5_release_tests", 3, [(n, f"{n} holds") for n in "abcd"], failures)
+    nb = {"cells": [{"cell_type": "code", "metadata": {VERDICT_METADATA_KEY: verdict.record()}}]}
+    page = feedback_page("ex5", "t1", "properties", nb, verdict.score, 3.0)
+    assert page.count("same cause as a above") == 2 and "same cause as b" not in page
+    assert "release: 0.75 / 3 points" in page  # presentation only: the score is the verdict's
 
 
 def test_pages_state_the_attempts_left_and_the_due_date() -> None:

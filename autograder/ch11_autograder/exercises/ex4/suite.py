@@ -46,6 +46,7 @@ from ...api.suite import (
     history_property,
     register,
     truncate,
+    with_article,
 )
 from ..catalogue import WrongAnswer, catalogue, misconception
 from .contract import FUNCTION, MARKS_TESTS, POINTS
@@ -81,12 +82,12 @@ def _quote(text: str) -> str:
 
 
 def _kind(value: Any) -> str:
-    """``a list``, ``None``, ``a record of type 'AuditMarks'``: what a value is, briefly."""
+    """``a list``, ``an int``, ``None``, ``a record of type 'AuditMarks'``: what a value is, briefly."""
     if value is None:
         return "None"
     if isinstance(value, Record):
         return f"a record of type {_quote(value.type)}"
-    return f"a {type(value).__name__}"
+    return with_article(type(value).__name__)
 
 
 def validate_marks(value: Any) -> dict[str, str]:

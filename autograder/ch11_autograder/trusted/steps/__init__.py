@@ -30,7 +30,8 @@ its first notebook.
 
 GenerateFeedback (``GenerateFeedback.preprocessors``)::
 
-    GetGrades, StripHiddenTests, SanitizeFeedback, RenderMath, CSSHTMLHeaderPreprocessor
+    GetGrades, StripHiddenTests, SanitizeFeedback, PresentVerdicts (each verdict's first line
+    highlighted, passed checks folded), RenderMath, CSSHTMLHeaderPreprocessor
 
 Each step is configured through its traits (``c.SandboxedExecute.timeout = 60`` ...). The
 sandbox backend comes from the ``sandbox`` trait (:mod:`.sandbox_traits`), else
@@ -41,6 +42,7 @@ notebooks read once) is one object per process, :class:`.process.GradingProcess`
 """
 
 from .execution_ahead import ExecutionAhead
+from .present_verdicts import PresentVerdicts
 from .render_math import RenderMath
 from .sandboxed_execute import SandboxedExecute
 from .sanitize_feedback import SanitizeFeedback
@@ -54,6 +56,7 @@ from .verdict_cache_store import VerdictCacheStore
 
 __all__ = [
     "ExecutionAhead",
+    "PresentVerdicts",
     "RenderMath",
     "SandboxedExecute",
     "SanitizeFeedback",

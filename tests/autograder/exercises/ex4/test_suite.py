@@ -394,3 +394,9 @@ def test_grading_twice_gives_identical_feedback():
     first, second = grade(_cells(_marks_source(marks))), grade(_cells(_marks_source(marks)))
     assert first.score == second.score == POINTS - 2
     assert first.message() == second.message()
+
+
+def test_a_value_of_the_wrong_kind_is_named_with_its_article():
+    with pytest.raises(FormError) as caught:
+        validate_marks(3)
+    assert "an int" in str(caught.value) and "a int" not in str(caught.value)
