@@ -60,6 +60,8 @@ def test_a_cache_before_the_checks_fails_with_the_shortest_sequence_that_shows_i
     assert failure is not None and failure.kind == "mismatch"
     # The first difference: a numpy float32 (refused by this _checked) answered from the int's entry.
     assert failure.inputs == {"calls": "square(4); square(np.float32(4.0))"}
+    # The page's "to reproduce, run in a fresh kernel" lines: one pasteable statement per call.
+    assert failure.calls == ("square(4)", "square(np.float32(4.0))")
     assert failure.expected == "raised TypeError" and failure.got == [16.0]
     assert "in a fresh kernel after your notebook's cells, run square(4); square(np.float32(4.0))" in failure.note
 

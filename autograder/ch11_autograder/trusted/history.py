@@ -299,6 +299,7 @@ def history_property(
                     note=f"in a fresh kernel after your notebook's cells, run {shown}: the last call should give "
                     "what it gives alone in a fresh kernel (expected), but the calls before it changed its "
                     "answer (got). The result may depend on the arguments only, never on earlier calls.",
+                    calls=tuple(_call_text(c) for c in kept),
                 )
         for index, call in enumerate(sequence):
             if call.fn != tested or index not in reread or outcomes[index].raised:
@@ -316,6 +317,7 @@ def history_property(
                     note=f"in a fresh kernel after your notebook's cells, run {shown}: what {first} returned "
                     "(expected) no longer holds the same after the calls that follow it (got). Return a new "
                     "object each call, never one your code keeps and changes later.",
+                    calls=tuple(_call_text(c) for c in kept),
                 )
 
     return Property(
