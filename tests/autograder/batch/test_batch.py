@@ -64,7 +64,7 @@ def test_batch_of_the_demo_class_equals_make_demo(demo_graded, make_demo_course)
     scores = {r.student: (r.score, r.per_notebook["ex1_fanout"]) for r in report.records}
     assert scores == {"ada": (40.0, 8.0), "blank": (0.0, 0.0), "hal": (18.0, 8.0), "lin": (37.09, 7.0)}
     csv_lines = report.csv_path.read_text().splitlines()
-    assert csv_lines[0].startswith("student,status,ex1_fanout,") and csv_lines[4].startswith("lin,graded,7,10,3.73")
+    assert csv_lines[0].startswith("student,status,ex1_fanout,") and csv_lines[4].startswith("lin,graded,7.14,10,3.95")
     assert "status counts: graded 4, skipped_resume 0, error 0" in report.summary_path.read_text()
     # Progress: one event per submission, counting up, with an ETA until the last.
     done = [e for e in events if e.record is not None]
