@@ -55,7 +55,7 @@ def test_a_test_that_leaves_a_process_running_fails_naming_it(tmp_path):
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider", "-rA",
                            "--basetemp", str(tmp_path / "basetemp"), "test_leaky.py"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(TESTS)})
+                          env={**os.environ, "PYTHONPATH": str(TESTS), "CH11_PROCESS_LEAKS": "fail"})
     out = done.stdout + done.stderr
     assert done.returncode == 1, out
     assert "ERROR at teardown of test_leaves_a_worker_running" in out, out

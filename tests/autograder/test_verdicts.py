@@ -279,3 +279,17 @@ def test_a_case_input_is_shown_as_its_entries():
     wrong = Failure("b", "b holds.", "mismatch", inputs={"case": {"x": 1.0, "h": 0.5}}, expected=1, got=2)
     assert "    inputs:   x=1.0, h=0.5" in wrong.message().splitlines()
     assert "case=" not in wrong.message() and "case=" not in wrong.headline("f")
+
+
+def test_a_check_with_the_cause_of_one_above_keeps_its_own_note():
+    # repeated_calls failing on small_depths' call and result says why that result matters to it: the
+    # record depends on earlier calls, which small_depths' own report does not say.
+    same = {"inputs": {"depth": 10}, "expected": 2, "got": 3}
+    failures = [Failure("small_depths", "small depths.", "mismatch", note="small depths matter.", **same),
+                Failure("repeated_calls", "repeated calls.", "mismatch",
+                        note="the record must depend on the depth alone.", **same)]
+    text = CellVerdict.from_results("ex9_best_tests", 4, [("small_depths", ""), ("repeated_calls", "")],
+                                    failures).message()
+    assert "[FAIL] repeated_calls: repeated calls.\n    same cause as small_depths above" in text
+    assert "    note: the record must depend on the depth alone." in text
+    assert text.count("got:") == 1

@@ -191,11 +191,15 @@ class Failure:
         """The student-readable text: header line, then indented details.
 
         ``same_as``: the check whose failure has this one's cause (:meth:`cause`), reported in full above;
-        this one then says so in one line instead of repeating it.
+        this one then says so in one line instead of repeating the call and its result, and keeps only its
+        own note, which says what this check reads into that result (a record that depends on earlier
+        calls, say).
         """
         lines = [f"[FAIL] {self.property}: {self.description}"]
         if same_as:
             lines.append(f"    same cause as {same_as} above: the same call gives the same wrong result there.")
+            if self.note:
+                lines.append(f"    note: {one_line(self.note)}")
             return "\n".join(lines)
         if self.calls:
             lines.append("    to reproduce, run in a fresh kernel:")
