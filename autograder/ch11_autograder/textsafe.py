@@ -67,10 +67,13 @@ def quoted(text: object) -> str:
     return "'" + escape(str(text).replace("\\", "\\\\").replace("'", "\\'")) + "'"
 
 
-def escape_html(text: object) -> str:
+def escape_html(text: object, *, quote: bool = True) -> str:
     """``text`` as HTML text for a page a person reads (the class report, ``ch11-grade serve``'s status pages):
-    :func:`escape` first, so the page shows what a terminal or the Markdown report shows, then ``html.escape``."""
-    return html.escape(escape(text))
+    :func:`escape` first, so the page shows what a terminal or the Markdown report shows, then ``html.escape``
+    (``quote=False`` for element text, where quotes need no escaping)."""
+    return html.escape(escape(text), quote=quote)
+
+
 def one_line(text: object, limit: int | None = None) -> str:
     """Student text (an exception's message, a value's rendering) shown inside a line of a page or a
     verdict: :func:`escape`, so it is one line and cannot print a line that looks like the grader's own

@@ -204,7 +204,8 @@ def _cell_rows(record: Mapping[str, Any], level: str) -> str:
         if same is not None:
             said = f"<br>same cause as {escape_html(same)} above"
         elif prop.get("misconception"):
-            said = "<br>" + escape_html(known_mistake_sentence(str(prop["misconception"]), str(prop.get("advice", ""))))
+            said = "<br>" + escape_html(known_mistake_sentence(str(prop["misconception"]), str(prop.get("advice", ""))),
+                                        quote=False)
         else:
             said = ""
         if cause is not None:
