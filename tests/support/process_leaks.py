@@ -149,9 +149,10 @@ def _theirs(before: Snapshot, new: dict[int, tuple[int, int, str]]) -> list[Left
     return found
 
 
-def left_running(before: Snapshot, grace: float = GRACE_SECONDS) -> list[Leftover]:
+def left_running(before: Snapshot, grace: float = GRACE_SECONDS, *, kill: bool = True) -> list[Leftover]:
     """The test's processes still running ``grace`` seconds after its end (polled: those that end sooner are not
-    counted); each is then SIGKILLed, with whatever it started."""
+    counted); with ``kill``, each is then SIGKILLed, with whatever it started. Without it they are left alone:
+    a pool a test starts and later tests reuse (the suites' grading processes) would break them if killed."""
     deadline = time.monotonic() + grace
     while True:
         new = _new_processes(before)
@@ -159,15 +160,16 @@ def left_running(before: Snapshot, grace: float = GRACE_SECONDS) -> list[Leftove
         if not left or time.monotonic() >= deadline:
             break
         time.sleep(0.05)
-    for leftover in left:
+    for leftover in left if kill else ():
         with contextlib.suppress(OSError):
             os.kill(leftover.pid, signal.SIGKILL)
     return left
 
 
-def report(nodeid: str, left: list[Leftover]) -> str:
+def report(nodeid: str, left: list[Leftover], *, killed: bool = True) -> str:
     """The failure message naming the test and each process it left."""
-    lines = [f"{nodeid} left {len(left)} process(es) running {GRACE_SECONDS:g} s after its end (killed now):"]
+    then = "killed now" if killed else "left running"
+    lines = [f"{nodeid} left {len(left)} process(es) running {GRACE_SECONDS:g} s after its end ({then}):"]
     lines += [f"  {leftover}" for leftover in left]
     return "\n".join(lines)
 
