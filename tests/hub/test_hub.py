@@ -299,7 +299,7 @@ def test_the_browser_student_sees_the_status_page_then_the_feedback(hub_course):
     assert re.search(r"(Queued|Being graded)", hub_course.seen["status"]), hub_course.seen["status"]
     assert "fetch_feedback" in hub_course.seen["status"]
     feedback = hub_course.seen["feedback"]
-    assert "practice feedback" in feedback and "ex4_audit_marks_tests: 4 / 4 points" in feedback, feedback
+    assert "practice feedback" in feedback and "audit_marks: 4 / 4 points" in feedback, feedback
 
 
 def test_the_terminal_is_a_login_shell_with_the_students_environment(hub_course):
@@ -314,7 +314,7 @@ def test_the_instructor_s_terminal_has_the_grading_environment_first(hub_course)
 
 def test_the_terminal_student_gets_the_mistake_named(hub_course):
     page = hub_course.seen["term"]
-    assert "ex4_audit_marks_tests: 3 / 4 points" in page and "general DAG" in page, page
+    assert "audit_marks: 3.2 / 4 points" in page and "general DAG" in page, page
     assert "inputs:" not in page and "expected:" not in page
 
 
@@ -333,7 +333,7 @@ def test_a_hub_stopped_mid_grading_loses_nothing(hub_course):
     interrupted = [r for r in rows if r["stamp"] == hub_course.interrupted_stamp]
     assert len(interrupted) == 1 and interrupted[0]["state"] == "done", interrupted
     assert "practice feedback" in hub_course.seen["after restart"]
-    assert "ex4_audit_marks_tests: 4 / 4 points" in hub_course.seen["after restart"]
+    assert "audit_marks: 4 / 4 points" in hub_course.seen["after restart"]
     published = {f"{notebook_hash(secret=r['secret'], notebook_id=NOTEBOOK)}.html": r for r in rows
                  if r["published"] is not None and json.loads(r["notebooks"])}
     assert sorted(p.name for p in hub_course.feedback.iterdir()) == sorted(published)
