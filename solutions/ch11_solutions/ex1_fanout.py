@@ -57,8 +57,7 @@ def extended_tape(x: float, y: float) -> list[TapeNode]:
             value ``float(x)``, whatever its type.
 
     Returns:
-        a new list on every call (no later call changes a tape returned
-        earlier), of exactly 7 ``TapeNode`` in this order (indices 0..6)::
+        a list of exactly 7 ``TapeNode`` in this order (indices 0..6)::
 
             0  x  TapeNode(x)
             1  y  TapeNode(y)
@@ -114,8 +113,7 @@ def contributions_into_a(x: float, y: float) -> np.ndarray:
             value ``float(x)``, whatever its type.
 
     Returns:
-        a new float64 array of shape ``(3,)`` on every call (no later call
-        changes one returned earlier), in the order (via ``b``, via ``c``,
+        float64 array of shape ``(3,)``, in the order (via ``b``, via ``c``,
         via ``d``)::
 
             [b_bar * db/da,  c_bar * dc/da,  d_bar * dd/da]
@@ -152,8 +150,7 @@ def input_gradient(x: float, y: float) -> np.ndarray:
             value ``float(x)``, whatever its type.
 
     Returns:
-        a new float64 array of shape ``(2,)`` on every call (no later call
-        changes one returned earlier): ``[dL/dx, dL/dy]``. At ``(2, 3)``
+        float64 array of shape ``(2,)``: ``[dL/dx, dL/dy]``. At ``(2, 3)``
         this is ``[180.0, 156.0]``. Each component is checked to float64
         rounding: a relative error of at most ``64 * 2**-53`` of the same
         component evaluated at ``(|x|, |y|)``.

@@ -242,8 +242,7 @@ def exact_gradient(x: float, y: float) -> np.ndarray:
     and a float64 computation may give ``inf`` or ``nan``.
 
     Returns:
-        a new float64 array of shape ``(2,)`` on every call (no later call
-        changes one returned earlier).
+        a float64 array of shape ``(2,)``.
 
     Raises:
         TypeError, ValueError: as :func:`exact_partial`.

@@ -171,10 +171,9 @@ def minimizing_block_lengths(depth: int) -> tuple[int, ...]:
 def block_table(depths: Iterable[int] = range(16, 4097)) -> list[BlockChoice]:
     """``best_block_length`` for each depth, in the order given.
 
-    Returns a new ``list`` on every call (whatever iterable ``depths`` is; no
-    later call changes one returned earlier), one record per depth, repeats
-    kept. ``depths`` is read once, in order, and left unchanged; the result
-    depends on ``depths`` alone, not on earlier calls.
+    Returns a ``list`` (whatever iterable ``depths`` is), one record per
+    depth, repeats kept. ``depths`` is read once, in order, and left
+    unchanged; the result depends on ``depths`` alone, not on earlier calls.
 
     The default, ``range(16, 4097)``, covers the exercise's range, depths 16
     through 4096 inclusive; the figure uses it. Keep it declared in the

@@ -110,15 +110,13 @@ def store_all_cotangents(chain: StochasticChain, z0: np.ndarray, rng: np.random.
         cotangents are graded within a relative tolerance of ``1e-10`` of
         the reference's in every entry (a reverse rule with its factors in
         another order passes); the bit-for-bit claims of the later tasks
-        compare your own runs with each other. A new record on every call:
-        no later call changes a run, or an array in it, returned earlier.
+        compare your own runs with each other.
 
     Raises:
         TypeError: ``chain`` is not a ``StochasticChain`` or ``rng`` is not a
             ``numpy.random.Generator`` (a seed is refused, not turned into one).
         ValueError: ``z0`` is not a float64 array of shape ``(width,)`` (a
-            list or an array of another dtype or shape, a ``(1, width)`` row
-            of the same numbers included, is refused, not converted).
+            list or an array of another dtype or shape is refused, not converted).
     """
     z0 = _check_inputs(chain, z0, rng)
     depth = chain.depth

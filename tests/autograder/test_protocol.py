@@ -449,29 +449,6 @@ def test_a_batch_decodes_to_the_calls_its_entries_would_be_alone():
     assert (plain.budget_ms, plain.stop_on_error) == (None, False)
 
 
-def test_a_fresh_batch_and_its_rereads_decode_and_every_malformed_one_is_refused_where_it_is():
-    entries = [protocol.make_call_entry("f", [1], {}), protocol.make_reread_entry(0)]
-    batch = parse_request(loads_message(protocol.make_calls(9, entries, fresh=True)))
-    assert batch.fresh and batch.calls[1] == protocol.CallRequest(10, "", (), {}, reread=0)
-    assert not parse_request(loads_message(protocol.make_calls(9, entries[:1]))).fresh
-    assert parse_request(loads_message(protocol.make_calls(9, entries[:1], fresh=True, apart=True))).apart
-    refused = {
-        "message.fresh": {"id": 1, "op": "calls", "fresh": 1, "calls": [{"fn": "f", "args": [], "kwargs": {}}]},
-        "message.calls[0].reread": {"id": 1, "op": "calls", "calls": [{"reread": 0}]},
-        "message.apart": {"id": 1, "op": "calls", "apart": True, "calls": [{"fn": "f", "args": [], "kwargs": {}}]},
-        "message.calls[1].reread": {"id": 1, "op": "calls", "calls": [{"fn": "f", "args": [], "kwargs": {}},
-                                                                      {"reread": True}]},
-        "message.calls[1]": {"id": 1, "op": "calls", "calls": [{"fn": "f", "args": [], "kwargs": {}},
-                                                               {"reread": 0, "fn": "f"}]},
-    }
-    for path, message in refused.items():
-        with pytest.raises(ProtocolError) as info:
-            parse_request(message)
-        assert info.value.path == path
-    with pytest.raises(ProtocolError, match="call index"):
-        protocol.make_reread_entry(-1)
-
-
 def test_a_batch_is_built_only_from_entries_that_can_be_sent(monkeypatch):
     with pytest.raises(ProtocolError) as info:
         protocol.make_call_entry("f", [1, {2}], {})

@@ -38,7 +38,7 @@ class LocalSession:
         except Exception as exc:
             raise StudentError(type(exc).__name__, str(exc)) from None
 
-    def call_many(self, calls, *, stop_on_error=False, deadline=None, fresh=False):
+    def call_many(self, calls, *, stop_on_error=False, deadline=None):
         """Each call in order, its outcome not raised, as ``WorkerSession.call_many`` gives it."""
         outcomes = []
         for call in calls:

@@ -11,8 +11,6 @@ Suites and properties:
     :func:`hypothesis_property` (a check run over hypothesis examples),
     :class:`Mismatch` (what a check raises on a wrong answer), :func:`expect_equal`,
     :class:`Misconception` (a catalogued mistake the feedback may name),
-    :func:`history_property` (a function's calls give what they give in a fresh kernel, and
-    what it returned stays what it was: generated from a few declared good calls),
     :data:`MAX_EVIDENCE`.
 
 Calling the student's code, from a check:
@@ -40,7 +38,6 @@ from __future__ import annotations
 from ..protocol import Kept, Once, Record, RngSeed, truncate, wire_equal
 from ..trusted.cell_suite import CellSuite, Property
 from ..trusted.differences import with_article
-from ..trusted.history import history_property
 from ..trusted.hypothesis_properties import MAX_EVIDENCE, hypothesis_property
 from ..trusted.in_process import in_process_student
 from ..trusted.mismatch import Misconception, Mismatch, expect_equal
@@ -71,7 +68,6 @@ __all__ = [
     "Unencodable",
     "Watched",
     "expect_equal",
-    "history_property",
     "hypothesis_property",
     "in_process_student",
     "register",

@@ -17,7 +17,7 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import nbformat
 
@@ -56,16 +56,11 @@ class CountingSession:
         return self._session.call_watch(fn, *args, **kwargs)
 
     def call_many(
-        self,
-        calls: Sequence[Call],
-        *,
-        stop_on_error: bool = False,
-        deadline: float | None = None,
-        fresh: bool | Literal["apart"] = False,
+        self, calls: Sequence[Call], *, stop_on_error: bool = False, deadline: float | None = None
     ) -> list[Outcome]:
         self.calls += len(calls)
         self.messages += 1
-        return self._session.call_many(calls, stop_on_error=stop_on_error, deadline=deadline, fresh=fresh)
+        return self._session.call_many(calls, stop_on_error=stop_on_error, deadline=deadline)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._session, name)

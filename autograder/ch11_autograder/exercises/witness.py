@@ -37,7 +37,7 @@ import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Literal
+from typing import Any
 
 from ..api.contract import Clause
 from ..api.suite import Call, Kept, Session
@@ -48,7 +48,6 @@ __all__ = [
     "Witness",
     "Witnesses",
     "by_hand",
-    "caches_before_checks",
     "changed_defaults",
     "clause_lookup",
     "converted",
@@ -58,7 +57,6 @@ __all__ = [
     "other_exception",
     "promise_witnesses",
     "refused",
-    "returns_shared_state",
     "side_by_side",
     "wrapper",
 ]
@@ -381,88 +379,6 @@ def promise_witnesses(contract: Sequence[Clause], reference: Callable[..., Any],
     return out
 
 
-#: Defines ``_cache_key(value)``: a key equal for arguments of equal value whatever their type
-#: (``16`` and ``16.0``, ``1`` and ``True``, a list and an array of the same numbers), as a cache
-#: keyed on values has; ``TypeError`` for an argument that cannot be a key (a chain).
-_CACHE_KEY = """
-import numpy as _cache_np
-
-
-def _cache_key(value):
-    if isinstance(value, _cache_np.ndarray):
-        value = value.tolist()
-    if isinstance(value, (list, tuple)):
-        return ("sequence", tuple(_cache_key(v) for v in value))
-    hash(value)
-    return value
-"""
-
-
-def caches_before_checks(clause: Clause, reference: Callable[..., Any], answer_cell: str) -> Witness:
-    """For a purity clause: a cache keyed on the arguments' values, looked up before the reference's checks.
-
-    ``16.0`` after ``16`` gets what ``16`` got, ``True`` after ``1`` answers instead of raising: right
-    in a fresh kernel, wrong after the equal call (the history property's blind spot before it).
-    """
-    name = reference.__name__
-    arguments = ", ".join(inspect.signature(reference).parameters)
-    before = f"""
-        try:
-            _key = _cache_key([{arguments}])
-        except TypeError:
-            _key = None
-        if _key is not None and _key in _memo_{name}:
-            return _memo_{name}[_key]
-    """
-    return Witness(clause, f"{name}_caches_before_checks", answer_cell, wrapper(
-        reference, before, result=f"result if _key is None else _memo_{name}.setdefault(_key, result)",
-        prelude=f"{_CACHE_KEY}\n_memo_{name} = {{}}"))
-
-
-#: Defines ``_shared(value, path)``: ``value`` with every list replaced by one module-level list
-#: and every array by a view into one module-level buffer (one of each per place in the value),
-#: overwritten with the new contents: what an answer that hands out its own state returns. A
-#: record is copied with its fields so replaced.
-_SHARED = """
-import dataclasses as _share_dc
-import numpy as _share_np
-
-_share_state = {}
-
-
-def _shared(value, path="result"):
-    if isinstance(value, _share_np.ndarray):
-        buffer = _share_state.get(path)
-        if buffer is None or buffer.dtype != value.dtype or buffer.size < value.size:
-            buffer = _share_state[path] = _share_np.zeros(max(value.size, 64), value.dtype)
-        view = buffer[: value.size].reshape(value.shape)
-        view[...] = value
-        return view
-    if isinstance(value, list):
-        kept = _share_state.setdefault(path, [])
-        kept[:] = [_shared(v, f"{path}[{i}]") for i, v in enumerate(value)]
-        return kept
-    if _share_dc.is_dataclass(value) and not isinstance(value, type):
-        copy = object.__new__(type(value))
-        for field in _share_dc.fields(value):
-            object.__setattr__(copy, field.name, _shared(getattr(value, field.name), f"{path}.{field.name}"))
-        return copy
-    return value
-"""
-
-
-def returns_shared_state(clause: Clause, reference: Callable[..., Any], answer_cell: str) -> Witness:
-    """For a purity clause: the reference's result handed out as module state the next call rewrites.
-
-    Each list of the result is one module-level list and each array a view into a module-level
-    buffer: right when returned, silently changed by the next call (a caller's tape or array no
-    longer holds what it was given).
-    """
-    name = reference.__name__
-    return Witness(clause, f"{name}_returns_shared_state", answer_cell,
-                   wrapper(reference, result="_shared(result)", prelude=_SHARED))
-
-
 def by_hand(clause: Clause, name: str, answer_cell: str, source: str) -> Witness:
     """A witness written out in full (``source`` is dedented)."""
     return Witness(clause, name, answer_cell, textwrap.dedent(source).strip() + "\n")
@@ -546,16 +462,11 @@ class Renamed:
         return self.session.call_watch(self.names.get(fn, fn), *args, **kwargs)
 
     def call_many(
-        self,
-        calls: Sequence[Call],
-        *,
-        stop_on_error: bool = False,
-        deadline: float | None = None,
-        fresh: bool | Literal["apart"] = False,
+        self, calls: Sequence[Call], *, stop_on_error: bool = False, deadline: float | None = None
     ) -> list[Any]:
         """The session's ``call_many`` (``WorkerSession.call_many``) with the calls renamed: one exchange still."""
         renamed = [dataclasses.replace(call, fn=self.names.get(call.fn, call.fn)) for call in calls]
-        return self.session.call_many(renamed, stop_on_error=stop_on_error, deadline=deadline, fresh=fresh)
+        return self.session.call_many(renamed, stop_on_error=stop_on_error, deadline=deadline)
 
     def keep(self, value: Any, label: str = "") -> Kept:
         return self.session.keep(value, label)

@@ -68,11 +68,7 @@ Messages
               reply per call as it returns, call ``i`` (from 0) under id ``n + i``. It starts
               no call once ``b`` milliseconds have passed since it read the message, and (with
               ``stop_on_error``) none after a call whose reply is an error; the first call it
-              does not make gets a ``not_run`` error reply, which ends the batch. With
-              ``"fresh":true`` the calls are made in a fork of the worker as its cells left it
-              (nothing an earlier call did is seen, and nothing these calls do outlives the
-              message); an entry ``{"reread":j}`` makes no call but replies with what call
-              ``j`` of the batch returned, as that object is now (``null`` if call ``j`` raised)
+              does not make gets a ``not_run`` error reply, which ends the batch
     reply     ``{"id":n,"ok":true,"value":value}``, plus ``"args":[...],"kwargs":{...}`` for a
               watched call (each in :func:`watch_form`)
               ``{"id":n,"ok":false,"error":{"kind":k,"type":t,"message":m,"where":w}}``
@@ -107,7 +103,6 @@ from .messages import (
     make_hello_reply,
     make_keep,
     make_ok,
-    make_reread_entry,
     parse_reply,
     parse_request,
 )
@@ -181,7 +176,6 @@ __all__ = [
     "make_hello_reply",
     "make_keep",
     "make_ok",
-    "make_reread_entry",
     "parse_reply",
     "parse_request",
     "truncate",

@@ -35,9 +35,6 @@ class CallRequest:
 
     Top-level arguments may be :class:`Kept` (the worker substitutes its kept
     object); ``watch`` asks for the arguments as the call left them.
-    ``reread`` (in a batch only): no call at all, but the value call ``reread`` of the
-    same batch returned, encoded as it is now (``fn`` is then ``""`` and there are no
-    arguments): what a caller holding that value would read after the calls between.
     """
 
     id: int
@@ -45,7 +42,6 @@ class CallRequest:
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     watch: bool = False
-    reread: int | None = None
 
 
 @dataclass(frozen=True)
@@ -55,18 +51,13 @@ class CallsRequest:
     Each call carries its own id (the message's id plus its position). ``budget_ms``:
     no call starts once that many milliseconds have passed since the worker read the
     message (``None``: no budget); ``stop_on_error``: no call starts after one whose
-    reply is an error; ``fresh``: the calls are made in a fork of the worker as it was
-    when its cells had run, so no call made before this message is seen by them and
-    none of theirs is seen by any later message; ``apart`` (with ``fresh``): each call
-    in a fork of its own, as if it were the only call of a fresh batch.
+    reply is an error.
     """
 
     id: int
     calls: tuple[CallRequest, ...]
     budget_ms: int | None = None
     stop_on_error: bool = False
-    fresh: bool = False
-    apart: bool = False
 
 
 @dataclass(frozen=True)
@@ -198,21 +189,8 @@ def make_call_entry(fn: str, args: Sequence[Any], kwargs: Mapping[str, Any], *, 
     return data
 
 
-def make_reread_entry(index: int) -> bytes:
-    """A batch entry that rereads what call ``index`` (from 0) of the same batch returned, as it is now."""
-    if type(index) is not int or not 0 <= index < MAX_CONTAINER_ITEMS:
-        raise ProtocolError("reread", f"expected a call index, got {index!r}")
-    return b'{"reread":%d}' % index
-
-
 def make_calls(
-    first_id: int,
-    entries: Sequence[bytes],
-    *,
-    budget_ms: int | None = None,
-    stop_on_error: bool = False,
-    fresh: bool = False,
-    apart: bool = False,
+    first_id: int, entries: Sequence[bytes], *, budget_ms: int | None = None, stop_on_error: bool = False
 ) -> bytes:
     """Frame a batch of calls (grader side) from entries made by :func:`make_call_entry`.
 
@@ -234,12 +212,6 @@ def make_calls(
         head += b',"budget_ms":%d' % budget_ms
     if stop_on_error:
         head += b',"stop_on_error":true'
-    if fresh:
-        head += b',"fresh":true'
-    if apart:
-        if not fresh:
-            raise ValueError("apart calls are fresh calls")
-        head += b',"apart":true'
     data = head + b',"calls":[' + b",".join(entries) + b"]}\n"
     if len(data) > MAX_MESSAGE_BYTES:
         raise ProtocolError("message", f"{len(data)} bytes; at most {MAX_MESSAGE_BYTES} can be sent")
@@ -415,17 +387,11 @@ def _parse_call(call_id: int, fields: Mapping[str, Any], framing: set[str], path
 
 
 def _parse_calls(call_id: int, message: Mapping[str, Any]) -> CallsRequest:
-    keys = {"id", "op", "calls"} | ({"budget_ms", "stop_on_error", "fresh", "apart"} & set(message))
+    keys = {"id", "op", "calls"} | ({"budget_ms"} & set(message)) | ({"stop_on_error"} & set(message))
     _expect_keys(dict(message), keys, "message")
     stop_on_error = message.get("stop_on_error", False)
     if stop_on_error is not True and "stop_on_error" in message:
         raise ProtocolError("message.stop_on_error", "expected true (or no stop_on_error key)")
-    fresh = message.get("fresh", False)
-    if fresh is not True and "fresh" in message:
-        raise ProtocolError("message.fresh", "expected true (or no fresh key)")
-    apart = message.get("apart", False)
-    if "apart" in message and (apart is not True or fresh is not True):
-        raise ProtocolError("message.apart", "expected true, in a fresh batch (or no apart key)")
     budget_ms = message.get("budget_ms")
     if budget_ms is not None and (type(budget_ms) is not int or not 0 <= budget_ms < 2**53):
         raise ProtocolError("message.budget_ms", "expected a non-negative integer")
@@ -438,17 +404,8 @@ def _parse_calls(call_id: int, message: Mapping[str, Any]) -> CallsRequest:
     for i, entry in enumerate(calls):
         if not isinstance(entry, dict):
             raise ProtocolError(f"message.calls[{i}]", f"expected an object, got {_json_kind(entry)}")
-        if "reread" in entry:
-            if apart is True:
-                raise ProtocolError(f"message.calls[{i}].reread", "calls made apart have no earlier call to reread")
-            _expect_keys(dict(entry), {"reread"}, f"message.calls[{i}]")
-            index = entry["reread"]
-            if type(index) is not int or not 0 <= index < i:
-                raise ProtocolError(f"message.calls[{i}].reread", "expected the index of an earlier call")
-            decoded.append(CallRequest(call_id + i, "", (), {}, reread=index))
-            continue
         decoded.append(_parse_call(call_id + i, entry, set(), f"message.calls[{i}]"))
-    return CallsRequest(call_id, tuple(decoded), budget_ms, stop_on_error is True, fresh is True, apart is True)
+    return CallsRequest(call_id, tuple(decoded), budget_ms, stop_on_error is True)
 
 
 def _bounded_str(obj: Any, path: str, limit: int) -> str:

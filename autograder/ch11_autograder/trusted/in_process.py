@@ -23,7 +23,7 @@ import inspect
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from ..protocol import CellOutcome, Kept, Reply, decode_value, encode_value, watch_form
 from .roundtrip import roundtrip
@@ -53,46 +53,13 @@ class InProcessSession:
 
     def call_watch(self, fn: str, *args: Any, **kwargs: Any) -> Reply:
         """The call's :class:`~ch11_autograder.protocol.Reply`, the arguments as it left them included."""
-        return self._made(Call(fn, args, kwargs), {}, 0)
-
-    def call_many(
-        self,
-        calls: Sequence[Call],
-        *,
-        stop_on_error: bool = False,
-        deadline: float | None = None,
-        fresh: bool | Literal["apart"] = False,
-    ) -> list[Outcome]:
-        """Each call made in order, its outcome as ``WorkerSession.call_many`` gives it.
-
-        ``fresh`` changes nothing here: the functions are trusted ones of this process, with no
-        cells to run again; a reread is the value its call returned, as that object is now.
-        """
-        outcomes: list[Outcome] = []
-        returned: dict[int, Any] = {}
-        for index, call in enumerate(calls):
-            if deadline is not None and time.monotonic() > deadline:
-                return outcomes + [NotRun("budget")] * (len(calls) - len(outcomes))
-            if call.reread is not None:
-                outcomes.append(Reply(0, True, roundtrip(returned.get(call.reread))))
-                continue
-            try:
-                outcomes.append(self._made(call, returned, index))
-            except StudentError as exc:
-                outcomes.append(exc)
-                if stop_on_error:
-                    return outcomes + [NotRun("stopped")] * (len(calls) - len(outcomes))
-        return outcomes
-
-    def _made(self, call: Call, returned: dict[int, Any], index: int) -> Reply:
-        """``call`` as :meth:`call_watch` makes it, its raw value kept in ``returned`` for rereads."""
-        wire_args = [self._argument(a) for a in call.args]
-        wire_kwargs = {k: self._argument(v) for k, v in call.kwargs.items()}
+        wire_args = [self._argument(a) for a in args]
+        wire_kwargs = {k: self._argument(v) for k, v in kwargs.items()}
         try:
-            value = self._functions[call.fn](*wire_args, **wire_kwargs)
+            value = self._functions[fn](*wire_args, **wire_kwargs)
         except Exception as exc:
+            # As the worker reports it, so a check reads a refusal the same way from either side.
             raise StudentError(type(exc).__name__, str(exc)) from None
-        returned[index] = value
         return Reply(
             0,
             True,
@@ -100,6 +67,22 @@ class InProcessSession:
             args=tuple(decode_value(watch_form(a)) for a in wire_args),
             kwargs={k: decode_value(watch_form(v)) for k, v in wire_kwargs.items()},
         )
+
+    def call_many(
+        self, calls: Sequence[Call], *, stop_on_error: bool = False, deadline: float | None = None
+    ) -> list[Outcome]:
+        """Each call made in order, its outcome as ``WorkerSession.call_many`` gives it."""
+        outcomes: list[Outcome] = []
+        for call in calls:
+            if deadline is not None and time.monotonic() > deadline:
+                return outcomes + [NotRun("budget")] * (len(calls) - len(outcomes))
+            try:
+                outcomes.append(self.call_watch(call.fn, *call.args, **call.kwargs))
+            except StudentError as exc:
+                outcomes.append(exc)
+                if stop_on_error:
+                    return outcomes + [NotRun("stopped")] * (len(calls) - len(outcomes))
+        return outcomes
 
     def defaults(self, fn: str) -> dict[str, Any]:
         parameters = inspect.signature(self._functions[fn]).parameters.values()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from ..protocol import CellOutcome, Kept, ProtocolError
 from ..untrusted.launch import SandboxUnavailable
@@ -42,12 +42,7 @@ class Session(Protocol):
     def call_watch(self, fn: str, *args: Any, **kwargs: Any) -> Any: ...
 
     def call_many(
-        self,
-        calls: Sequence[Call],
-        *,
-        stop_on_error: bool = False,
-        deadline: float | None = None,
-        fresh: bool | Literal["apart"] = False,
+        self, calls: Sequence[Call], *, stop_on_error: bool = False, deadline: float | None = None
     ) -> list[Outcome]: ...
 
     def keep(self, value: Any, label: str = "") -> Kept: ...
@@ -184,35 +179,6 @@ class Student:
                 ``try``/``except StudentError``.
         """
         return Replies(self, list(calls), stop_on_error, return_errors)
-
-    def fresh(self, calls: Sequence[Call], *, apart: bool = False) -> list[Any]:
-        """``calls`` made in order as in a freshly started kernel that ran the cells, in one exchange.
-
-        Each is made in a fork of the worker as its cells left it (``WorkerSession.call_many``'s
-        ``fresh``): nothing an earlier call did is seen, and nothing these calls do outlives
-        them. One item per call: its value (a :class:`Watched` for a watched call; a reread's
-        value for a ``reread`` entry), or its :class:`StudentError`, returned, not raised. A
-        timeout, crash, malformed reply or spent budget ends the property, as for :meth:`call`.
-        ``apart``: each call in a fork of its own, as if alone in a fresh kernel (one exchange still).
-        """
-        calls = list(calls)
-        head = calls[0]
-        outcomes = self._guarded(
-            (head.fn, tuple(head.args), dict(head.kwargs)),
-            lambda: self._session.call_many(calls, deadline=self._deadline, fresh="apart" if apart else True),
-        )
-        values: list[Any] = []
-        for call, outcome in zip(calls, outcomes, strict=True):
-            self._last_call = (call.fn, tuple(call.args), dict(call.kwargs))
-            if isinstance(outcome, NotRun):
-                raise self._over_budget()
-            if isinstance(outcome, StudentError):
-                values.append(outcome)
-            elif isinstance(outcome, BaseException):
-                raise self._aborted(outcome) from None
-            else:
-                values.append(_watched(outcome) if call.watch else outcome.value)
-        return values
 
     def _send(self, calls: list[Call], stop_on_error: bool) -> list[Outcome | None]:
         """The outcomes of ``calls`` made in one exchange (``None`` each: made one at a time when taken).

@@ -15,7 +15,7 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from .. import protocol
 from ..protocol import CellOutcome, ProtocolError
@@ -35,9 +35,6 @@ class Call:
             as :meth:`WorkerSession.call_watch`.
         timeout: seconds this call may take, from the reply before it (``None``: the
             session's ``call_timeout``).
-        reread: no call, but the index (from 0) of an earlier call of the same batch: the
-            reply's value is what that call returned, as the object is now (``None`` when
-            that call raised). ``fn`` names that call's function, for messages.
     """
 
     fn: str
@@ -45,7 +42,6 @@ class Call:
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     watch: bool = False
     timeout: float | None = None
-    reread: int | None = None
 
 
 #: What one call of a batch came to: its reply when it succeeded, else the exception
@@ -75,12 +71,7 @@ class WorkerBatches(WorkerPipe):
         def _failure(self, reply: protocol.Reply, kept: str = "") -> StudentError | ProtocolError: ...
 
     def call_many(
-        self,
-        calls: Sequence[Call],
-        *,
-        stop_on_error: bool = False,
-        deadline: float | None = None,
-        fresh: bool | Literal["apart"] = False,
+        self, calls: Sequence[Call], *, stop_on_error: bool = False, deadline: float | None = None
     ) -> list[Outcome]:
         """Make ``calls`` in order through as few messages as fit; one outcome per call.
 
@@ -102,42 +93,27 @@ class WorkerBatches(WorkerPipe):
             deadline: a ``time.monotonic()`` instant; a call that would start after it is
                 not made (``NotRun("budget")``) and neither is any after it. The worker
                 checks it before each call, on its own clock from when it read the message.
-            fresh: the calls are made in a fork of the worker as its cells left it: they see
-                nothing an earlier call did, and nothing they do is seen by a later call
-                (what a freshly started kernel would give). They travel in one message.
-                ``"apart"``: each call in a fork of its own, as if it were the only call of
-                a fresh batch (``stop_on_error`` then stops nothing).
 
         Raises:
-            TypeError: an argument cannot be encoded, a timeout is not positive, a reread
-                names no earlier call, or fresh calls do not fit one message (a bug in the
-                suite); raised before any call is made.
+            TypeError: an argument cannot be encoded or a timeout is not positive (a bug
+                in the suite); raised before any call is made.
             SandboxUnavailable: the sandbox refused to start a worker.
         """
         calls = list(calls)
         entries = []
-        for index, call in enumerate(calls):
+        for call in calls:
             if call.timeout is not None and not call.timeout > 0:
                 raise TypeError(f"grader bug: the timeout of {call.fn}() must be positive, got {call.timeout!r}")
-            if call.reread is not None:
-                if not 0 <= call.reread < index:
-                    raise TypeError(f"grader bug: call {index} rereads {call.reread}, not an earlier call")
-                entries.append(protocol.make_reread_entry(call.reread))
-                continue
             try:
                 entries.append(protocol.make_call_entry(call.fn, call.args, call.kwargs, watch=call.watch))
             except ProtocolError as exc:
                 raise TypeError(f"grader bug: argument of {call.fn}() cannot be sent: {exc}") from None
-        if calls and any(c.reread is not None for c in calls) and _frame_end(entries, 0) < len(calls):
-            raise TypeError("grader bug: a batch that rereads its calls must fit one message")
-        if fresh and calls and _frame_end(entries, 0) < len(calls):
-            raise TypeError("grader bug: fresh calls must fit one message")
         outcomes: list[Outcome] = []
         stopped: NotRun | None = None
         start = 0
         while start < len(calls) and stopped is None:
             end = _frame_end(entries, start)
-            made, stopped = self._run_frame(calls[start:end], entries[start:end], stop_on_error, deadline, fresh)
+            made, stopped = self._run_frame(calls[start:end], entries[start:end], stop_on_error, deadline)
             outcomes += made
             if stopped is None and stop_on_error and isinstance(made[-1], WorkerError):
                 stopped = NotRun("stopped")  # the error ended its message; the next one is not sent
@@ -147,12 +123,7 @@ class WorkerBatches(WorkerPipe):
         return outcomes
 
     def _run_frame(
-        self,
-        calls: Sequence[Call],
-        entries: Sequence[bytes],
-        stop_on_error: bool,
-        deadline: float | None,
-        fresh: bool | Literal["apart"] = False,
+        self, calls: Sequence[Call], entries: Sequence[bytes], stop_on_error: bool, deadline: float | None
     ) -> tuple[list[Outcome], NotRun | None]:
         """One batch message: the outcomes of the calls made, and why the rest were not (or ``None``).
 
@@ -171,10 +142,7 @@ class WorkerBatches(WorkerPipe):
         first_id = self._next_id
         self._next_id += len(calls)
         budget_ms = None if deadline is None else max(0, math.ceil((deadline - time.monotonic()) * 1000))
-        request = protocol.make_calls(
-            first_id, entries, budget_ms=budget_ms, stop_on_error=stop_on_error, fresh=bool(fresh),
-            apart=fresh == "apart",
-        )
+        request = protocol.make_calls(first_id, entries, budget_ms=budget_ms, stop_on_error=stop_on_error)
         made: list[Outcome] = []
         try:
             self._send(request, calls[0].fn, _limit(calls[0], self.call_timeout))

@@ -64,7 +64,7 @@ def _shared_clauses(f: str) -> tuple[Clause, ...]:
         Clause(f, "raises", "y nan or infinite (numpy float64, float32 too); the message names y",
                _by(f, "bad_inputs"), argument="y", raises="ValueError"),
         Clause(f, "purity", "no dependence on earlier calls (repeats, equal numbers of other types, a bool "
-               "right after its equal number)", _by(f, "repeated_calls", "history")),
+               "right after its equal number)", _by(f, "repeated_calls")),
     )  # fmt: skip
 
 

@@ -79,7 +79,6 @@ from ...api.suite import (
     Student,
     StudentError,
     Unencodable,
-    history_property,
     hypothesis_property,
     register,
     roundtrip,
@@ -927,34 +926,12 @@ def _gradient_properties() -> list[Property]:
     return [visible, values, *contract]
 
 
-#: Good calls of the notebook's graded functions, from which the history properties generate their
-#: sequences (an integer and a float argument, so each is also given as the other's types).
-HISTORY_CALLS = (
-    Call("extended_tape", (16, 2.5)),
-    Call("contributions_into_a", (16, 2.5)),
-    Call("input_gradient", (16, 2.5)),
-)
-
-TAPE_SUITE: CellSuite = register(
-    CellSuite(
-        TAPE_TESTS,
-        points=POINTS[TAPE_TESTS],
-        properties=[*_tape_properties(), history_property("extended_tape", HISTORY_CALLS)],
-    )
-)
+TAPE_SUITE: CellSuite = register(CellSuite(TAPE_TESTS, points=POINTS[TAPE_TESTS], properties=_tape_properties()))
 CONTRIBUTIONS_SUITE: CellSuite = register(
-    CellSuite(
-        CONTRIBUTIONS_TESTS,
-        points=POINTS[CONTRIBUTIONS_TESTS],
-        properties=[*_contribution_properties(), history_property("contributions_into_a", HISTORY_CALLS)],
-    )
+    CellSuite(CONTRIBUTIONS_TESTS, points=POINTS[CONTRIBUTIONS_TESTS], properties=_contribution_properties())
 )
 GRADIENT_SUITE: CellSuite = register(
-    CellSuite(
-        GRADIENT_TESTS,
-        points=POINTS[GRADIENT_TESTS],
-        properties=[*_gradient_properties(), history_property("input_gradient", HISTORY_CALLS)],
-    )
+    CellSuite(GRADIENT_TESTS, points=POINTS[GRADIENT_TESTS], properties=_gradient_properties())
 )
 
 #: Every suite of this exercise, by grade_id.

@@ -12,19 +12,7 @@ from typing import Any
 from ch11_solutions import ex1_fanout as ref
 
 from ...api.contract import Clause
-from ..witness import (
-    Family,
-    Witness,
-    Witnesses,
-    by_hand,
-    caches_before_checks,
-    clause_lookup,
-    converted,
-    other_exception,
-    refused,
-    returns_shared_state,
-    wrapper,
-)
+from ..witness import Family, Witness, Witnesses, by_hand, clause_lookup, converted, other_exception, refused, wrapper
 from .contract import CONTRACT, CONTRIBUTIONS_CELL, GRADIENT_CELL, TAPE_CELL
 
 __all__ = ["WITNESSES"]
@@ -142,11 +130,4 @@ _READINGS = [
                     "for node in result]")),
 ]
 
-#: The history property's witnesses: a cache looked up before the checks, results handed out as state.
-_HISTORY = [
-    made(_clause(function, "purity"), reference, cell)
-    for function, (reference, cell) in _FUNCTIONS.items()
-    for made in (caches_before_checks, returns_shared_state)
-]
-
-WITNESSES = Witnesses(CONTRACT, (*_TAPE, *_CONTRIBUTIONS, *_GRADIENT, *_HISTORY), tuple(_READINGS))
+WITNESSES = Witnesses(CONTRACT, (*_TAPE, *_CONTRIBUTIONS, *_GRADIENT), tuple(_READINGS))

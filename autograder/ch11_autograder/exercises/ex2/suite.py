@@ -127,7 +127,6 @@ from ...api.suite import (
     StudentError,
     Unencodable,
     Watched,
-    history_property,
     hypothesis_property,
     register,
     roundtrip,
@@ -939,14 +938,6 @@ def gradient_calls_independent(student: Student, calls: list[dict[str, Any]]) ->
     _check_calls(student, "exact_gradient", calls)
 
 
-#: Good calls of the notebook's graded functions, from which the history properties generate their
-#: sequences (integer and float arguments, so each is also given as the other's types).
-HISTORY_CALLS = (
-    Call("exact_gradient", (3, 0.5)),
-    Call("fd_estimate", (3, 0.5, 10, "central", "y")),
-    Call("fd_sweep", (3, 0.5, [4, 10], "forward", "x")),
-)
-
 GRADIENT_SUITE = register(
     CellSuite(
         GRADIENT_TESTS,
@@ -957,7 +948,6 @@ GRADIENT_SUITE = register(
             gradient_rejects,
             partial_fraction,
             gradient_calls_independent,
-            history_property('exact_gradient', HISTORY_CALLS),
         ],
     )
 )
@@ -1219,7 +1209,6 @@ ESTIMATE_SUITE = register(
             estimate_rejects,
             estimate_defaults,
             estimate_calls_independent,
-            history_property('fd_estimate', HISTORY_CALLS),
         ],
     )
 )
@@ -1525,7 +1514,6 @@ SWEEP_SUITE = register(
             sweep_rejects,
             sweep_defaults,
             sweep_calls_independent,
-            history_property('fd_sweep', HISTORY_CALLS),
         ],
     )
 )

@@ -17,14 +17,12 @@ from ..witness import (
     Witness,
     Witnesses,
     by_hand,
-    caches_before_checks,
     changed_defaults,
     clause_lookup,
     converted,
     mutates,
     other_exception,
     refused,
-    returns_shared_state,
     wrapper,
 )
 from .contract import CONTRACT, ESTIMATE_CELL, GRADIENT_CELL, SWEEP_CELL
@@ -408,17 +406,5 @@ _READINGS = [
                            best_k="None if result.best_k is None else np.int64(result.best_k)"))),
 ]
 
-#: The history property's witnesses: a cache looked up before the checks, results handed out as state.
-#: fd_estimate returns a float32 scalar, nothing to share.
-_HISTORY = [
-    caches_before_checks(_clause("exact_gradient", "purity"), ref.exact_gradient, GRADIENT_CELL),
-    returns_shared_state(_clause("exact_gradient", "purity"), ref.exact_gradient, GRADIENT_CELL),
-    caches_before_checks(_clause("fd_estimate", "purity"), ref.fd_estimate, ESTIMATE_CELL),
-    caches_before_checks(_clause("fd_sweep", "purity"), ref.fd_sweep, SWEEP_CELL),
-    returns_shared_state(_clause("fd_sweep", "purity"), ref.fd_sweep, SWEEP_CELL),
-]
-
-WITNESSES = Witnesses(
-    CONTRACT, (*_PARTIAL, *_GRADIENT, *_ESTIMATE, *_ESTIMATE_RETURNS, *_SWEEP, *_SWEEP_ERRORS, *_HISTORY),
-    tuple(_READINGS),
-)
+WITNESSES = Witnesses(CONTRACT, (*_PARTIAL, *_GRADIENT, *_ESTIMATE, *_ESTIMATE_RETURNS, *_SWEEP, *_SWEEP_ERRORS),
+                      tuple(_READINGS))

@@ -49,7 +49,7 @@ CONTRACT: tuple[Clause, ...] = (
     Clause("best_block_length", "purity",
            "depends on depth alone: a cache is fine, results that depend on earlier calls are not (a float after "
            "the int of its value still raises)",
-           (_B + "repeated_calls", _B + "best_block_length_history")),
+           (_B + "repeated_calls",)),
     # small_depths draws 1..40, minimum_peak 4..20 000 with 16, 64, 1000, 4096 and 20 000 first,
     # numpy_depths int64 and int32 depths.
     Clause("best_block_length", "accepts", "an int >= 1 (1..20 000 graded); numpy int32/int64 give the same record",
@@ -82,7 +82,7 @@ CONTRACT: tuple[Clause, ...] = (
     Clause("block_table", "returns", "a list of BlockChoice records, whatever iterable depths is",
            (_T + "visible_examples", _T + "accepts_iterables", _T + "matches_best_block_length")),
     Clause("block_table", "purity", "depends on depths alone, not on earlier calls",
-           (_T + "repeated_calls", _T + "block_table_history")),
+           (_T + "repeated_calls",)),
     Clause("block_table", "purity", "depths left unchanged (a list not emptied, sorted or reordered)",
            (_T + "leaves_depths_unchanged",), argument="depths"),
     # Read from the signature (Student.defaults), not called: block_table() with a plain scan in

@@ -70,7 +70,6 @@ from ...api.suite import (
     Replies,
     Student,
     StudentError,
-    history_property,
     hypothesis_property,
     register,
     roundtrip,
@@ -646,9 +645,6 @@ def _check_repeated_calls(student: Student, drawn: Property = repeated_calls) ->
 repeated_calls = dataclasses.replace(repeated_calls, check=_check_repeated_calls)
 
 
-#: Good calls of the notebook's graded functions, from which the history properties generate their sequences.
-HISTORY_CALLS = (Call("best_block_length", (16,)), Call("block_table", ([16, 64],)))
-
 BEST_SUITE = register(
     CellSuite(
         BEST_TESTS,
@@ -663,7 +659,6 @@ BEST_SUITE = register(
             input_contract,
             numpy_depths,
             repeated_calls,
-            history_property('best_block_length', HISTORY_CALLS),
         ],
     )
 )
@@ -1041,7 +1036,6 @@ TABLE_SUITE = register(
             default_depths,
             leaves_depths_unchanged,
             table_repeated_calls,
-            history_property('block_table', HISTORY_CALLS),
         ],
     )
 )

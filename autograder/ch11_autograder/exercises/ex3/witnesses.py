@@ -15,14 +15,12 @@ from ..witness import (
     Witness,
     Witnesses,
     by_hand,
-    caches_before_checks,
     changed_defaults,
     clause_lookup,
     converted,
     mutates,
     other_exception,
     refused,
-    returns_shared_state,
     wrapper,
 )
 from .contract import BEST_CELL, CONTRACT, TABLE_CELL
@@ -258,17 +256,9 @@ _READINGS = [
     _sqrt_depth("tolerance", "best_sqrt_depth_as_power", "result.depth ** 0.5"),
 ]
 
-#: The history property's witnesses: a cache looked up before the checks, results handed out as state.
-#: A cache is fine for best_block_length by its docstring, but not one that answers 16.0 after 16.
-_HISTORY = [
-    caches_before_checks(_BEST_STATE, _best, BEST_CELL),
-    caches_before_checks(_TABLE_STATE, _table, TABLE_CELL),
-    returns_shared_state(_TABLE_STATE, _table, TABLE_CELL),
-]
-
 WITNESSES = Witnesses(
     CONTRACT,
     (*_BEHAVIOUR, *_ACCEPTED, *_RETURNS, *_RAISES, *_BEST_PURITY, *_TABLE, *_PURITY, *_DEFAULTS, *_ITERABLES,
-     *_TABLE_RAISES, *_HISTORY),
+     *_TABLE_RAISES),
     tuple(_READINGS),
 )

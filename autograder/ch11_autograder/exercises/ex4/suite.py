@@ -36,14 +36,12 @@ from ch11_solutions import ex4_audit as ref
 
 from ...api.suite import (
     NOTHING,
-    Call,
     CellSuite,
     Misconception,
     Mismatch,
     Property,
     Record,
     Student,
-    history_property,
     register,
     truncate,
     with_article,
@@ -331,11 +329,4 @@ def _properties() -> tuple[Property, ...]:
 
 
 #: The suite of ``ex4_audit_marks_tests``, registered on import.
-#: The call the history property repeats: the marks are the function's whole answer, the same every call.
-HISTORY_CALLS = (Call(FUNCTION),)
-
-SUITE: CellSuite = register(
-    CellSuite(
-        MARKS_TESTS, points=POINTS[MARKS_TESTS], properties=[*_properties(), history_property(FUNCTION, HISTORY_CALLS)]
-    )
-)
+SUITE: CellSuite = register(CellSuite(MARKS_TESTS, points=POINTS[MARKS_TESTS], properties=_properties()))

@@ -65,7 +65,6 @@ from ...api.suite import (
     Student,
     StudentError,
     Watched,
-    history_property,
     hypothesis_property,
     in_process_student,
     register,
@@ -1279,17 +1278,6 @@ _CHECKPOINTED_CALL = {"function": "checkpointed_cotangents", "block_size": 4, "m
 _REPORT_CALL = {"function": "replay_report", "block_size": 4, "matched": False}
 
 
-#: Good calls of the notebook's graded functions, from which the history properties generate their
-#: sequences (z0 is also given as float32, as a list and as a (1, width) row; block_size as every
-#: integer type and as the refused float and bool).
-HISTORY_CALLS = (
-    Call("store_all_cotangents", (_chain(_VISIBLE_BLOCKS), _VISIBLE_BLOCKS["z0"], RngSeed(2))),
-    Call("store_all_cotangents", (_chain(_ONE_LAYER), _ONE_LAYER["z0"], RngSeed(3))),
-    Call("checkpointed_cotangents", (_chain(_VISIBLE_BLOCKS), _VISIBLE_BLOCKS["z0"], 4, RngSeed(2)), {"matched": True}),
-    Call("first_mismatch", (np.array([[0.0, 1.0], [2.0, 3.0]]), np.array([[0.0, 1.0], [2.0, 3.5]]))),
-    Call("replay_report", (_chain(_VISIBLE_BLOCKS), _VISIBLE_BLOCKS["z0"], 4, 2), {"matched": False}),
-)
-
 STORE_ALL_SUITE = register(
     CellSuite(
         STORE_ALL_TESTS,
@@ -1375,7 +1363,6 @@ STORE_ALL_SUITE = register(
                     max_examples=_SEQUENCE_EXAMPLES,
                 ),
             ),
-            history_property('store_all_cotangents', HISTORY_CALLS),
         ],
     )
 )
@@ -1498,7 +1485,6 @@ CHECKPOINTED_SUITE = register(
                     max_examples=_EXAMPLES // 4,
                 ),
             ),
-            history_property('checkpointed_cotangents', HISTORY_CALLS),
         ],
     )
 )
@@ -1539,7 +1525,6 @@ FIRST_MISMATCH_SUITE = register(
                 array_pairs(),
                 _VISIBLE_PAIRS[:1],
             ),
-            history_property('first_mismatch', HISTORY_CALLS),
         ],
     )
 )
@@ -1621,7 +1606,6 @@ REPLAY_REPORT_SUITE = register(
                     max_examples=_SEQUENCE_EXAMPLES,
                 ),
             ),
-            history_property('replay_report', HISTORY_CALLS),
         ],
     )
 )

@@ -13,14 +13,12 @@ from ..witness import (
     Family,
     Witnesses,
     by_hand,
-    caches_before_checks,
     changed_defaults,
     clause_lookup,
     converted,
     mutates,
     other_exception,
     refused,
-    returns_shared_state,
     wrapper,
 )
 from .contract import CHECKPOINTED_CELL, CONTRACT, MISMATCH_CELL, REPORT_CELL, STORE_ALL_CELL
@@ -375,13 +373,4 @@ _READINGS = [
             wrapper(_FM, result="None if result is None else np.int64(result)")),
 ]
 
-#: The history property's witnesses: a cache looked up before the checks, results handed out as state.
-#: first_mismatch returns an index, nothing to share; the others take a chain, no cache key.
-_HISTORY = [
-    returns_shared_state(_clause("store_all_cotangents", "purity", "no result"), _SA, STORE_ALL_CELL),
-    returns_shared_state(_clause("checkpointed_cotangents", "purity", "no result"), _CC, CHECKPOINTED_CELL),
-    caches_before_checks(_clause("first_mismatch", "purity"), _FM, MISMATCH_CELL),
-    returns_shared_state(_clause("replay_report", "purity"), _RR, REPORT_CELL),
-]
-
-WITNESSES = Witnesses(CONTRACT, (*_STORE_ALL, *_CHECKPOINTED, *_MISMATCH, *_REPORT, *_HISTORY), tuple(_READINGS))
+WITNESSES = Witnesses(CONTRACT, (*_STORE_ALL, *_CHECKPOINTED, *_MISMATCH, *_REPORT), tuple(_READINGS))

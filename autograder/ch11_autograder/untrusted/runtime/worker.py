@@ -30,11 +30,7 @@ trainable_harness); nothing else of ch11_autograder.
    reply as soon as its call returns (so the grader times each call from the
    reply before it and knows which call was running when one hangs or kills
    the process), and ends early with a ``not_run`` reply when its budget is
-   spent or, under ``stop_on_error``, after a call that failed. A ``fresh`` batch is
-   made in a fork of the worker as its cells left it (see :class:`Pristine`), so its
-   calls see nothing an earlier call did and leave nothing behind; an entry that
-   rereads an earlier call of its batch replies with that call's returned object as
-   it is now.
+   spent or, under ``stop_on_error``, after a call that failed.
 
 Exit status: 0 at end of input; 2 when the protocol module or cells.json
 cannot be loaded (diagnostics on the original stderr).
@@ -50,12 +46,10 @@ import json
 import os
 import re
 import signal
-import struct
 import sys
 import time
 import traceback
 import warnings
-from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO
@@ -147,93 +141,6 @@ def _describe(exc: BaseException) -> tuple[str, str]:
     return str(type_name), message
 
 
-class Pristine:
-    """A fork of the worker taken when its cells had run, which makes each fresh batch in a fork of itself.
-
-    The grader compares what a call gives after other calls with what it gives in a
-    freshly started kernel; forking this copy per batch makes "fresh" cost a fork, not a
-    new worker executing every cell again. The copy waits on a pipe for a batch's
-    request line, forks, and the fork answers the batch on the worker's own reply
-    channel, writes one byte saying it finished, and exits; the copy then writes the
-    fork's wait status. The copy ends when the worker's end of the pipe closes.
-    """
-
-    _FINISHED = b"f"
-
-    def __init__(self, worker: Worker) -> None:
-        request_read, self._requests = os.pipe()
-        self._status, status_write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the copy
-            try:
-                os.close(self._requests)
-                os.close(self._status)
-                os.close(worker.reader.fileno())
-                self._serve(worker, request_read, status_write)
-            finally:
-                os._exit(0)
-        os.close(request_read)
-        os.close(status_write)
-        self.pid = pid
-
-    @classmethod
-    def _serve(cls, worker: Worker, request_read: int, status_write: int) -> None:
-        proto = worker.protocol
-        requests = os.fdopen(request_read, "rb")
-        while True:
-            line = requests.readline(proto.MAX_MESSAGE_BYTES + 1)
-            if not line:
-                return
-            request = proto.parse_request(proto.loads_message(line))
-            batches = [replace(request, calls=(c,)) for c in request.calls] if request.apart else [request]
-            for index, batch in enumerate(batches):
-                child = os.fork()
-                if child == 0:
-                    try:
-                        requests.close()
-                        worker.answer_calls(batch)
-                        if index + 1 == len(batches):
-                            os.write(status_write, cls._FINISHED)
-                    finally:
-                        os._exit(0)
-                _, status = os.waitpid(child, 0)
-                if status != 0:  # the batch stops here, as an ordinary batch stops at a crash
-                    break
-            os.write(status_write, struct.pack(">i", status))
-
-    def answer(self, line: bytes) -> None:
-        """Have a fork of the copy answer one fresh batch; return when it has, or end as it ended."""
-        _write_all(self._requests, line)
-        first = _read_exactly(self._status, 1)
-        finished = first == self._FINISHED
-        raw = _read_exactly(self._status, 4) if finished else first + _read_exactly(self._status, 3)
-        if finished and len(raw) == 4:
-            return
-        # The fork did not finish its batch (the student's code ended the process): end as
-        # it ended, so the grader reads the crash it would read from an ordinary batch.
-        status = struct.unpack(">i", raw)[0] if len(raw) == 4 else 1 << 8
-        if os.WIFSIGNALED(status):
-            os.kill(os.getpid(), os.WTERMSIG(status))
-        os._exit(os.WEXITSTATUS(status) or 70)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _read_exactly(fd: int, count: int) -> bytes:
-    """Up to ``count`` bytes from ``fd``: fewer only at end of file."""
-    out = b""
-    while len(out) < count:
-        chunk = os.read(fd, count - len(out))
-        if not chunk:
-            break
-        out += chunk
-    return out
-
-
 class Worker:
     """One student namespace plus the request loop that serves it."""
 
@@ -245,8 +152,6 @@ class Worker:
         self.outcomes: list[Any] = []
         #: Objects the grader asked to keep (``keep`` requests), by name; never in the namespace.
         self.kept: dict[str, Any] = {}
-        #: The object the last successful call returned (for a batch's rereads).
-        self.returned: Any = None
 
     def run_cells(self, cells: list[str], time_limit: float) -> None:
         """Execute every cell, recording one outcome each."""
@@ -285,8 +190,6 @@ class Worker:
     def serve(self) -> None:
         """Answer requests until end of input."""
         proto = self.protocol
-        self.writer.flush()
-        pristine = Pristine(self)
         while True:
             line = self.reader.readline(proto.MAX_MESSAGE_BYTES + 1)
             if not line:
@@ -307,10 +210,7 @@ class Worker:
                 self.send(proto.make_ok(request.id, None))
                 continue
             if isinstance(request, proto.CallsRequest):
-                if request.fresh:
-                    pristine.answer(line)
-                else:
-                    self.answer_calls(request)
+                self.answer_calls(request)
                 continue
             self.send(self.answer(request)[0])
 
@@ -325,17 +225,11 @@ class Worker:
         started = time.monotonic()
         budget = None if batch.budget_ms is None else batch.budget_ms / 1000
         calls = batch.calls
-        returned: dict[int, Any] = {}
         for index, call in enumerate(calls):
             if budget is not None and time.monotonic() - started >= budget:
                 self.send(proto.make_error(call.id, "not_run", "NotRun", "the time budget was spent"))
                 return
-            if call.reread is not None:
-                self.send(self._encoded(call.id, calls[call.reread].fn, returned.get(call.reread))[0])
-                continue
             reply, ok = self.answer(call)
-            if ok:
-                returned[index] = self.returned
             self.send(reply)
             if not ok and batch.stop_on_error and index + 1 < len(calls):
                 self.send(proto.make_error(calls[index + 1].id, "not_run", "NotRun", "an earlier call failed"))
@@ -406,19 +300,13 @@ class Worker:
         except BaseException as exc:  # includes SystemExit from student code
             type_name, message = _describe(exc)
             return proto.make_error(request.id, "exception", type_name, message, _where(exc.__traceback__)), False
-        self.returned = result
-        if request.watch:
-            return self._encoded(request.id, fn_name, result, args=args, kwargs=kwargs, warnings=emitted)
-        return self._encoded(request.id, fn_name, result)
-
-    def _encoded(self, call_id: int, fn_name: str, result: Any, **watched: Any) -> tuple[bytes, bool]:
-        """The framed reply carrying ``result`` (and a watched call's arguments), or the error saying why it cannot."""
-        proto = self.protocol
         try:
-            return proto.make_ok(call_id, result, **watched), True
+            if request.watch:
+                return proto.make_ok(request.id, result, args=args, kwargs=kwargs, warnings=emitted), True
+            return proto.make_ok(request.id, result), True
         except proto.ProtocolError as exc:
             return proto.make_error(
-                call_id,
+                request.id,
                 "unencodable",
                 "UnencodableValue",
                 f"{fn_name}() returned something the grader cannot receive: {exc.problem}"
@@ -427,7 +315,7 @@ class Worker:
         except BaseException as exc:  # e.g. a dataclass property that raises
             type_name, message = _describe(exc)
             return proto.make_error(
-                call_id,
+                request.id,
                 "unencodable",
                 type_name,
                 f"reading the value returned by {fn_name}() raised {type_name}: {message}",
