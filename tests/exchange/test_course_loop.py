@@ -320,9 +320,8 @@ def test_autograde_and_the_batch_give_the_same_gradebook(loop):
     assert by_batch == by_nbgrader
     scores = {role: by_nbgrader[u.name]["notebooks"][NOTEBOOK]["grades"]["ex4_audit_marks_tests"][0]
               for role, u in loop.students.items()}
-    # The catalogued mistake fails one of the cell's five checks (0.8 of its four points); the hostile code
-    # changes nothing of an honest answer.
-    assert scores == {"complete": 4.0, "mistake": 3.2, "hostile": 4.0}
+    # The catalogued mistake costs one of the four points; the hostile code changes nothing of an honest answer.
+    assert scores == {"complete": 4.0, "mistake": 3.0, "hostile": 4.0}
 
 
 def test_the_batch_keeps_what_release_feedback_needs(loop):
@@ -352,7 +351,7 @@ def test_lateness_comes_from_the_exchange_timestamps(loop):
     assert lateness["complete"] == (False, 0.0, 4.0)
     assert lateness["hostile"] == (False, 0.0, 4.0)
     late, penalty, score = lateness["mistake"]
-    assert late and penalty == score == 3.2
+    assert late and penalty == score == 3.0
 
 
 def test_each_student_fetches_exactly_their_own_feedback(loop):

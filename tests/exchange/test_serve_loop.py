@@ -239,7 +239,7 @@ def test_feedback_names_the_mistake_without_counterexamples(served):
     complete = ann[served.stamps["ann"][0]][-1]
     mistake = bob[served.stamps["bob"][0]][-1]
     assert "audit_marks: 4 / 4 points" in complete
-    assert "audit_marks: 3.2 / 4 points" in mistake
+    assert "audit_marks: 3 / 4 points" in mistake
     assert "general DAG" in mistake and "general DAG" not in complete
     assert "inputs:" not in mistake and "expected:" not in mistake
 

@@ -70,7 +70,7 @@ def test_suites_match_the_notebooks_autograded_cells():
     for suite in SUITES:
         assert get_suite(suite.grade_id) is suite
         assert suite.points == POINTS[suite.grade_id]
-    assert [len(s.properties) for s in SUITES] == [10, 9]  # each with its history property
+    assert [len(s.properties) for s in SUITES] == [9, 8]
 
 
 def test_catalogue_entries_target_cells_of_the_notebook():
