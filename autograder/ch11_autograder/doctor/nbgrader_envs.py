@@ -1,12 +1,13 @@
 """Each environment's ``nbgrader``: the instructor's loads the course, the students' cannot import the grading package.
 
-The instructor's is the one ``PATH`` gives this process (what the instructor's terminal runs) or
-``--grader-env``'s: it must exist, and its interpreter must import formgrader and load the course's
-``nbgrader_config.py``, which stops with one line when it cannot import the grading package (the
-page's "Fail closed"). The students' (``--students-env``, or the hub's ``Spawner.cmd``) must run
-nbgrader and must not import ``ch11_autograder``: it holds the hidden suites and the reference
-answers. A ``nbgrader`` that is not a Python console script is run with ``--version``: it must
-succeed, and which Python it runs cannot be told.
+The instructor's is ``--grader-env``'s, else the one beside the doctor's own interpreter (whether
+``PATH`` finds it first is :mod:`.instructor_path`'s check): it must exist, and the formgrader's
+interpreter (the graders' formgrader server's as the hub starts it, else this nbgrader's) must
+import formgrader and load the course's ``nbgrader_config.py``, which stops with one line when it
+cannot import the grading package (the page's "Fail closed"). The students' (``--students-env``, or
+the hub's ``Spawner.cmd``) must run nbgrader and must not import ``ch11_autograder``: it holds the
+hidden suites and the reference answers. A ``nbgrader`` that is not a Python console script is run
+with ``--version``: it must succeed, and which Python it runs cannot be told.
 """
 
 from __future__ import annotations
@@ -48,18 +49,15 @@ def _runs(nbgrader: Path) -> str | None:
 def _grader(deployment: Deployment) -> list[Problem]:
     nbgrader = deployment.grader_nbgrader
     if nbgrader is None or not nbgrader.is_file():
-        where = f"at {nbgrader}" if nbgrader is not None else "on PATH"
-        return [Problem(f"no nbgrader {where}: the instructor's commands need the grading environment's first on "
-                        "PATH", INSTRUCTOR_TERMINALS)]
+        return [Problem(f"no nbgrader at {nbgrader}: the instructor's environment is the one with the grading "
+                        "package and its nbgrader (--grader-env)", INSTRUCTOR_TERMINALS)]
     if python_of(nbgrader) is None:
         why = _runs(nbgrader)
         if why is not None:
             return [Problem(f"the instructor's nbgrader {nbgrader} does not run ({why})", INSTRUCTOR_TERMINALS)]
-        return []
     probe = deployment.grader_probe
     if probe is not None and probe.returncode != 0:
-        return [Problem(f"the instructor's nbgrader {nbgrader} cannot load the course's nbgrader_config.py: "
-                        f"{probe.error}", FAIL_CLOSED)]
+        return [Problem(f"{probe.what} cannot load the course's nbgrader_config.py: {probe.error}", FAIL_CLOSED)]
     return []
 
 

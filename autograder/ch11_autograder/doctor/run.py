@@ -9,6 +9,7 @@ from .deployment import Deployment, Problem
 from .exchange import check_exchange
 from .formgrader_import import check_formgrader_import, timing
 from .hub_config import check_hub_config
+from .instructor_path import check_instructor_path
 from .nbgrader_envs import check_nbgrader_envs
 from .proxy import check_proxy
 from .sandbox import check_sandbox
@@ -24,6 +25,7 @@ CHECKS: tuple[Check, ...] = (
     check_hub_config,
     check_proxy,
     check_nbgrader_envs,
+    check_instructor_path,
     check_formgrader_import,
     check_sandbox,
 )

@@ -130,10 +130,11 @@ def _config_dirs() -> list[str]:
         return [os.path.expanduser("~/.jupyter"), "/etc/jupyter"]
 
 
-def load_config(course: Path) -> Config:
-    """nbgrader's configuration as seen from ``course``: Jupyter config path (lowest first), then the course's."""
+def load_config(course: Path, *, course_config: bool = True) -> Config:
+    """nbgrader's configuration as seen from ``course``: Jupyter config path (lowest first), then the course's
+    (without ``course_config``: the Jupyter config path's alone)."""
     merged = Config()
-    for directory in [*reversed(_config_dirs()), str(course)]:
+    for directory in [*reversed(_config_dirs()), *([str(course)] if course_config else [])]:
         try:
             merged.merge(PyFileConfigLoader(CONFIG, path=directory).load_config())
         except ConfigFileNotFound:

@@ -32,3 +32,48 @@ def fake_env(where: Path, script: str) -> Path:
     nbgrader.write_text(script)
     nbgrader.chmod(0o755)
     return where
+
+
+def page_hub_config(where: Path, course: Path, *, spawner: Path, command: Path, user: str = "root",
+                    cwd: Path | None = None, graders: tuple[str, ...] = ("root",),
+                    grader_bin: Path = GRADER_ENV / "bin",
+                    students_bin: Path = Path("/nonexistent/students/bin"), formgrader: Path | None = None,
+                    extra: str = "") -> Path:
+    """The page's hub config (step 9) with this machine's paths: the spawner's command, ``c.Spawner.environment``'s
+    PATH by a graders' set (the page reads a unix group), the pre-spawn hook's ``formgrader`` server, the
+    ``ch11-serve`` service in ``cwd`` (default: the course's parent, as the page's home) grading ``course``."""
+    path = where / "jupyterhub_config.py"
+    path.write_text(f"""c = get_config()
+c.Spawner.cmd = [{str(spawner)!r}]
+c.Spawner.default_url = "/lab"
+GRADERS = {set(graders)!r}
+
+
+def is_grader(spawner):
+    return spawner.user.name in GRADERS
+
+
+def server_path(spawner):
+    first = [{str(grader_bin)!r}] if is_grader(spawner) else []
+    return ":".join([*first, {str(students_bin)!r}, "/usr/local/bin", "/usr/bin", "/bin"])
+
+
+c.Spawner.environment = {{"PATH": server_path}}
+FORMGRADER = 'exec >"$HOME/formgrader.log" 2>&1; cd "$HOME/course" && exec "$0" "$@"'
+
+
+def formgrader_server(spawner):
+    if spawner.name == "formgrader" and is_grader(spawner):
+        spawner.cmd = ["/bin/sh", "-c", FORMGRADER, {str(formgrader or command)!r}]
+        spawner.default_url = "/formgrader"
+        spawner.http_timeout = 120
+
+
+c.JupyterHub.allow_named_servers = True
+c.Spawner.pre_spawn_hook = formgrader_server
+c.JupyterHub.services = [
+    {{"name": "ch11-serve", "command": [{str(command)!r}, "serve", "--course", {str(course)!r}, "--hold-refusal", "60"],
+      "user": {user!r}, "cwd": {str(cwd or course.parent)!r}}},
+]
+{extra}""")
+    return path

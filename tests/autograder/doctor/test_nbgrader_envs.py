@@ -36,7 +36,8 @@ def test_an_nbgrader_whose_python_cannot_import_the_package(good, tmp_path: Path
 
 def test_no_nbgrader(good, tmp_path: Path) -> None:
     [line] = lines(good, grader_env=tmp_path / "nothing")
-    assert line.startswith(f"no nbgrader at {tmp_path}/nothing/bin/nbgrader") and "The instructor on the hub" in line
+    assert line.startswith(f"no nbgrader at {tmp_path}/nothing/bin/nbgrader: the instructor's environment is the one "
+                           "with the grading package") and "The instructor on the hub" in line
 
 
 def test_the_students_environment_must_not_import_the_package(good) -> None:
