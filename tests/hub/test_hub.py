@@ -18,12 +18,17 @@ tier (``test_hub_faults.py``) starts it in a terminal. Everything listens on 127
    ``~/.profile``, the page's ``/etc/profile.d`` line): the page's ``nbgrader`` commands, with
    the catalogued "general DAG" mistake; the feedback names it.
 3. The instructor logs in: ``command -v nbgrader`` and ``command -v ch11-grade`` in a JupyterLab
-   terminal of their server are the grading environment's; their ``formgrader`` server lists the
-   course's assignment.
+   terminal of their server are the grading environment's; the page's ``ch11-grade doctor`` there
+   finds nothing wrong; their ``formgrader`` server lists the course's assignment.
 4. ``term`` submits again; while that submission is being graded the hub is stopped with SIGINT
    (Ctrl-C: it stops its services with SIGINT) and started again. Nothing is lost: the
    submission is graded after the restart, ``term`` fetches its feedback in a new terminal,
    every submission has exactly one page per notebook and the practice ledger merged none twice.
+5. The due date passes: in a terminal of their server the instructor gives the assignment a due
+   date a day ago (``nbgrader db assignment add``) and ``lab`` two more days
+   (``ch11-grade extend``), the page's commands. ``lab`` submits in the Assignments tab and gets
+   practice feedback showing their own due date; ``term`` submits in a terminal and fetches a
+   status page saying practice feedback closed at the class's due date.
 
 Students answer Exercise 4 only (the cheapest notebook to grade). Screenshots go to
 ``build/hub/``. Wall time: docs/course.md, "The tiers".
@@ -38,6 +43,7 @@ import secrets
 import signal
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from support import browser, exchange_course
@@ -76,6 +82,13 @@ class Observed(HubCourse):
     interrupted_state: str = ""
     stop_log: str = ""
     seconds: dict[str, float] = field(default_factory=dict)
+    doctor: hub_support.Doctor | None = None
+    #: The queue, the practice ledger and the exchange's feedback pages after step 4 (step 5 adds to them).
+    rows_after_restart: list[dict] = field(default_factory=list)
+    ledger_after_restart: str = ""
+    pages_after_restart: list[str] = field(default_factory=list)
+    class_due: str = ""
+    lab_due: str = ""
 
     def new_stamp(self, role: str) -> str:
         """The submission time of ``role``'s newest submission (from their nbgrader cache), recorded."""
@@ -217,10 +230,12 @@ def _instructor(course: Observed, context) -> None:
     status, out = terminal.run("command -v nbgrader; command -v ch11-grade")
     course.terminal_out["instructor"] = out
     assert status == 0, out
+    doctor = hub_support.start_doctor(course, terminal, "good")
     hub_support.open_formgrader(course, page)
     page.get_by_text(ASSIGNMENT, exact=True).first.wait_for(timeout=STEP_MS)
     page.screenshot(path=str(SCREENSHOTS / "formgrader.png"), full_page=True)
     course.formgrader_text = page.inner_text("body")
+    course.doctor = hub_support.doctor_result(course, doctor)
     page.close()
 
 
@@ -256,6 +271,80 @@ def _stop_mid_grading(course: Observed, context, terminal: Terminal) -> None:
     assert status == 0, out
     course.seen["after restart"] = (user.home / ASSIGNMENT / "feedback" / stamp / f"{NOTEBOOK}.html").read_text()
     page.close()
+    course.rows_after_restart = queue_rows(course)
+    course.ledger_after_restart = (course.practice / ".ch11-batch" / "ledger.jsonl").read_text()
+    course.pages_after_restart = sorted(p.name for p in course.feedback.iterdir())
+
+
+def _submitted(course: Observed, role: str, before: int) -> str:
+    """Once ``role``'s nbgrader cache holds a submission more than ``before``, its stamp."""
+    wait_for(lambda: len(list(course.cache(role).iterdir())) > before, f"{role}'s new submission", course, poll=0.2)
+    return course.new_stamp(role)
+
+
+def _published(course: Observed, role: str, stamp: str, text: str) -> None:
+    """Until the exchange's page of ``role``'s submission ``stamp`` holds ``text``."""
+    from nbgrader.utils import notebook_hash
+
+    user = course.students[role]
+    secret = (course.cache(role) / f"{user.name}+{ASSIGNMENT}+{stamp}" / "submission_secret.txt").read_text().strip()
+    page = course.feedback / f"{notebook_hash(secret=secret, notebook_id=NOTEBOOK)}.html"
+    wait_for(lambda: page.is_file() and text in page.read_text(), f"{role}'s page saying {text!r}", course)
+
+
+def _due_date_passes(course: Observed, chromium) -> None:
+    """Step 5 of the module docstring."""
+    lab, term = course.students["lab"], course.students["term"]
+    due = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(days=1)  # whole minutes: format_due's
+    course.class_due, course.lab_due = (f"{d:%Y-%m-%d %H:%M} UTC" for d in (due, due + timedelta(days=2)))
+    instructor = chromium.new_context(viewport={"width": 1280, "height": 800})
+    _, terminal = hub_support.instructor_terminal(course, instructor)
+    status, out = terminal.run(
+        f'cd ~/course && nbgrader db student add {lab.name} && '
+        f'nbgrader db assignment add {ASSIGNMENT} --duedate="{due:%Y-%m-%d %H:%M:%S} UTC" && '
+        f"ch11-grade extend {ASSIGNMENT} --course ~/course --student {lab.name} --by 2d")
+    course.terminal_out["extend"] = out
+    assert status == 0, out
+    instructor.close()
+
+    # term, in a terminal of their server: after the class's due date, without an extension.
+    context = chromium.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    hub_support.log_in(page, course.hub_url, term, course.passwords["term"],
+                       f"{course.hub_url}{course.user_prefix('term')}lab**")
+    hub_support.wait_for_lab(page)
+    terminal = Terminal(page, course.user_prefix("term"))
+    exchange_course.answer_exercise4(term, course.markers["term"])
+    before = len(list(course.cache("term").iterdir()))
+    status, out = terminal.run(f"nbgrader submit {ASSIGNMENT}")
+    assert status == 0, out
+    stamp = _submitted(course, "term", before)
+    _published(course, "term", stamp, "practice feedback closed")
+    status, out = terminal.run(f"nbgrader fetch_feedback {ASSIGNMENT}")
+    assert status == 0, out
+    course.seen["term closed"] = (term.home / ASSIGNMENT / "feedback" / stamp / f"{NOTEBOOK}.html").read_text()
+    context.close()
+
+    # lab, in the Assignments tab: extended past it.
+    context = chromium.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    hub_support.log_in(page, course.hub_url, lab, course.passwords["lab"],
+                       f"{course.hub_url}{course.user_prefix('lab')}lab**")
+    _assignments_tab(page)
+    exchange_course.answer_exercise4(lab, course.markers["lab"])
+    before = len(list(course.cache("lab").iterdir()))
+    _rows(page, "fetched", 1).first.locator('.item_status button:text("Submit")').click()
+    stamp = _submitted(course, "lab", before)
+    course.graded("lab", stamp)
+    page.locator("#refresh_assignments_list").click()
+    _rows(page, "submitted", 1).first.locator('.item_status button:text("Fetch Feedback")').click()
+    fetched = lab.home / ASSIGNMENT / "feedback" / stamp / f"{NOTEBOOK}.html"
+    wait_for(lambda: fetched.is_file() and "practice feedback" in fetched.read_text(), "lab's fetched feedback",
+             course)
+    page.screenshot(path=str(SCREENSHOTS / "lab-extended-fetched.png"))
+    course.seen["lab extended"] = _open_file(context, course, "lab", f"{ASSIGNMENT}/feedback/{stamp}/{NOTEBOOK}.html",
+                                             "lab-extended-feedback")
+    context.close()
 
 
 @pytest.fixture(scope="module")
@@ -281,6 +370,8 @@ def hub_course():
                 course.seconds["formgrader"] = time.monotonic() - started
                 _stop_mid_grading(course, term, terminal)
                 course.seconds["stopped and restarted"] = time.monotonic() - started
+                _due_date_passes(course, chromium)
+                course.seconds["due date passed"] = time.monotonic() - started
             print("hub tier timings (s, cumulative):", {k: round(v, 1) for k, v in course.seconds.items()})
             yield course
         finally:  # the hub's and the services' output is kept for a failure's diagnosis
@@ -329,17 +420,16 @@ def test_a_hub_stopped_mid_grading_loses_nothing(hub_course):
     from nbgrader.utils import notebook_hash
 
     assert hub_course.interrupted_state == "grading", "the hub was stopped after the grading, not during it"
-    rows = queue_rows(hub_course)
+    rows = hub_course.rows_after_restart
     interrupted = [r for r in rows if r["stamp"] == hub_course.interrupted_stamp]
     assert len(interrupted) == 1 and interrupted[0]["state"] == "done", interrupted
     assert "practice feedback" in hub_course.seen["after restart"]
     assert "audit_marks: 4 / 4 points" in hub_course.seen["after restart"]
     published = {f"{notebook_hash(secret=r['secret'], notebook_id=NOTEBOOK)}.html": r for r in rows
                  if r["published"] is not None and json.loads(r["notebooks"])}
-    assert sorted(p.name for p in hub_course.feedback.iterdir()) == sorted(published)
+    assert hub_course.pages_after_restart == sorted(published)
     assert [r["state"] for r in rows] == ["done"] * 3, rows  # lab once, term twice
-    ledger = [json.loads(line) for line in
-              (hub_course.practice / ".ch11-batch" / "ledger.jsonl").read_text().splitlines() if line.strip()]
+    ledger = [json.loads(line) for line in hub_course.ledger_after_restart.splitlines() if line.strip()]
     graded = [e["sha256"] for e in ledger if e["event"] == "graded"]
     assert len(graded) == len(set(graded)) == 3, "no submission merged twice into the practice gradebook"
 
@@ -355,3 +445,30 @@ def test_the_service_logs_its_stop_by_the_hub_as_documented(hub_course):
                           "stopped"], lines[-6:]
     assert hub_course.stop_status == 0, "the hub's own exit after SIGINT"
 
+
+
+def test_the_page_s_doctor_finds_nothing_wrong_on_the_good_hub(hub_course):
+    """docs/course.md, "Checking the deployment": run as the page says, in the instructor's terminal of the hub."""
+    doctor = hub_course.doctor
+    assert doctor is not None
+    assert (doctor.status, doctor.problems) == (0, []), doctor.text
+    assert len(doctor.lines) == 1 and doctor.lines[0].startswith("all checks passed (the formgrader starts in "), \
+        doctor.text
+    assert f"of the {hub_support.FORMGRADER_TIMEOUT} s {hub_course.instructor.name}'s formgrader server is given" in \
+        doctor.lines[0], doctor.text
+
+
+def test_after_the_due_date_only_the_extended_student_gets_practice_feedback(hub_course):
+    """docs/course.md, "Extensions" and "Practice grading stops at each student's due date", through the hub."""
+    lab, term = hub_course.students["lab"].name, hub_course.students["term"].name
+    assert f"{lab}  due {hub_course.lab_due} (extension 2d; the class's {hub_course.class_due})" in \
+        hub_course.terminal_out["extend"], hub_course.terminal_out["extend"]
+    extended = hub_course.seen["lab extended"]
+    assert "practice feedback" in extended and "audit_marks: 4 / 4 points" in extended, extended
+    assert f"Due date: {hub_course.lab_due} (your extension included)." in extended, extended
+    closed = hub_course.seen["term closed"]
+    assert "audit_marks" not in closed, closed
+    assert f"practice feedback closed at {hub_course.class_due}" in closed, closed
+    assert "(your extension included)" not in closed, closed
+    rows = [r for r in queue_rows(hub_course) if r not in hub_course.rows_after_restart]
+    assert sorted((r["student"], r["state"]) for r in rows) == sorted([(lab, "done"), (term, "refused")]), rows

@@ -21,6 +21,13 @@ their server and working in a JupyterLab terminal while it lasts. Two hub starts
    at its next start. Every start of the service in this run is at least 60 s after the one
    before (the hub restarts a service that exits at its next poll; ``--hold-refusal 60``).
 
+In each fault the instructor runs the page's ``ch11-grade doctor`` in a terminal of their server
+(docs/course.md, "Checking the deployment"; in the background while the fault's other steps go
+on): each run exits 1 with one problem line, naming the fault and the page's section that fixes it.
+Run 2 ends with two faults planted for the doctor alone, one after the other, each put back after:
+the exchange root at 0777, and the instructor out of the graders' group (the PATH the hub gives
+their server finds the students' ``nbgrader``).
+
 The hub answers throughout. Wall time: docs/course.md, "The tiers".
 """
 
@@ -29,6 +36,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import subprocess
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -51,8 +59,10 @@ c.ServePolicy.rescan_seconds = 2
 """
 SCREENSHOTS = BUILD_DIR / "hub-faults"
 #: Seconds every process of the grading environment sleeps at its start in fault 1 (JupyterHub's default
-#: timeout for a service with a url is 30 s: such a service would have stopped the hub).
-SLOW = 60
+#: timeout for a service with a url is 30 s: such a service would have stopped the hub). More than half the tier's
+#: formgrader http_timeout (the doctor's line), less than all of it (the formgrader server still comes up).
+SLOW = 95
+assert hub_support.FORMGRADER_TIMEOUT / 2 < SLOW < hub_support.FORMGRADER_TIMEOUT - 60
 #: The page's ``--hold-refusal``: no start of the service within this many seconds of the one before.
 HOLD = 60
 #: What the course config's fail-closed line says (nbgrader_config.py), and the module the fault makes it miss.
@@ -68,6 +78,7 @@ class Faulted(HubCourse):
     seen: dict[str, str] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     run_two_from: int = 0  # the hub log's length when the second start began
+    doctor: dict[str, hub_support.Doctor] = field(default_factory=dict)
 
     def run_two_text(self) -> str:
         """The hub's log since its second start, terminal escapes removed."""
@@ -174,6 +185,9 @@ def _slow_start_then_formgrader_fails_closed(course: Faulted, chromium) -> None:
     status, out = terminal.run("command -v nbgrader; command -v ch11-grade")
     assert status == 0, out
     course.seen["tty: instructor"] = out
+    # The doctor's own process is spared the planted sleep (the mark its children inherit): what it must see is the
+    # formgrader's start, which it times in the environment the hub gives that server (without the mark).
+    slow_doctor = hub_support.start_doctor(course, terminal, "slow", prefix="CH11_TIER_SLOW=1 ")
     asked = time.monotonic()
     hub_support.open_formgrader(course, page)
     page.get_by_text(ASSIGNMENT, exact=True).first.wait_for(timeout=STEP_MS)
@@ -181,6 +195,7 @@ def _slow_start_then_formgrader_fails_closed(course: Faulted, chromium) -> None:
     course.seconds["slow: formgrader up after asking"] = time.monotonic() - asked
     wait_for(lambda: hub_support.serving_lines(course) > 0, "the slow service's serving line", course)
     course.seconds["slow: service serving"] = time.monotonic() - started
+    course.doctor["slow start"] = hub_support.doctor_result(course, slow_doctor)
     (lib / "sitecustomize.py").unlink()
     assert course.hub_answers()
 
@@ -188,8 +203,10 @@ def _slow_start_then_formgrader_fails_closed(course: Faulted, chromium) -> None:
     _stop_formgrader(course, page)
     config = course.course / "nbgrader_config.py"
     good = _planted(config)
+    config_doctor = hub_support.start_doctor(course, terminal, "formgrader-config")
     course.seen["config: formgrader.log"] = _formgrader_fails(course, page, "config-formgrader-log", FAIL_CLOSED)
     course.seen["config: s2"] = _student_works(course, chromium, "s2", f"nbgrader fetch_assignment {ASSIGNMENT}")
+    course.doctor["formgrader cannot load the course"] = hub_support.doctor_result(course, config_doctor)
     assert course.hub_answers()
     config.write_text(good)
     context.close()
@@ -208,12 +225,13 @@ def _missing_course_then_failing_config(course: Faulted, chromium) -> None:
     course.seconds["missing: hub answers"] = time.monotonic() - started
     wait_for(lambda: "no course directory there" in course.run_two_text(), "the service's refusal", course)
     context = chromium.new_context(viewport={"width": 1280, "height": 800})
-    page, _ = instructor_terminal(course, context)
+    page, terminal = instructor_terminal(course, context)
+    missing_doctor = hub_support.start_doctor(course, terminal, "missing-course")
     course.seen["missing: formgrader.log"] = _formgrader_fails(course, page, "missing-formgrader-log", "can't cd")
     page.screenshot(path=str(SCREENSHOTS / "missing-spawn-page.png"), full_page=True)
-    context.close()
     exchange_course.answer_exercise4(course.students["s1"], "during the fault")
     course.seen["missing: s1"] = _student_works(course, chromium, "s1", f"nbgrader submit {ASSIGNMENT}")
+    course.doctor["missing course"] = hub_support.doctor_result(course, missing_doctor)
     assert course.hub_answers()
     course.seconds["missing course"] = time.monotonic() - started
 
@@ -221,8 +239,10 @@ def _missing_course_then_failing_config(course: Faulted, chromium) -> None:
     phase = time.monotonic()
     good = _planted(away / "nbgrader_config.py")
     away.rename(course.course)
+    refusing_doctor = hub_support.start_doctor(course, terminal, "service-refuses")
     wait_for(lambda: len(_service_starts(course)) >= 2, "the service's next start", course, timeout=HOLD + 120)
     wait_for(lambda: FAIL_CLOSED in course.run_two_text(), "the service's fail-closed refusal", course)
+    course.doctor["ch11-serve refuses"] = hub_support.doctor_result(course, refusing_doctor)
     course.seen["config: s2 again"] = _student_works(course, chromium, "s2", "nbgrader list")
     assert course.hub_answers()
     (course.course / "nbgrader_config.py").write_text(good)
@@ -235,6 +255,27 @@ def _missing_course_then_failing_config(course: Faulted, chromium) -> None:
     course.seconds["serving again"] = time.monotonic() - phase
     course.seen["run two log"] = course.run_two_text()
     assert course.hub_answers()
+
+    phase = time.monotonic()
+    course.exchange.chmod(0o777)
+    try:
+        course.doctor["exchange at 0777"] = hub_support.run_doctor(course, terminal, "exchange-0777")
+    finally:
+        course.exchange.chmod(0o1777)
+    _grader(course, False)
+    try:
+        course.doctor["instructor's PATH"] = hub_support.run_doctor(course, terminal, "instructor-path")
+    finally:
+        _grader(course, True)
+    context.close()
+    course.seconds["doctor: exchange, PATH"] = time.monotonic() - phase
+
+
+def _grader(course: Faulted, member: bool) -> None:
+    """Put the instructor in the graders' group (docs/course.md, step 5), or take them out."""
+    flag = "-a" if member else "-d"
+    done = subprocess.run(["gpasswd", flag, course.instructor.name, course.graders], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
 
 
 @pytest.fixture(scope="module")
@@ -294,3 +335,38 @@ def test_a_refusing_service_restarts_at_most_once_a_minute_then_serves(faults):
     gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(starts)]
     assert min(gaps) >= HOLD, gaps
     assert faults.hub is not None and faults.hub.process.poll() is None, "the hub exited"
+
+
+#: The doctor's line for each fault (a part of it), and the page's section it names.
+DOCTOR_LINES = {
+    "slow start": ("the formgrader's start (its Python, formgrader's import and the course's config) took ",
+                   'docs/course.md, "The hub", step "The hub\'s config"'),
+    "formgrader cannot load the course": (f"cannot load the course's nbgrader_config.py: nbgrader_config.py: "
+                                          f"{FAIL_CLOSED}",
+                                          'docs/course.md, "Fail closed: the course config without the package"'),
+    "missing course": ("/course does not exist (or is not a folder)",
+                       'docs/course.md, "Week 1: the course directory and the hand-out (instructor)"'),
+    "ch11-serve refuses": (f"cannot load the course's nbgrader_config.py: nbgrader_config.py: {FAIL_CLOSED}",
+                           'docs/course.md, "Fail closed: the course config without the package"'),
+    "exchange at 0777": ("is writable by every user without the sticky bit (mode 0777)",
+                         'docs/course.md, "What the exchange does not protect"'),
+    "instructor's PATH": ("'s server a PATH whose nbgrader is ",
+                          'docs/course.md, "The hub", step "PATH, however a shell starts"'),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(DOCTOR_LINES))
+def test_the_page_s_doctor_names_each_fault_and_its_fix_in_one_line(faults, fault):
+    doctor = faults.doctor[fault]
+    what, section = DOCTOR_LINES[fault]
+    assert doctor.status == 1, doctor.text
+    assert len(doctor.problems) == 1, doctor.text
+    assert what in doctor.problems[0] and section in doctor.problems[0], doctor.text
+
+
+def test_the_doctor_s_slow_start_is_the_formgrader_s(faults):
+    """The doctor timed the formgrader as the hub starts it: the planted sleep included, against the tier's timeout."""
+    [line] = faults.doctor["slow start"].problems
+    seconds = float(re.search(r"took ([\d.]+) s", line).group(1))
+    assert seconds >= SLOW, line
+    assert f"more than half of the {hub_support.FORMGRADER_TIMEOUT} s" in line, line

@@ -48,7 +48,7 @@ COURSE_PAGE = DOCS_DIR / "course.md"
 #: Debian's node-configurable-http-proxy keeps its modules here; a node that is not Debian's needs it.
 NODE_PATH = "/usr/share/nodejs"
 #: Seconds the instructor's formgrader server may take to answer on a loaded test machine (the page says 120).
-FORMGRADER_TIMEOUT = 300
+FORMGRADER_TIMEOUT = 180
 #: Seconds for the hub to answer after it starts (a few on an idle machine: it waits for no course service).
 HUB_START_TIMEOUT = 180.0
 #: Seconds the hub may take to stop: its services get SIGINT, then SIGTERM 30 s later, then SIGKILL 30 s later.
@@ -59,6 +59,9 @@ SERVICES_BLOCK_MARK = "c.JupyterHub.services"
 GROUP_BLOCK_MARK = "groupadd"
 PROFILE_BLOCK_MARK = "/etc/profile.d/ch11.sh"
 BLOCK_MARKS = (GROUP_BLOCK_MARK, PROFILE_BLOCK_MARK, HUB_BLOCK_MARK, SERVICES_BLOCK_MARK)
+#: The page's ``ch11-grade doctor`` block ("Checking the deployment"), and where it says the hub's config is.
+DOCTOR_BLOCK_MARK = "ch11-grade doctor --course"
+PAGE_HUB_CONFIG = "/etc/jupyterhub/jupyterhub_config.py"
 
 
 def proxy_reason() -> str | None:
@@ -88,12 +91,12 @@ def require_hub() -> None:
 # --------------------------------------------------------------------------- the page's config
 
 
-def page_blocks(page: Path = COURSE_PAGE) -> dict[str, str]:
-    """The page's fenced blocks of :data:`BLOCK_MARKS` (``python`` or plain shell), by mark; exactly one each."""
+def page_blocks(page: Path = COURSE_PAGE, marks: tuple[str, ...] = BLOCK_MARKS) -> dict[str, str]:
+    """The page's fenced blocks of ``marks`` (``python`` or plain shell), by mark; exactly one each."""
     blocks = [textwrap.dedent(m.group(2)) for m in
               re.finditer(r"^([ \t]*)```(?:python)?\n(.*?)^\1```$", page.read_text(), re.M | re.S)]
     found = {}
-    for mark in BLOCK_MARKS:
+    for mark in marks:
         having = [b for b in blocks if mark in b]
         assert len(having) == 1, f"{page} has {len(having)} blocks with {mark!r}, not one"
         found[mark] = having[0]
@@ -412,6 +415,12 @@ class HubCourse(ServedCourse):
     def log(self) -> Path:  # the services' output is the hub's
         return self.state / "hub.log"
 
+    @property
+    def hub_config(self) -> Path:
+        """The hub's config where the instructor can read it, as the page's ``/etc/jupyterhub`` (the state directory,
+        which holds the hub's database and cookie secret, stays root's; it links to this file)."""
+        return self.root / "etc-jupyterhub" / "jupyterhub_config.py"
+
     def user_prefix(self, role: str) -> str:
         return f"/user/{self.students[role].name}/"
 
@@ -452,7 +461,10 @@ def prepare_hub(course: HubCourse) -> None:
     run_page_block(texts[PROFILE_BLOCK_MARK], "/etc/profile.d")
     text = page_config(places) + tier_settings(course.state, free_port(), free_port(), course.root / "lib",
                                                course.graders)
-    (course.state / "jupyterhub_config.py").write_text(text)
+    course.hub_config.parent.mkdir(mode=0o755)
+    course.hub_config.write_text(text)
+    course.hub_config.chmod(0o644)
+    (course.state / "jupyterhub_config.py").symlink_to(course.hub_config)
     course.hub_url = f"http://127.0.0.1:{port}"
 
 
@@ -505,3 +517,55 @@ def assert_grading_environment_first(course: HubCourse, out: str) -> None:
     environment's (the package copy's ``ch11-grade``, as the tier places it)."""
     lines = [line.strip() for line in out.splitlines() if line.strip().startswith("/")]
     assert lines[-2:] == [f"{course.grader_venv}/bin/nbgrader", str(course.root / "bin" / "ch11-grade")], out
+
+
+# --------------------------------------------------------------------------- ch11-grade doctor, as the page runs it
+
+
+@dataclass(frozen=True)
+class Doctor:
+    """What one ``ch11-grade doctor`` run printed: its exit status, its lines (``problem: ...`` or ``all checks
+    passed ...``) and its whole output."""
+
+    status: int
+    lines: tuple[str, ...]
+    text: str
+
+    @property
+    def problems(self) -> list[str]:
+        return [line for line in self.lines if line.startswith("problem: ")]
+
+
+def doctor_command(course: HubCourse, page: Path = COURSE_PAGE) -> str:
+    """The page's ``ch11-grade doctor`` block with the tier's hub config for the page's ``/etc/jupyterhub`` one."""
+    block = page_blocks(page, (DOCTOR_BLOCK_MARK,))[DOCTOR_BLOCK_MARK].strip()
+    assert PAGE_HUB_CONFIG in block and "\n" not in block, f"the page's doctor block changed: {block!r}"
+    return block.replace(PAGE_HUB_CONFIG, str(course.hub_config))
+
+
+def start_doctor(course: HubCourse, terminal: Terminal, name: str, prefix: str = "") -> Path:
+    """Start the page's ``ch11-grade doctor`` in the instructor's ``terminal`` (in the background: the steps go on),
+    its output and then ``exit <status>`` to ``~/doctor-<name>.txt``; that file. ``prefix`` goes before the command
+    (a variable for its own process)."""
+    out = course.instructor.home / f"doctor-{name}.txt"
+    out.unlink(missing_ok=True)
+    command = f"({prefix}{doctor_command(course)} > ~/{out.name}.part 2>&1; echo \"exit $?\" >> ~/{out.name}.part; " \
+              f"mv ~/{out.name}.part ~/{out.name}) & true"
+    status, said = terminal.run(command)
+    assert status == 0, said
+    return out
+
+
+def doctor_result(course: HubCourse, out: Path, timeout: float = 600.0) -> Doctor:
+    """The run of :func:`start_doctor` writing ``out``, once it has finished."""
+    wait_for(out.is_file, f"ch11-grade doctor ({out.name})", course, timeout=timeout)
+    text = out.read_text(errors="replace")
+    status = re.search(r"^exit (\d+)$", text, re.M)
+    assert status, text
+    lines = tuple(line for line in text.splitlines() if line.startswith(("problem: ", "all checks passed")))
+    return Doctor(int(status.group(1)), lines, text)
+
+
+def run_doctor(course: HubCourse, terminal: Terminal, name: str, prefix: str = "") -> Doctor:
+    """:func:`start_doctor`, then :func:`doctor_result`."""
+    return doctor_result(course, start_doctor(course, terminal, name, prefix))
