@@ -35,9 +35,10 @@ owners that cannot tell students apart) it says why and exits 2; with
 ``--hold-refusal SECONDS`` it stays up that long first, so a hub that restarts
 it does so at most once per that many seconds (docs/course.md, "The hub").
 
-``doctor`` checks the deployment docs/course.md builds (the environments' nbgrader, the sandbox,
-the proxy, the exchange, the course folder, the hub's services, formgrader's import time): one line
-per problem, naming the page's section that fixes it, and exit 1; or "all checks passed".
+``doctor`` checks the deployment docs/course.md builds (the environments' nbgrader, the instructor's
+PATH, the sandbox, the proxy, the exchange, the course folder, the hub's config, the formgrader's
+start time): one line per problem, naming the page's section that fixes it, and exit 1; or "all
+checks passed".
 
 ``extend`` gives one student more time: it writes the extension into the
 course's nbgrader gradebook, where autograde's late flag and the service read
