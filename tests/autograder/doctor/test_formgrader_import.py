@@ -45,7 +45,8 @@ def test_the_start_is_timed_in_the_environment_the_hub_gives_the_formgrader(good
     PYTHONPATH the hook gives it) is what is measured, not this process's environment."""
     slow = tmp_path / "slow"
     slow.mkdir()
-    (slow / "sitecustomize.py").write_text("import time\ntime.sleep(3)\n")
+    ran = tmp_path / "sitecustomize-ran"
+    (slow / "sitecustomize.py").write_text(f"import pathlib, time\npathlib.Path({str(ran)!r}).touch()\ntime.sleep(3)\n")
     python = GRADER_ENV / "bin" / "python"
     config = page_hub_config(tmp_path, good["course"], spawner=python, command=python,
                              extra="_page_hook = c.Spawner.pre_spawn_hook\n\n\ndef hook(spawner):\n"
@@ -55,6 +56,7 @@ def test_the_start_is_timed_in_the_environment_the_hub_gives_the_formgrader(good
     deployment = resolve(good["course"], exchange=good["exchange"], course_id=COURSE_ID, grader_env=GRADER_ENV,
                          hub_config=config)
     [problem] = check_formgrader_import(deployment)
+    assert ran.is_file(), "the probe did not run in the environment the hub gives the formgrader server"
     assert deployment.grader_probe is not None and deployment.grader_probe.seconds is not None
     assert deployment.grader_probe.seconds >= 3, deployment.grader_probe
     assert "more than half of the 4 s root's formgrader server is given" in problem.line()
