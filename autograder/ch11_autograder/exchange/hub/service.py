@@ -16,7 +16,7 @@ The API (under the prefix), each answer JSON ``{"error": "..."}`` on a refusal:
     a ``.tar.gz`` laid out as nbgrader's folder exchange is under its root: ``<course>/outbound/<a>/``
     (every member of the course), ``<course>/feedback/<hash>.html`` named as nbgrader 0.9.3+ names
     it from the submission's ``submission_secret.txt`` (a student gets their own submissions'
-    only, an instructor the course's), ``<course>/inbound/<student>+<a>+<timestamp>/`` (instructors
+    only, an instructor the course's), ``<course>/inbound/<student>+<a>+<timestamp>+<key>/`` (instructors
     only). A student naming another ``student`` is refused.
 ``POST api/courses/<course>/released/<assignment>[?force=1]``  (instructors; body: the files, ``.tar.gz``)
     releases it; an assignment released already is refused (409) unless ``force``.
@@ -165,7 +165,9 @@ class _View(_Base):
         submissions = self._submissions(course, assignment, student) if {"feedback", "inbound"} & set(parts) else []
         if "inbound" in parts:
             entries.append((f"{course}/inbound", None))
-            entries += [(f"{course}/inbound/{s.student}+{s.assignment}+{s.timestamp}", s.path) for s in submissions]
+            # nbgrader's own folder name, the storage key where its random string goes (unique per submission).
+            entries += [(f"{course}/inbound/{s.student}+{s.assignment}+{s.timestamp}+{s.key}", s.path)
+                        for s in submissions]
         if "feedback" in parts:
             entries.append((f"{course}/feedback", None))
             for sub in submissions:
