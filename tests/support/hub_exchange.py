@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import secrets
+import signal
 import textwrap
 import urllib.error
 import urllib.request
@@ -148,7 +150,20 @@ def exchange_hub(root: Path) -> Iterator[ExchangeHub]:
         _wait_for_service(running)
         yield running
     finally:
+        if hub is not None and hub.process.poll() is None:
+            with contextlib.suppress(AssertionError, OSError):
+                hub_support.stop_hub(hub)  # SIGINT: the hub stops its services as it stops
         hub_support.end_everything(hub, [], state)
+        _end_service(storage)
+
+
+def _end_service(storage: Path) -> None:
+    """SIGKILL to the exchange service of this hub if it outlived the hub (found by its storage folder)."""
+    needle = f"exchange.hub.service\0--storage\0{storage}\0".encode()
+    for pid in hub_support.processes_of({os.getuid()}):
+        with contextlib.suppress(OSError):
+            if needle in Path(f"/proc/{pid}/cmdline").read_bytes():
+                os.kill(pid, signal.SIGKILL)
 
 
 def _wait_for_service(running: ExchangeHub, timeout: float = hub_support.HUB_START_TIMEOUT) -> None:
