@@ -8,7 +8,8 @@ against the service on a real JupyterHub, each person with a token the hub issue
 release; alice and bob fetch; alice submits twice, bob once; list (released and cached); the
 instructor lists inbound and collects; feedback is made for each collected submission as nbgrader's
 ``generate_feedback`` leaves it (the html beside the submission's ``timestamp.txt`` and
-``submission_secret.txt``) and released; each student lists, fetches feedback and lists again.
+``submission_secret.txt``) and released; each student lists, fetches feedback and lists again; alice's
+feedback is changed and released again, and she lists (``feedback_updated``), fetches and lists.
 
 What must be equal: every list dictionary (paths with the exchange's root, the homes and each
 submission's time put as placeholders, and so the random suffix nbgrader adds to a submission), the files
@@ -156,6 +157,13 @@ def play(term: Term) -> dict[str, Any]:
         seen[f"{student} cached with feedback"] = term.run(student, "list", cached=True)
         term.run(student, "fetch_feedback")
         seen[f"{student} cached after fetch_feedback"] = term.run(student, "list", cached=True)
+    # The instructor changes alice's feedback and releases again: her list says it was updated.
+    html = term.base / "prof" / "feedback" / "alice" / ASSIGNMENT / "problem1.html"
+    html.write_text(html.read_text() + "<p>regraded</p>")
+    term.run("prof", "release_feedback", assignment=ASSIGNMENT)
+    seen["alice cached after a new release_feedback"] = term.run("alice", "list", cached=True)
+    term.run("alice", "fetch_feedback")
+    seen["alice cached after fetching it"] = term.run("alice", "list", cached=True)
     seen["files"] = {who: tree(term.base / who) for who in (*STUDENTS, "prof")}
     return seen
 
@@ -192,9 +200,11 @@ def test_the_plugin_gives_what_the_folder_exchange_gives(hub: ExchangeHub, tmp_p
     # What the comparison rests on, stated: feedback reached each student and only them.
     fetched = by_plugin["files"]["alice"]
     feedback = {k: v for k, v in fetched.items() if k.startswith(f"{ASSIGNMENT}/feedback/") and k.endswith(".html")}
-    assert list(feedback.values()) == ["<p>feedback for alice: alice's second answer</p>"], feedback
+    assert list(feedback.values()) == ["<p>feedback for alice: alice's second answer</p><p>regraded</p>"], feedback
     assert by_plugin["alice cached after fetch_feedback"][0]["submissions"][1]["has_local_feedback"] is True
     assert len(by_plugin["alice cached"][0]["submissions"]) == 2
+    assert by_plugin["alice cached after a new release_feedback"][0]["submissions"][1]["feedback_updated"] is True
+    assert by_plugin["alice cached after fetching it"][0]["submissions"][1]["feedback_updated"] is False
 
 
 def test_a_student_submits_as_themselves_whatever_student_id_says(hub: ExchangeHub, tmp_path: Path) -> None:
