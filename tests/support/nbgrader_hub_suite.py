@@ -1,13 +1,14 @@
 """nbgrader 0.9.6's own exchange tests run against the hub exchange plug-in: a pytest plug-in (``-p``).
 
-Usage (root, the hub tier's proxy; see docs/course.md, "Exchange through the hub")::
+Usage (root, the hub tier's proxy, ``$USER`` set, which one of nbgrader's tests reads; the test
+selection and its outcome: docs/course.md, "Exchange through the hub")::
 
-    .venv/bin/python -m pytest -p support.nbgrader_hub_suite --pyargs \\
-        nbgrader.tests.apps.test_nbgrader_fetch_assignment ... -k "<the tests that do not inspect the folder>"
+    USER=root PATH=$PWD/.venv/bin:$PATH .venv/bin/python -m pytest -p support.nbgrader_hub_suite \\
+        -o addopts="" --pyargs nbgrader.tests.apps.test_nbgrader_collect ... -k "<the tests>"
 
 For the session it starts a hub with the exchange service (:mod:`support.hub_exchange`), makes the
 hub user nbgrader's tests run as (this process's unix user name, nbgrader's ``get_username``) a
-student and instructor of the tests' courses ``abc101`` and ``xyz200``, and selects the plug-in for
+student and instructor of the courses the tests use (:data:`COURSES`), and selects the plug-in for
 every action through a config folder on ``JUPYTER_CONFIG_PATH`` (the tests' own config files are
 left alone; ``JUPYTER_NO_CONFIG``, which this repository's conftest sets, is lifted for the
 session). Before each test the service's storage is emptied (the service reads its folder tree
@@ -27,7 +28,7 @@ import pytest
 
 from support import hub_exchange
 
-COURSES = ("abc101", "xyz200")
+COURSES = ("abc101", "abc102", "xyz200")
 PLUGIN = {"release_assignment": "HubReleaseAssignment", "fetch_assignment": "HubFetchAssignment",
           "submit": "HubSubmit", "list": "HubList", "collect": "HubCollect",
           "release_feedback": "HubReleaseFeedback", "fetch_feedback": "HubFetchFeedback"}
