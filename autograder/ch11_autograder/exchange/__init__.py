@@ -17,16 +17,22 @@ through :mod:`.api` alone (a contract in pyproject.toml), and nothing here impor
       collect        ``OwnerCheckedCollect``, the course's ``c.ExchangeFactory.collect``
                      (imports nbgrader; loaded by ``nbgrader_config.py``, not by :mod:`.api`)
 
-    hub/             the hub exchange, where the hub's login names the sender (so far its storage
-                     only; nothing here speaks HTTP or asks a hub yet)
+    hub/             the hub exchange, where the hub's login names the sender (docs/course.md, "Exchange
+                     through the hub")
       names          course ids, assignment ids and student names it accepts: nbgrader's id
                      rules and one path component each (``checked``, ``BadName``)
       archive        an uploaded submission (a ``.tar.gz``) unpacked into a staging folder, with
                      caps and no links, devices, ``..`` or absolute paths (``unpack``, ``Limits``)
+      packing        folders packed into that format (``pack``, ``packed``), both ways
       storage        releases, submissions (``timestamp.txt``, ``submission_secret.txt``) and
                      feedback in one 0700 folder, each entry renamed into place whole (``Storage``)
+      access         who may do what in a course, from the caller's hub groups
+                     (``nbgrader-<course>`` students, ``formgrade-<course>`` instructors)
+      identity       whom a hub API token belongs to, and their groups, asked of the hub
+      service        the JupyterHub service (tornado): the HTTP API over the storage
+      client         the plug-in's calls to it, with the user's ``JUPYTERHUB_API_TOKEN``
+      plugin         the classes a course selects with ``c.ExchangeFactory.<action>``: nbgrader's
+                     folder-exchange code run on a private view the service fills (imports nbgrader)
 
-Still to come in ``hub/``: the HTTP service that authenticates each caller with their hub token
-and decides from the hub's groups what they may do, and the plug-in classes a course selects
-with ``c.ExchangeFactory.<action>``, its collect named as ``folder/``'s is.
+The grading side does not use the hub exchange yet: grading on submit reads the folder exchange.
 """

@@ -1,4 +1,5 @@
-"""The hub exchange: nbgrader's exchange kept by one service, the sender named by the hub's login, not a unix owner.
+"""The hub exchange: nbgrader's exchange kept by one JupyterHub service, the sender named by the hub's login, not a
+unix owner.
 
-See :mod:`ch11_autograder.exchange` for its modules and what is still to come.
+See :mod:`ch11_autograder.exchange` for its modules and docs/course.md ("Exchange through the hub") for its setup.
 """

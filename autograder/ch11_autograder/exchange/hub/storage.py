@@ -170,6 +170,16 @@ class Storage:
         """A fresh path under ``tmp/`` that does not exist yet, for ``archive.unpack`` to make."""
         return Path(tempfile.mkdtemp(prefix="stage-", dir=self._tmp)) / "entry"
 
+    def discard(self, staged: Path) -> None:
+        """Remove what is left of a staging path of :meth:`staging` (nothing after its entry was committed)."""
+        shutil.rmtree(self._staged_parent(staged), ignore_errors=True)
+
+    def _staged_parent(self, staged: Path) -> Path:
+        parent = Path(os.path.abspath(staged)).parent
+        if parent.parent != self._tmp:
+            raise StorageError(f"{str(staged)!r} is not a staging path of this storage (see Storage.staging)")
+        return parent
+
     def _staged(self, staged: Path) -> Path:
         staged = Path(os.path.abspath(staged))
         if staged.parent.parent != self._tmp or staged.is_symlink() or not staged.is_dir():
@@ -226,6 +236,14 @@ class Storage:
                   / checked("assignment id", assignment))
         return [Submission(course, student, assignment, key, (folder / key / "timestamp.txt").read_text("utf-8"),
                            folder / key) for key in _listing(folder)]
+
+    def students(self, course: str) -> list[str]:
+        """The students with a submission kept in ``course``, by name."""
+        return _listing(self._course(course) / "submissions")
+
+    def assignments_of(self, course: str, student: str) -> list[str]:
+        """The assignments ``student`` has submitted in ``course``, by id."""
+        return _listing(self._course(course) / "submissions" / checked("student name", student))
 
     def add_feedback(self, submission: Submission, staged: Path, *, replace: bool = False) -> Feedback:
         """Keep the files in ``staged`` as the feedback for ``submission`` (which must be kept here)."""

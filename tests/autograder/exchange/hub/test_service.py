@@ -1,0 +1,233 @@
+"""The hub exchange service on a real JupyterHub: who may do what, and every hostile input refused.
+
+One hub for the module (``support.hub_exchange``): users, groups and tokens made through the hub's
+REST API; the service run by the hub; every call through the hub's proxy with a token the hub
+issued. Each refusal is checked for its status and its words, and, for the uploads, that nothing
+was written: the storage's tree is unchanged and so is the folder holding it.
+"""
+
+from __future__ import annotations
+
+import http.client
+import io
+import json
+import tarfile
+import time
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import hub_exchange
+from support.hub_exchange import ExchangeHub
+
+from .conftest import NOTEBOOK, member, tar_gz, tree
+
+pytestmark = [pytest.mark.slow, pytest.mark.hub]
+
+COURSE, OTHER = "ch11", "ch12"
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ExchangeHub]:
+    hub_exchange.require_exchange_hub()
+    with hub_exchange.exchange_hub(tmp_path_factory.mktemp("exchange-hub")) as running:
+        running.user("alice", f"nbgrader-{COURSE}")
+        running.user("bob", f"nbgrader-{COURSE}")
+        running.user("prof", f"formgrade-{COURSE}")
+        running.user("other", f"formgrade-{OTHER}", f"nbgrader-{OTHER}")
+        yield running
+
+
+@pytest.fixture(scope="module")
+def tokens(hub: ExchangeHub) -> dict[str, str]:
+    return {name: hub.token(name) for name in ("alice", "bob", "prof", "other")}
+
+
+def call(hub: ExchangeHub, method: str, path: str, token: str | None, body: bytes | None = None,
+         headers: dict[str, str] | None = None) -> tuple[int, Any]:
+    """``method`` on the service's ``api/<path>`` through the hub's proxy: (status, JSON or bytes)."""
+    where = urllib.parse.urlsplit(hub.service_url)
+    connection = http.client.HTTPConnection(where.hostname, where.port, timeout=120)
+    sent = dict(headers or {})
+    if token is not None:
+        sent["Authorization"] = f"token {token}"
+    connection.request(method, f"{where.path}api/{path}", body=body, headers=sent)
+    response = connection.getresponse()
+    data = response.read()
+    connection.close()
+    if response.getheader("Content-Type", "").startswith("application/json"):
+        return response.status, json.loads(data)
+    return response.status, data
+
+
+def names_in(data: bytes) -> list[str]:
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        return sorted(tar.getnames())
+
+
+def release(hub: ExchangeHub, tokens: dict[str, str], assignment: str) -> None:
+    status, answer = call(hub, "POST", f"courses/{COURSE}/released/{assignment}?force=1", tokens["prof"],
+                          tar_gz(member("problem1.ipynb", NOTEBOOK)))
+    assert status == 200, answer
+
+
+def test_a_student_submits_as_themselves_and_sees_only_their_own(hub: ExchangeHub, tokens: dict[str, str]) -> None:
+    release(hub, tokens, "ps1")
+    # A student parameter is no part of the API: the name is the token's.
+    status, answer = call(hub, "POST", f"courses/{COURSE}/submissions/ps1?student=bob", tokens["alice"],
+                          tar_gz(member("problem1.ipynb", NOTEBOOK)))
+    assert status == 200, answer
+    assert answer["student"] == "alice" and answer["timestamp"].endswith(" UTC") and len(answer["secret"]) == 128
+    assert (hub.storage / "courses" / COURSE / "submissions" / "alice" / "ps1").is_dir()
+    assert not (hub.storage / "courses" / COURSE / "submissions" / "bob").exists()
+
+    status, answer2 = call(hub, "POST", f"courses/{COURSE}/feedback/ps1/alice?timestamp="
+                           + urllib.parse.quote(answer["timestamp"]), tokens["prof"],
+                           tar_gz(member("problem1.html", b"<p>alice's feedback</p>")),
+                           {"X-Submission-Secret": answer["secret"]})
+    assert status == 200, answer2
+
+    status, data = call(hub, "GET", f"courses/{COURSE}/view?parts=feedback", tokens["alice"])
+    assert status == 200 and len([n for n in names_in(data) if n.endswith(".html")]) == 1
+    status, data = call(hub, "GET", f"courses/{COURSE}/view?parts=feedback,outbound", tokens["bob"])
+    assert status == 200
+    assert [n for n in names_in(data) if n.endswith(".html")] == []
+    assert f"{COURSE}/outbound/ps1/problem1.ipynb" in names_in(data)
+
+    status, answer = call(hub, "GET", f"courses/{COURSE}/view?parts=feedback&student=alice", tokens["bob"])
+    assert status == 403 and answer["error"] == "bob may see only their own work, not 'alice''s"
+    status, answer = call(hub, "GET", f"courses/{COURSE}/view?parts=inbound", tokens["bob"])
+    assert status == 403 and "only its instructors see its submissions" in answer["error"]
+    status, data = call(hub, "GET", f"courses/{COURSE}/view?parts=inbound", tokens["prof"])
+    assert status == 200 and any(n.startswith(f"{COURSE}/inbound/alice+ps1+") for n in names_in(data))
+
+
+def test_a_student_cannot_release_or_give_feedback(hub: ExchangeHub, tokens: dict[str, str]) -> None:
+    status, answer = call(hub, "POST", f"courses/{COURSE}/released/ps1?force=1", tokens["bob"],
+                          tar_gz(member("problem1.ipynb", NOTEBOOK)))
+    assert status == 403 and answer["error"] == "bob is not an instructor of the course 'ch11' (the hub group " \
+                                                "'formgrade-ch11')"
+    status, answer = call(hub, "POST", f"courses/{COURSE}/feedback/ps1/alice?timestamp=x", tokens["bob"],
+                          tar_gz(member("problem1.html")))
+    assert status == 403 and "is not an instructor" in answer["error"]
+
+
+def test_an_instructor_of_another_course_sees_nothing_of_this_one(hub: ExchangeHub, tokens: dict[str, str]) -> None:
+    release(hub, tokens, "ps1")
+    for parts in ("outbound", "inbound", "feedback"):
+        status, answer = call(hub, "GET", f"courses/{COURSE}/view?parts={parts}", tokens["other"])
+        assert status == 403, (parts, answer)
+        assert answer["error"].startswith("other is neither a student nor an instructor of the course 'ch11'")
+    status, answer = call(hub, "POST", f"courses/{COURSE}/submissions/ps1", tokens["other"],
+                          tar_gz(member("problem1.ipynb", NOTEBOOK)))
+    assert status == 403 and answer["error"].startswith("other is not a student of the course 'ch11'")
+    status, answer = call(hub, "GET", "courses", tokens["other"])
+    assert answer["courses"] == {OTHER: "instructor"}
+
+
+def test_refused_tokens(hub: ExchangeHub, tokens: dict[str, str]) -> None:
+    status, answer = call(hub, "GET", "courses", None)
+    assert status == 401 and "no hub API token" in answer["error"]
+    unknown = "expired, revoked or unknown"
+    status, answer = call(hub, "GET", "courses", "0" * 32)
+    assert status == 403 and unknown in answer["error"]
+
+    short = hub.token("alice", expires_in=1)
+    time.sleep(3)
+    status, answer = call(hub, "GET", "courses", short)
+    assert status == 403 and unknown in answer["error"], answer
+
+    revoked = hub.token("bob")
+    assert call(hub, "GET", "courses", revoked)[0] == 200
+    hub.revoke("bob", revoked)
+    status, answer = call(hub, "GET", "courses", revoked)
+    assert status == 403 and unknown in answer["error"], answer
+    tokens["bob"] = hub.token("bob")  # revoke removed bob's other tokens too
+
+    status, answer = call(hub, "GET", "courses", hub.admin_token)
+    assert status == 403 and answer["error"] == ("this token belongs to the service 'test-admin', not to a hub "
+                                                 "user: only users use the exchange")
+
+    narrow = hub.token("alice", scopes=["read:users:name!user"])
+    status, answer = call(hub, "GET", "courses", narrow)
+    assert status == 403 and "lacks the scope 'access:services!service=nbgrader-exchange'" in answer["error"]
+
+
+def _outside(hub: ExchangeHub) -> dict[str, Any]:
+    """The storage's tree and the listing of the folder holding it (where an escape would land)."""
+    return {"storage": tree(hub.storage), "beside": sorted(p.name for p in hub.storage.parent.iterdir()),
+            "root": sorted(p.name for p in Path("/").iterdir())}
+
+
+def _link(name: str, kind: bytes, target: str) -> tuple[tarfile.TarInfo, None]:
+    info, _ = member(name, None, kind, target)
+    return info, None
+
+
+HOSTILE_UPLOADS = {
+    "dotdot": (tar_gz(member("../../escaped.ipynb", NOTEBOOK)), "has a '..' in its path"),
+    "absolute": (tar_gz(member("/tmp/escaped.ipynb", NOTEBOOK)), "has an absolute path"),
+    "symlink": (tar_gz(_link("problem1.ipynb", tarfile.SYMTYPE, "/etc/passwd")), "is a symbolic link"),
+    "hardlink": (tar_gz(_link("problem1.ipynb", tarfile.LNKTYPE, "/etc/passwd")), "is a hard link"),
+    "not-json": (tar_gz(member("problem1.ipynb", b"{not json")), "the notebook 'problem1.ipynb' is not JSON"),
+    "not-a-tar": (b"PK\x03\x04 a zip", "is not a gzip-compressed tar archive"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_UPLOADS))
+def test_a_hostile_upload_is_refused_and_nothing_is_written(hub: ExchangeHub, tokens: dict[str, str],
+                                                            case: str) -> None:
+    release(hub, tokens, "ps1")
+    body, words = HOSTILE_UPLOADS[case]
+    before = _outside(hub)
+    status, answer = call(hub, "POST", f"courses/{COURSE}/submissions/ps1", tokens["bob"], body)
+    assert status == 400 and answer["error"].startswith("the upload is refused: ") and words in answer["error"]
+    assert _outside(hub) == before
+
+
+def test_an_upload_over_the_cap_is_refused_before_it_is_read(hub: ExchangeHub, tokens: dict[str, str]) -> None:
+    release(hub, tokens, "ps1")
+    before = _outside(hub)
+    where = urllib.parse.urlsplit(hub.service_url)
+    connection = http.client.HTTPConnection(where.hostname, where.port, timeout=120)
+    # Only the headers and a little of the claimed body are sent: the refusal comes on the header.
+    connection.putrequest("POST", f"{where.path}api/courses/{COURSE}/submissions/ps1")
+    connection.putheader("Authorization", f"token {tokens['bob']}")
+    connection.putheader("Content-Length", str(hub_exchange.UPLOAD_CAP + 1))
+    connection.endheaders(b"x" * 1024)
+    response = connection.getresponse()
+    answer = json.loads(response.read())
+    connection.close()
+    assert response.status == 413
+    assert answer["error"] == (f"the upload of {hub_exchange.UPLOAD_CAP + 1} bytes is over the exchange's cap of "
+                               f"{hub_exchange.UPLOAD_CAP} bytes")
+    big = tar_gz(member("problem1.ipynb", NOTEBOOK), member("big.bin", b"\0" * (hub_exchange.UPLOAD_CAP + 10)))
+    status, answer = call(hub, "POST", f"courses/{COURSE}/submissions/ps1", tokens["bob"], big)
+    assert status == 400 and f"is larger than {hub_exchange.UPLOAD_CAP} bytes" in answer["error"]
+    assert _outside(hub) == before
+
+
+@pytest.mark.parametrize(("path", "words"), [
+    (f"courses/{COURSE}/submissions/..", "the assignment id '..' is refused: it starts with a dot"),
+    (f"courses/{COURSE}/submissions/%2E%2E", "the assignment id '..' is refused: it starts with a dot"),
+    (f"courses/{COURSE}/submissions/ps1%2F..%2F..%2Fx", "the assignment id 'ps1/../../x' is refused: it contains '..'"),
+    ("courses/%2E%2E/submissions/ps1", "the course id '..' is refused: it starts with a dot"),
+    ("courses/ch11%2F..%2Fch12/submissions/ps1", "the course id 'ch11/../ch12' is refused: it contains '..'"),
+    ("courses/a%2Fb/submissions/ps1", "the course id 'a/b' is refused: it contains '/'"),
+])
+def test_an_id_with_a_slash_or_dotdot_is_refused(hub: ExchangeHub, tokens: dict[str, str], path: str,
+                                                 words: str) -> None:
+    release(hub, tokens, "ps1")
+    before = _outside(hub)
+    status, answer = call(hub, "POST", path, tokens["alice"], tar_gz(member("problem1.ipynb", NOTEBOOK)))
+    assert status in (400, 404), answer
+    if status == 400:
+        assert words in answer["error"], answer
+    assert _outside(hub) == before
+
+
+def test_the_storage_is_the_services_alone(hub: ExchangeHub) -> None:
+    assert hub.storage.stat().st_mode & 0o777 == 0o700
+    assert tree(hub.storage / "tmp") == {}
