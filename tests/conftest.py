@@ -43,14 +43,19 @@ out the heavy ones:
   under CI, where it fails.
 
 No test leaves a process running: after every test and its teardown, the processes it started
-(children of the test process: Dask workers and schedulers, fork servers, kernels, a hub, its
-proxy and services; orphans whose working directory or command line lies in the session's
-temporary folder) must have ended within a few seconds (``support/process_leaks.py``). One still
-running is reported, naming the test and each process: at the end of the session and in
-``build/process-leaks.txt`` by default (and left running), and killed and failing the test at teardown with
-``CH11_PROCESS_LEAKS=fail`` (``tests/test_process_leaks.py`` shows that mode failing). The default
-reports only, since the whole suite still has tests that leave a zygote or kernel running past the
-grace period (the list in that file).
+(children of the test process: Dask workers and schedulers, fork servers, zygotes, verdict workers,
+kernels, pools, a hub, its proxy and services; orphans whose working directory or command line lies
+in the session's temporary folder) must have ended; one still ending is waited for, up to 30 s
+(``support/process_leaks.py`` says why that bound). One still running then is killed and fails
+the test at teardown, naming the test and each process (``tests/test_process_leaks.py`` shows it).
+A module's or the session's fixtures are not a test's: their processes are theirs to end, so a pool
+that several tests share is such a fixture, all its processes started when it is set up.
+``CH11_PROCESS_LEAKS=report`` lists them instead, at the end of the session and in
+``build/process-leaks.txt``, and leaves them running (a whole run's leftovers at once).
+Processes the session's own background work starts (the image build, the batch's font list) are
+not a test's, nor is multiprocessing's resource tracker, started with the session: it lives as
+long as the interpreter that first uses a spawned process (``report/similarity.py``'s pool, the
+behaviour tests' pool), which is the session here.
 
 A further tier, ``browser`` (``tests/browser/``), drives Debian's Chromium through nbgrader's
 formgrader on a real Jupyter server; it grades into a copy of the batch-graded demo class,
@@ -82,6 +87,7 @@ and a ``JUPYTER_*`` config and shows the outcomes do not change).
 from __future__ import annotations
 
 import contextlib
+import multiprocessing.resource_tracker
 import os
 import threading
 import time
@@ -92,6 +98,25 @@ from support import batch_support, jupyter_env, process_leaks
 
 _SESSION_START = time.time()
 jupyter_env.isolate()
+process_leaks.watch_background_work()
+
+
+#: ``fail`` (the default): a process left running is killed and fails its test at teardown. ``report``: it is
+#: listed at the end of the session and in ``build/process-leaks.txt`` and left alone, the test's outcome
+#: unchanged.
+LEAKS_ENV = "CH11_PROCESS_LEAKS"
+_LEAK_REPORTS: list[str] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    mode = os.environ.get(LEAKS_ENV, "fail")
+    if mode not in ("fail", "report"):
+        raise pytest.UsageError(f"${LEAKS_ENV} is {mode!r}: 'fail' (the default) or 'report'")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # The session's, not the first test's that spawns a process: it outlives every pool (see the module).
+    multiprocessing.resource_tracker.ensure_running()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -113,13 +138,6 @@ class ProcessLeft(Exception):
     """A test left a process running (support/process_leaks.py)."""
 
 
-#: ``fail``: a process left running is killed and fails its test at teardown. ``report`` (the default): it
-#: is listed at the end of the session and in ``build/process-leaks.txt`` and left alone (a pool that later
-#: tests reuse must not be killed under them), the test's outcome unchanged.
-LEAKS_ENV = "CH11_PROCESS_LEAKS"
-_LEAK_REPORTS: list[str] = []
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
     # After every teardown of the test, a module's last test's module fixtures included.
@@ -127,7 +145,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
         return (yield)
     finally:
         before = item.stash.get(_SNAPSHOT, None)
-        failing = os.environ.get(LEAKS_ENV, "report") == "fail"
+        failing = os.environ.get(LEAKS_ENV, "fail") == "fail"
         left = process_leaks.left_running(before, kill=failing) if before is not None else []
         if left:
             text = process_leaks.report(item.nodeid, left, killed=failing)
@@ -139,7 +157,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if not _LEAK_REPORTS:
         return
-    terminalreporter.section(f"processes left running ({len(_LEAK_REPORTS)} tests; {LEAKS_ENV}=fail fails them)")
+    terminalreporter.section(f"processes left running ({len(_LEAK_REPORTS)} tests; {LEAKS_ENV}=report)")
     for text in _LEAK_REPORTS:
         terminalreporter.write_line(text)
     out = Path(str(config.rootpath)) / "build" / "process-leaks.txt"

@@ -19,6 +19,9 @@ from ch11_autograder.untrusted.capped_run import Deadline, RunResult
 from ch11_autograder.untrusted.launch import EXECUTION_REPORT_ENV
 from support.toy_notebook import notebook
 
+#: Each test is one grading process: the zygotes its steps start end with it.
+pytestmark = pytest.mark.usefixtures("grading_process_ends")
+
 # ------------------------------------------------------- Plan.claim, with runs that are not processes
 
 

@@ -32,6 +32,9 @@ from nbgrader.preprocessors import ClearHiddenTests
 from nbgrader.utils import determine_grade
 from support.toy_notebook import HIDDEN, notebook
 
+#: Each test is one grading process: the zygotes its steps start end with it.
+pytestmark = pytest.mark.usefixtures("grading_process_ends")
+
 
 def verdicts(nb, tmp_path, **traits):
     pp = TrustedVerdicts(sandbox="none", call_timeout=2.0, **traits)

@@ -46,6 +46,16 @@ CELLS = [
 
 @pytest.fixture(scope="module")
 def session():
+    """One worker for the module's tests that leave it running (its start is paid once)."""
+    with WorkerSession(CELLS, LAUNCHER, call_timeout=2.0, max_restarts=10) as s:
+        s.start()
+        yield s
+
+
+@pytest.fixture
+def own_session():
+    """A session of the test's own, for a test that kills its worker: the worker it restarts ends with the test
+    (restarted in a shared session, it would run on past the test that started it)."""
     with WorkerSession(CELLS, LAUNCHER, call_timeout=2.0, max_restarts=10) as s:
         s.start()
         yield s
@@ -118,27 +128,27 @@ def test_suite_bug_in_arguments_is_a_type_error(session):
         session.call("double", {1, 2})
 
 
-def test_timeout_kills_and_the_next_call_restarts(session):
-    starts = session.starts
+def test_timeout_kills_and_the_next_call_restarts(own_session):
+    starts = own_session.starts
     with pytest.raises(CallTimeout) as info:
-        session.call("loop", 1)
+        own_session.call("loop", 1)
     assert "loop() did not return within 2 s" in str(info.value)
-    assert not session.alive
-    assert session.call("double", 2) == 4
-    assert session.starts == starts + 1
+    assert not own_session.alive
+    assert own_session.call("double", 2) == 4
+    assert own_session.starts == starts + 1
 
 
-def test_crash_is_reported_and_survived(session):
+def test_crash_is_reported_and_survived(own_session):
     with pytest.raises(WorkerCrashed, match="stopped unexpectedly: it exited with status 7"):
-        session.call("die")
-    assert session.call("double", 3) == 6
+        own_session.call("die")
+    assert own_session.call("double", 3) == 6
 
 
-def test_garbage_on_the_real_channel_is_a_protocol_error(session):
+def test_garbage_on_the_real_channel_is_a_protocol_error(own_session):
     with pytest.raises(ProtocolError):
-        session.call("forge_garbage")
-    assert not session.alive
-    assert session.call("double", 4) == 8
+        own_session.call("forge_garbage")
+    assert not own_session.alive
+    assert own_session.call("double", 4) == 8
 
 
 def test_oversized_reply_is_refused(session, monkeypatch):
@@ -251,6 +261,15 @@ STATEFUL_CELLS = [
 
 @pytest.fixture(scope="module")
 def stateful():
+    """As ``session``, with the cells of the watched and kept calls."""
+    with WorkerSession(STATEFUL_CELLS, LAUNCHER, call_timeout=2.0, max_restarts=3) as s:
+        s.start()
+        yield s
+
+
+@pytest.fixture
+def own_stateful():
+    """As ``own_session``, with ``stateful``'s cells."""
     with WorkerSession(STATEFUL_CELLS, LAUNCHER, call_timeout=2.0, max_restarts=3) as s:
         s.start()
         yield s
@@ -295,24 +314,24 @@ def test_a_watched_generator_comes_back_as_its_state(stateful):
     assert protocol.decode_value(protocol.watch_form(object())) == protocol.Record("Unencodable", {"type": "object"})
 
 
-def test_kept_objects_are_shared_across_calls_and_survive_a_restart(stateful):
+def test_kept_objects_are_shared_across_calls_and_survive_a_restart(own_stateful):
     chain = make_chain(depth=4, width=3, random_layer=2, seed=1)
-    kept = stateful.keep(chain, "chain")
+    kept = own_stateful.keep(chain, "chain")
     assert repr(kept) == "chain"
-    assert [stateful.call("counts", kept) for _ in range(3)] == [1, 2, 3]
+    assert [own_stateful.call("counts", kept) for _ in range(3)] == [1, 2, 3]
     # A fresh chain per call (the default) never accumulates.
-    assert [stateful.call("counts", chain) for _ in range(2)] == [1, 1]
+    assert [own_stateful.call("counts", chain) for _ in range(2)] == [1, 1]
     with pytest.raises(WorkerCrashed):
-        stateful.call("die")
+        own_stateful.call("die")
     # The next call starts a fresh worker, which is given a fresh copy of every kept object.
-    assert stateful.call("counts", kept) == 1
-    assert stateful.call("counts", kept) == 2
+    assert own_stateful.call("counts", kept) == 1
+    assert own_stateful.call("counts", kept) == 2
 
 
-def test_a_call_naming_nothing_kept_is_the_workers_fault_and_kills_it(stateful):
+def test_a_call_naming_nothing_kept_is_the_workers_fault_and_kills_it(own_stateful):
     with pytest.raises(ProtocolError):
-        stateful.call("opaque", protocol.Kept("never_kept"))
-    assert stateful.call("opaque", 1) == 1  # a fresh worker answers again
+        own_stateful.call("opaque", protocol.Kept("never_kept"))
+    assert own_stateful.call("opaque", 1) == 1  # a fresh worker answers again
 
 
 def test_declared_defaults_are_read_without_calling(stateful):

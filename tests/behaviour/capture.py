@@ -23,7 +23,7 @@ verdict rewrites the fixture in the same commit and says why.
 from __future__ import annotations
 
 import argparse
-import atexit
+import contextlib
 import functools
 import hashlib
 import json
@@ -31,7 +31,7 @@ import multiprocessing
 import os
 import sys
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
+from multiprocessing.pool import Pool
 from pathlib import Path
 
 import nbformat
@@ -102,29 +102,39 @@ def _grade_one(label: str) -> tuple[str, dict[str, list[dict]]]:
     return label, test_cell_outputs(_notebooks()[label], course_config())
 
 
-@functools.cache
-def _pool(processes: int) -> ProcessPoolExecutor:
-    # spawn, not fork: fresh interpreters, as `capture.py catalogue` starts one. Kept for the
-    # process's life, so that the tests of several exercises pay the processes' start once.
-    pool = ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn"))
-    atexit.register(pool.shutdown, cancel_futures=True)
-    return pool
+@contextlib.contextmanager
+def grading_pool(processes: int | None = None) -> Iterator[Pool | None]:
+    """``processes`` other interpreters (default: one per core this process may use) for :func:`grade_catalogue`
+    to grade submissions on side by side; ``None`` with fewer than two (this process then grades them in turn).
+
+    All of them are started on entry and ended on exit: whoever grades several times (the tests of five
+    exercises) holds one pool across them and pays the interpreters' start once, and no interpreter outlives
+    its holder. spawn, not fork: fresh interpreters, as ``capture.py catalogue`` starts one.
+    """
+    if processes is None:
+        processes = len(os.sched_getaffinity(0))
+    if processes < 2:
+        yield None
+        return
+    pool = multiprocessing.get_context("spawn").Pool(processes)
+    try:
+        yield pool
+    finally:
+        pool.terminate()
+        pool.join()
 
 
-def grade_catalogue(labels: set[str] | None = None, *,
-                    processes: int | None = None) -> dict[str, dict[str, list[dict]]]:
+def grade_catalogue(labels: set[str] | None = None, *, pool: Pool | None = None) -> dict[str, dict[str, list[dict]]]:
     """label -> grade_id -> verdict outputs, for every submission of :func:`submissions`.
 
     Each submission is graded on its own (its own worker, hypothesis seeded per property), so
-    the submissions are shared out over ``processes`` other interpreters (default: one per core
-    this process may use) and graded side by side; with one, this process grades them in turn.
+    with a ``pool`` (:func:`grading_pool`) the submissions are shared out over its interpreters
+    and graded side by side; without one, this process grades them in turn.
     """
     wanted = [label for label in _notebooks() if labels is None or label in labels]
-    if processes is None:
-        processes = len(os.sched_getaffinity(0))
-    if processes < 2 or len(wanted) < 2:
+    if pool is None or len(wanted) < 2:
         return dict(map(_grade_one, wanted))
-    return dict(_pool(processes).map(_grade_one, wanted))
+    return dict(pool.imap_unordered(_grade_one, wanted))
 
 
 def catalogue_fixture(exercise: str) -> Path:
@@ -223,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.what == "catalogue":
         wanted = set(args.exercises or [exercise for exercise, _stem in _exercises()])
-        graded = grade_catalogue({label for label in _notebooks() if label.split("/")[0] in wanted})
+        with grading_pool() as pool:
+            graded = grade_catalogue({label for label in _notebooks() if label.split("/")[0] in wanted}, pool=pool)
         for exercise in sorted(wanted):
             prefix = exercise + "/"
             entries = {label.removeprefix(prefix): v for label, v in graded.items() if label.startswith(prefix)}

@@ -41,11 +41,19 @@ def test_the_fixture_covers_every_catalogue_entry_reference_and_stubs():
     assert all(f"{ex}/reference" in CATALOGUE and f"{ex}/stubs" in CATALOGUE for ex in EXERCISES)
 
 
+@pytest.fixture(scope="module")
+def grading_pool():
+    """The interpreters the exercises' catalogues are graded on, started once for the module's tests and
+    ended with it (``capture.grading_pool``)."""
+    with capture.grading_pool() as pool:
+        yield pool
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("exercise", EXERCISES)
-def test_catalogue_verdicts_are_unchanged(exercise):
+def test_catalogue_verdicts_are_unchanged(exercise, grading_pool):
     labels = {label for label in CATALOGUE if label.startswith(exercise + "/")}
-    got = capture.grade_catalogue(labels)
+    got = capture.grade_catalogue(labels, pool=grading_pool)
     expected = {label: capture.as_on_this_python(CATALOGUE[label]) for label in labels}
     changed = [_diff(label, expected[label], got[label]) for label in sorted(labels) if got[label] != expected[label]]
     assert not changed, "\n".join(changed)

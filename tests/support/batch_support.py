@@ -15,9 +15,10 @@ import threading
 from pathlib import Path
 from typing import ClassVar
 
+import psutil
 from ch11_autograder.course_layout import CONFIG, FEEDBACK, assignment_source
 
-from support import tier_gate
+from support import process_leaks, tier_gate
 from support.paths import ASSIGNMENT, COURSE_CONFIG, DEMO_CLASS_DIR, SOURCE_DIR
 
 BASE_TAG = "ch11-base:bookworm"
@@ -165,6 +166,18 @@ def processes_under(path: Path) -> list[int]:
             if cwd.startswith(str(path)):
                 found.append(int(entry))
     return found
+
+
+def nbgrader_forked(tree: process_leaks.Descendants) -> bool:
+    """Whether a fork of a slot's nbgrader fork server (a submission's nbgrader) runs among what ``tree`` saw."""
+    servers = {pid for pid, command in tree.commands.items() if "ch11_autograder.batch.nbgrader_fork" in command}
+    for proc in list(tree.seen.values()):
+        try:
+            if proc.ppid() in servers and proc.is_running():
+                return True
+        except psutil.Error:
+            continue
+    return False
 
 
 def copy_course(course: Path, dest: Path) -> Path:

@@ -1,7 +1,7 @@
 """No test leaves a process running: the per-test check that ``tests/conftest.py`` runs.
 
 :func:`snapshot` is taken when a test's own fixtures start (after the module's and session's,
-which pytest sets up first: their servers, clusters and hubs are not the test's);
+which pytest sets up first: their servers, clusters, hubs and pools are not the test's);
 :func:`left_running` after the test and all of its teardown. A process counts as the test's
 when it started in between (a pid absent from the snapshot, or present with another start time)
 and either
@@ -13,16 +13,19 @@ and either
   working directory or command line lies in the session's temporary folder (``basetemp``).
 
 Processes started by older ones (a module fixture's Dask worker forking its fork servers) are
-those processes' business, and ended by their fixtures. Processes of the session's background
-work, while its thread lives (:data:`BACKGROUND_WORK`: the image build, the batch's font list),
-are not a test's.
+those processes' business, and ended by their fixtures. Processes that a thread of the session's
+background work started (:data:`BACKGROUND_THREADS`: the image build, the batch's font list),
+with everything below them, are not a test's, whichever test ran when they started
+(:func:`watch_background_work` notes their command lines).
 
-Each process still running after a short grace (:data:`GRACE_SECONDS`: it may be exiting) is
-named, then killed with its descendants, so one leak does not spill into the next test.
+A test's process still there when the check looks may be on its way out (its teardown ended
+it, or its parent): the check waits for it to end, for at most :data:`GRACE_SECONDS`. Each one
+still running then is named, then killed with its descendants, so one leak does not spill into
+the next test.
 
 Cost: one listing of ``/proc`` and one read of ``/proc/PID/stat`` per process at the snapshot;
 at the end the same listing and reads only for the processes new since then. A few
-milliseconds per test.
+milliseconds per test that leaves nothing.
 """
 
 from __future__ import annotations
@@ -30,23 +33,53 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psutil
 
-__all__ = ["GRACE_SECONDS", "Descendants", "Leftover", "Snapshot", "left_running", "report", "snapshot",
-           "still_running"]
+__all__ = ["BACKGROUND_THREADS", "GRACE_SECONDS", "Descendants", "Leftover", "Snapshot", "left_running", "report",
+           "snapshot", "still_running", "watch_background_work"]
 
-#: Seconds a test's processes have to end after its teardown before they count as left running.
-GRACE_SECONDS = 3.0
-#: Work of the whole session that runs in a background thread of the test process, past the test that started it:
-#: thread name -> what the command line of the process it starts (and so of its whole subtree) holds. The grading
-#: image's build (tests/conftest.py) and the batch's font list (batch/fonts.py: one per process and sandbox, built
-#: once; killing it would change the later tests' sandboxes).
-BACKGROUND_WORK = {"grading-image-build": ("docker", "debootstrap"), "ch11-font-list": ("font_list.py",)}
+#: Wall seconds a test's processes have, after its teardown, to end before they count as left running.
+#: What is still there when the check looks is at most ending: a teardown waits for what it stops, so what
+#: remains is a descendant dying with it, or an interpreter at its exit ending its own children. The grader's
+#: stop paths end their processes within 10 s (docs/batch.md, "Stopping"; a zygote's close waits as long for
+#: its sandbox), and a machine at a load average of 10 on 2 cores gives a process about a fifth of a core, so
+#: the same exit can take several times as long in wall time: three times that. The wait ends as soon as the
+#: processes have ended, so it costs a test that leaves nothing no time; it only delays the failure of a test
+#: that really leaves one.
+GRACE_SECONDS = 30.0
+#: Threads of the session's work that runs in the background of the test process, past the test that started
+#: it: the grading image's build and the page tier's Debian 13 base (tests/conftest.py), the batch's font list
+#: (batch/fonts.py: one per process and sandbox, built once; killing it would change the later tests'
+#: sandboxes). The processes they start are the session's (:func:`watch_background_work`).
+BACKGROUND_THREADS = frozenset({"grading-image-build", "trixie-base-build", "ch11-font-list"})
+#: Command lines (as ``/proc`` shows them) of the processes threads of :data:`BACKGROUND_THREADS` started.
+_BACKGROUND_COMMANDS: set[tuple[str, ...]] = set()
+_WATCHING = False
+
+
+def _note_background_process(event: str, args: tuple[Any, ...]) -> None:
+    """Audit hook: the command line of a process a background-work thread starts (``subprocess.Popen``'s
+    event, raised in the thread that starts the process, with the argv it executes)."""
+    if event != "subprocess.Popen" or threading.current_thread().name not in BACKGROUND_THREADS:
+        return
+    with contextlib.suppress(Exception):  # raised here, it would fail the Popen: what cannot be read is not noted
+        _BACKGROUND_COMMANDS.add(tuple(part for part in map(os.fsdecode, args[1]) if part))
+
+
+def watch_background_work() -> None:
+    """From now on, note the command line of each process the session's background work starts (an audit
+    hook, added once per process: hooks cannot be removed)."""
+    global _WATCHING
+    if not _WATCHING:
+        sys.addaudithook(_note_background_process)
+        _WATCHING = True
 
 
 @dataclass(frozen=True)
@@ -66,6 +99,7 @@ class Leftover:
     command: str
     cwd: str
     why: str  # "child of the test process" or "in the test's temporary folder"
+    started: int = 0  # its start time (clock ticks after boot): the pid names this process while it is this
 
     def __str__(self) -> str:
         return f"pid {self.pid} ({self.why}): {self.command!r} in {self.cwd}"
@@ -109,12 +143,6 @@ def _cwd(pid: int) -> str:
     return "?"
 
 
-def _background_marks() -> tuple[str, ...]:
-    """What marks the processes of the session's background work under way (:data:`BACKGROUND_WORK`)."""
-    alive = {thread.name for thread in threading.enumerate() if thread.is_alive()}
-    return tuple(mark for name, marks in BACKGROUND_WORK.items() if name in alive for mark in marks)
-
-
 def _new_processes(before: Snapshot) -> dict[int, tuple[int, int, str]]:
     """pid -> (parent, start time, state) of every process started since ``before`` and not a zombie."""
     new = {}
@@ -129,14 +157,13 @@ def _new_processes(before: Snapshot) -> dict[int, tuple[int, int, str]]:
 def _theirs(before: Snapshot, new: dict[int, tuple[int, int, str]]) -> list[Leftover]:
     """The new processes that are the test's (see the module)."""
     found = []
-    marks = _background_marks()
     for pid in new:
         top, ancestor = pid, new[pid][0]
         while ancestor in new:  # up to the nearest process older than the test
             top, ancestor = ancestor, new[ancestor][0]
+        if ancestor == before.test_pid and tuple(_command(top)) in _BACKGROUND_COMMANDS:
+            continue  # the session's background work, started while this test ran
         command = _command(pid)
-        if marks and ancestor == before.test_pid and any(mark in part for part in _command(top) for mark in marks):
-            continue  # the session's background work, started by this test's first use of it
         cwd = _cwd(pid)
         if ancestor == before.test_pid:
             why = "child of the test process"
@@ -145,21 +172,34 @@ def _theirs(before: Snapshot, new: dict[int, tuple[int, int, str]]) -> list[Left
             why = "in the test's temporary folder"
         else:
             continue
-        found.append(Leftover(pid, " ".join(command)[:300] or "?", cwd, why))
+        found.append(Leftover(pid, " ".join(command)[:300] or "?", cwd, why, new[pid][1]))
     return found
 
 
+def _running(leftover: Leftover) -> bool:
+    """Whether ``leftover`` has not ended (the same process: its start time is checked; a zombie has ended)."""
+    stat = _stat(leftover.pid)
+    return stat is not None and stat[1] == leftover.started and stat[2] not in ("Z", "X")
+
+
 def left_running(before: Snapshot, grace: float = GRACE_SECONDS, *, kill: bool = True) -> list[Leftover]:
-    """The test's processes still running ``grace`` seconds after its end (polled: those that end sooner are not
-    counted); with ``kill``, each is then SIGKILLed, with whatever it started. Without it they are left alone:
-    a pool a test starts and later tests reuse (the suites' grading processes) would break them if killed."""
+    """The test's processes still running after waiting up to ``grace`` seconds for them to end: each one
+    found is waited for (one that ends is not counted), then ``/proc`` is looked at again for any they started
+    meanwhile. With ``kill``, each still running at the end is SIGKILLed, with whatever it started; without,
+    they are left alone (``CH11_PROCESS_LEAKS=report``).
+
+    The wait reads ``/proc`` rather than using ``psutil.wait_procs``, which reaps a process that is this one's
+    child: the ``Popen`` that started it would never learn its exit status."""
     deadline = time.monotonic() + grace
     while True:
         new = _new_processes(before)
         left = _theirs(before, new) if new else []
         if not left or time.monotonic() >= deadline:
             break
-        time.sleep(0.05)
+        pause = 0.02
+        while any(_running(leftover) for leftover in left) and time.monotonic() < deadline:
+            time.sleep(pause)
+            pause = min(2 * pause, 0.5)
     for leftover in left if kill else ():
         with contextlib.suppress(OSError):
             os.kill(leftover.pid, signal.SIGKILL)

@@ -591,6 +591,51 @@ def test_a_cluster_stopped_after_a_worker_was_killed_leaves_no_worker_or_fork_se
 
 
 @pytest.mark.slow
+@pytest.mark.dask
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_worker_stopped_mid_grading_ends_and_its_submission_is_graded_on_another(stop, tmp_path_factory, tmp_path):
+    """docs/batch.md, "Stopping a worker": a ``dask worker --no-nanny`` sent ``stop`` while a submission's nbgrader
+    runs on it is gone within :data:`STOP_SECONDS`, with its fork servers, nbgrader and sandboxes; the scheduler
+    gives its job to the other worker, and the batch ends with every submission graded as the demo class's, one
+    merge each."""
+    base = tmp_path_factory.getbasetemp()
+    chosen = {student: ("ex4_audit.ipynb",) for student in ("ada", "hal")}
+    source = _class_of(base, tmp_path / "class", chosen)
+    course = batch_support.assigned_course(base, tmp_path / "course")
+    cluster = Cluster(tmp_path / "cluster")
+    tree = None
+    outcome: dict = {}
+    batch = threading.Thread(target=lambda: outcome.update(report=_graded_on(cluster, source, course)[0]))
+    try:
+        cluster.start_worker("w0", nanny=False)
+        cluster.start_worker("w1", nanny=False)
+        cluster.wait_for_workers(2)
+        tree = process_leaks.Descendants([cluster.procs["w0"].pid])
+        batch.start()
+        deadline = time.monotonic() + 300
+        while not batch_support.nbgrader_forked(tree) and batch.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert batch_support.nbgrader_forked(tree), "w0 never started grading"
+        tree.look()
+        worker = psutil.Process(cluster.procs["w0"].pid)
+        worker.send_signal(stop)
+        left = process_leaks.still_running([worker, *tree.seen.values()], STOP_SECONDS, reap=[cluster.procs["w0"]])
+        assert left == [], f"{STOP_SECONDS} s after {stop.name} these still run: {left}"
+        batch.join(timeout=600)
+        assert not batch.is_alive(), "the batch did not end on the other worker"
+    finally:
+        if tree is not None:
+            tree.stop()
+        cluster.stop()
+        if batch.ident is not None:
+            batch.join(timeout=60)
+    report = outcome["report"]
+    assert [r.status for r in report.records] == ["graded", "graded"], [r.error for r in report.records]
+    _expect_demo_scores(course, report, chosen)
+    assert len((course / ".ch11-batch" / "ledger.jsonl").read_text().splitlines()) == 2
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("run", range(2))
 def test_a_cluster_stop_after_a_killed_worker_in_the_main_suite(run, tmp_path_factory, tmp_path):
     """The same scenario twice in ``make test`` (the ``dask`` tier runs it ten times)."""
