@@ -78,14 +78,15 @@ def graded(tmp_path_factory):
 
 @pytest.mark.slow
 @pytest.mark.class_batch
-def test_every_answer_loses_points_in_the_cell_of_its_function(graded):
+def test_every_answer_loses_points_in_the_test_cell_of_its_answer_cell(graded):
     _course, table = graded
     assert len(table) == 20
     for row in table:
         assert row.points == NOTEBOOK_POINTS[row.answer.notebook], row.answer.name
         assert row.score < row.points, f"{row.answer.name} earned full marks: {row.score} / {row.points}"
-        assert row.answer.function in [cell.task for cell in row.losing], (
-            f"{row.answer.name}: the cell of {row.answer.function} did not lose points; losing: {row.losing}")
+        # The test cell of the answer cell the code went into (exact_partial's is exact_gradient's cell).
+        assert f"{row.answer.cell}_tests" in [cell.grade_id for cell in row.losing], (
+            f"{row.answer.name}: the test cell of {row.answer.cell} did not lose points; losing: {row.losing}")
         assert all(cell.headline for cell in row.losing), row.answer.name
 
 

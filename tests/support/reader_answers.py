@@ -41,7 +41,7 @@ __all__ = ["CORPUS", "CellLine", "ReaderAnswer", "ReaderRow", "answers", "build_
 
 CORPUS = REPO_ROOT / "tests" / "readers"
 _EXERCISE = re.compile(r"ex\d")
-_CELL = re.compile(r'<a name="[\w-]+"></a><div class="panel-heading"><span class="nbgrader-label">'
+_CELL = re.compile(r'<a name="(?P<grade_id>[\w-]+)"></a><div class="panel-heading"><span class="nbgrader-label">'
                    r"Checks of <code>(?P<task>[^<]*)</code></span>\s*<span class=\"pull-right\">\s*"
                    r"Score: (?P<score>[\d.]+) / (?P<points>[\d.]+)")
 _HEADLINE = re.compile(r'<p class="ch11-headline [\w-]+">(?P<headline>.*?)</p>', re.S)
@@ -78,8 +78,9 @@ class ReaderAnswer:
 
 @dataclass(frozen=True)
 class CellLine:
-    """A test cell that lost points, as the page shows it: the function, the score and the highlighted line."""
+    """A test cell as the page shows it: its grade id, the function, the score and the highlighted line."""
 
+    grade_id: str
     task: str
     score: float
     points: float
@@ -180,8 +181,8 @@ def _test_cells(page: str) -> list[CellLine]:
         body = page[heading.end():end]
         shaped, whole = _HEADLINE.search(body), _VERDICT.search(body)
         first = shaped["headline"] if shaped else (whole["text"].split("\n")[0] if whole else "")
-        cells.append(CellLine(html.unescape(heading["task"]), float(heading["score"]), float(heading["points"]),
-                              html.unescape(first)))
+        cells.append(CellLine(heading["grade_id"], html.unescape(heading["task"]), float(heading["score"]),
+                              float(heading["points"]), html.unescape(first)))
     return cells
 
 
