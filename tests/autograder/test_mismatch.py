@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from ch11_autograder.protocol import Record
+import numpy as np
+import pytest
+from ch11_autograder.protocol import Once, Record, RngSeed, wire_equal
 from ch11_autograder.trusted.cell_suite import Property
-from ch11_autograder.trusted.mismatch import Mismatch, expect_equal
+from ch11_autograder.trusted.mismatch import Mismatch, call_statement, expect_equal, pasteable
 from ch11_autograder.trusted.suite import run_property
 from support.local_session import LocalSession
 from trainable_harness import CheckpointCost
@@ -25,3 +27,26 @@ def test_mismatch_from_a_plain_check():
     failure = run_property(prop, LocalSession(cost=lambda L, k: CheckpointCost(L, k, 4, 9, 12)))
     assert isinstance(failure.got, Record)
     assert "peak_state_units=9" in failure.message() and "peak_state_units=8" in failure.message()
+
+
+@pytest.mark.parametrize("value", [
+    1.5, 2, True, None, "x", float("nan"), float("-inf"), np.float32(0.75), np.float32("nan"), np.int64(16), np.True_,
+    np.float64(-0.0), [16, 17.0, np.int64(3)], (1,), (), {"wrt": "y"}, np.array([1.5, np.inf]),
+    np.array([[1, 2]], dtype=np.int64), np.array([0.5], dtype=np.float32),
+])
+def test_a_pasted_value_is_the_value(value):
+    rebuilt = eval(pasteable(value), {"np": np})  # the notebook's namespace: numpy as np
+    assert type(rebuilt) is type(value)
+    assert wire_equal(rebuilt, value)
+
+
+def test_generator_arguments_paste_as_what_the_worker_passes():
+    assert list(eval(pasteable(Once((3, 1))), {"np": np})) == [3, 1]
+    rng = eval(pasteable(RngSeed(7)), {"np": np})
+    assert rng.random() == np.random.default_rng(7).random()
+
+
+def test_a_call_reads_as_the_statement_a_student_pastes():
+    assert call_statement("f", (True, float("nan")), {"wrt": "x"}) == "f(True, float('nan'), wrt='x')"
+    assert call_statement("audit_marks") == "audit_marks()"
+    assert Mismatch({}, 1, 2, calls=("f(1)", "f(True)")).calls == ("f(1)", "f(True)")

@@ -275,6 +275,15 @@ def test_a_sequence_of_calls_is_shown_numbered_with_the_failing_one_marked():
         "First thing to fix: exact_gradient, call 2 of a sequence (exact_gradient(True, 3.0))")
 
 
+def test_a_sequence_shown_as_statements_is_not_listed_again():
+    both = Failure("w", "w holds.", "mismatch", inputs={"calls": [(1.0, 3.0), (True, 3.0)]}, expected=1, got=2,
+                   calls=("f(1.0, 3.0)", "f(True, 3.0)"))
+    text = both.message()
+    assert "to reproduce, run in a fresh kernel:" in text and "calls, in this order" not in text
+    listed = Failure("w", "w holds.", "mismatch", inputs={"calls": [(1.0, 3.0), (True, 3.0)]}, expected=1, got=2)
+    assert "calls, in this order" in listed.message()
+
+
 def test_a_case_input_is_shown_as_its_entries():
     wrong = Failure("b", "b holds.", "mismatch", inputs={"case": {"x": 1.0, "h": 0.5}}, expected=1, got=2)
     assert "    inputs:   x=1.0, h=0.5" in wrong.message().splitlines()

@@ -9,7 +9,9 @@ Suites and properties:
     :class:`CellSuite` (one test cell's properties and points), :func:`register` (make
     it gradable: call it at import), :class:`Property` (a check), the decorator
     :func:`hypothesis_property` (a check run over hypothesis examples),
-    :class:`Mismatch` (what a check raises on a wrong answer), :func:`expect_equal`,
+    :class:`Mismatch` (what a check raises on a wrong answer; its ``calls``, each written by
+    :func:`call_statement` or spelt with :func:`pasteable`, reproduce a failure that depends on earlier
+    calls or on what a call did to its arguments), :func:`expect_equal`,
     :class:`Misconception` (a catalogued mistake the feedback may name),
     :data:`MAX_EVIDENCE`.
 
@@ -40,7 +42,7 @@ from ..trusted.cell_suite import CellSuite, Property
 from ..trusted.differences import with_article
 from ..trusted.hypothesis_properties import MAX_EVIDENCE, hypothesis_property
 from ..trusted.in_process import in_process_student
-from ..trusted.mismatch import Misconception, Mismatch, expect_equal
+from ..trusted.mismatch import Misconception, Mismatch, call_statement, expect_equal, pasteable
 from ..trusted.registry import register
 from ..trusted.roundtrip import roundtrip
 from ..trusted.student import Replies, Session, Student, Watched
@@ -67,9 +69,11 @@ __all__ = [
     "StudentError",
     "Unencodable",
     "Watched",
+    "call_statement",
     "expect_equal",
     "hypothesis_property",
     "in_process_student",
+    "pasteable",
     "register",
     "roundtrip",
     "truncate",

@@ -3,17 +3,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..protocol import wire_equal
+import numpy as np
+
+from ..protocol import Once, RngSeed, wire_equal
 from .roundtrip import roundtrip
 
 __all__ = [
     "Misconception",
     "Mismatch",
+    "call_statement",
     "expect_equal",
+    "pasteable",
 ]
 
 class Mismatch(Exception):
@@ -25,9 +30,11 @@ class Mismatch(Exception):
         expected: the right answer.
         got: the student's answer.
         note: one optional sentence of explanation for the student.
-        calls: when the failure shows only after earlier calls, the whole sequence as Python statements a
-            student can paste into a fresh kernel, in order, the failing call last (``("f(1, 3.0)",
-            "f(True, 3.0)")``); the feedback shows them as the way to reproduce it (``Failure.calls``).
+        calls: when the failure shows only after earlier calls, the sequence as Python statements a
+            student can paste into a fresh kernel after their notebook's cells, in order, the failing call
+            last (``("f(1, 3.0)", "f(True, 3.0)")``, written with :func:`call_statement`); the feedback shows
+            them as the way to reproduce it (``Failure.calls``). Leave out earlier calls that raised: pasted
+            into one cell, the first raise would stop the cell before the failing call.
     """
 
     def __init__(self, inputs: Mapping[str, Any], expected: Any, got: Any, note: str = "",
@@ -97,3 +104,38 @@ def expect_equal(
         raise Mismatch(inputs, wire_expected, got, note)
 
 
+
+
+def pasteable(value: Any) -> str:
+    """``value`` as Python source that rebuilds it in the student's notebook (numpy imported as ``np``).
+
+    numpy 2 writes its scalars as source already (``np.float32(0.75)``, ``np.True_``); what ``repr`` writes that
+    does not run is spelt out: a non-finite float (``float('nan')``), an array (``np.array([...], dtype=...)``),
+    a generator argument (:class:`~..protocol.Once`: ``iter([...])``), a generator made from a seed
+    (:class:`~..protocol.RngSeed`: ``np.random.default_rng(seed)``).
+    """
+    if isinstance(value, RngSeed):
+        return f"np.random.default_rng({value.seed!r})"
+    if isinstance(value, Once):
+        return f"iter({pasteable(list(value.items))})"
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"float({repr(value)!r})"
+    if isinstance(value, np.floating) and not np.isfinite(value):
+        return f"np.{type(value).__name__}({repr(float(value))!r})"
+    if isinstance(value, np.ndarray):
+        return f"np.array({pasteable(value.tolist())}, dtype=np.{value.dtype.name})"
+    if isinstance(value, list):
+        return f"[{', '.join(pasteable(item) for item in value)}]"
+    if isinstance(value, tuple):
+        inner = ", ".join(pasteable(item) for item in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{pasteable(k)}: {pasteable(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+def call_statement(function: str, args: Sequence[Any] = (), kwargs: Mapping[str, Any] | None = None) -> str:
+    """One call as a statement a student pastes into a cell (:attr:`Mismatch.calls`): ``f(1.0, x=np.True_)``."""
+    shown = [pasteable(arg) for arg in args]
+    shown += [f"{name}={pasteable(value)}" for name, value in (kwargs or {}).items()]
+    return f"{function}({', '.join(shown)})"

@@ -205,7 +205,7 @@ class Failure:
             lines.append("    to reproduce, run in a fresh kernel:")
             lines.extend(f"        {one_line(statement)}" for statement in self.calls)
         if self.inputs:
-            lines.extend(_inputs_lines(self.inputs))
+            lines.extend(_inputs_lines(self.inputs, listed=not self.calls))
         printed_expected = "" if self.expected is NOTHING else format_value(self.expected)
         printed_got = "" if self.got is NOTHING else format_value(self.got)
         expected, got = printed_expected, printed_got
@@ -261,10 +261,13 @@ def _plain_inputs(inputs: Mapping[str, Any]) -> list[tuple[str, str]]:
     return shown
 
 
-def _inputs_lines(inputs: Mapping[str, Any]) -> list[str]:
-    """The ``inputs:`` line, and for a sequence of calls one line per call with the failing one marked."""
+def _inputs_lines(inputs: Mapping[str, Any], *, listed: bool = True) -> list[str]:
+    """The ``inputs:`` line, and for a sequence of calls one line per call with the failing one marked
+    (``listed=False``: not, where the failure's statements to paste show the sequence already)."""
     shown = [(name, text) for name, text in _plain_inputs(inputs) if name != _CALLS_INPUT]
     lines = [f"    inputs:   {', '.join(f'{name}={text}' for name, text in shown)}"] if shown else []
+    if not listed:
+        return lines
     calls = inputs.get(_CALLS_INPUT)
     failing = inputs.get(_FAILING_CALL_INPUT)
     if isinstance(calls, list | tuple) and calls:

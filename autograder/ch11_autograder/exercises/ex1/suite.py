@@ -79,6 +79,7 @@ from ...api.suite import (
     Student,
     StudentError,
     Unencodable,
+    call_statement,
     hypothesis_property,
     register,
     roundtrip,
@@ -670,6 +671,9 @@ def _contract_properties(
         )
         for calls in rounds:
             first: dict[tuple[str, ...], tuple[int, Any]] = {}
+            # The calls to paste to see it: those made so far that returned (one that raised changes nothing a
+            # later call sees, and pasted into one cell it would stop the cell before the failing call).
+            returned: list[str] = []
             for count, (x, y) in enumerate(calls, start=1):
                 # At a point of two Python floats a raise fails the property as in every other one (a stub
                 # must not pass for raising alike each time); at other types it is compared like an answer,
@@ -691,7 +695,10 @@ def _contract_properties(
                         _shown(earlier[1]),
                         _shown(got),
                         f"call {earlier[0]} with the same x and y answered this; the last call got another answer",
+                        calls=(*returned, call_statement(function, (x, y))),
                     )
+                if not isinstance(result, StudentError):
+                    returned.append(call_statement(function, (x, y)))
 
     repeated = Property(
         f"{function}_repeated_calls",

@@ -127,7 +127,9 @@ from ...api.suite import (
     StudentError,
     Unencodable,
     Watched,
+    call_statement,
     hypothesis_property,
+    pasteable,
     register,
     roundtrip,
     wire_equal,
@@ -803,7 +805,8 @@ def _check_calls(
         got = read(call, replies.take())
         want = fresh[_call_key(call)]
         if not same_bits(want, got):
-            raise Mismatch({"calls": list(made)}, want, got, _STATE_NOTE)
+            raise Mismatch({"calls": list(made)}, want, got, _STATE_NOTE,
+                           calls=tuple(call_statement(fn, kwargs=c) for c in made))
 
 
 @st.composite
@@ -1471,7 +1474,9 @@ def _sweep_left_ks(call: Mapping[str, Any], watched: Watched) -> Any:
     sent, left = roundtrip(call["ks"]), watched.kwargs.get("ks")
     if not wire_equal(sent, left):
         note = "fd_sweep changed the ks it was given: read ks (or a copy of it), leave the caller's list or array alone"
-        raise Mismatch(dict(call), sent, left, note)
+        # The caller's ks as a name, so that the last statement shows what the call left in it.
+        arguments = ", ".join(f"{name}={'ks' if name == 'ks' else pasteable(value)}" for name, value in call.items())
+        raise Mismatch(dict(call), sent, left, note, calls=(f"ks = {pasteable(sent)}", f"fd_sweep({arguments})", "ks"))
     return watched.value
 
 

@@ -70,6 +70,7 @@ from ...api.suite import (
     Replies,
     Student,
     StudentError,
+    call_statement,
     hypothesis_property,
     register,
     roundtrip,
@@ -592,7 +593,8 @@ def repeated_calls(student: Student, depths: list[int]) -> None:
                 f"after the calls best_block_length(d) for d in {made}, in this order, depth {depth} got another "
                 "record than its first call: the result must depend on the depth alone."
             )
-            raise Mismatch({"depth": depth}, first[depth], got, note)
+            raise Mismatch({"depth": depth}, first[depth], got, note,
+                           calls=tuple(call_statement("best_block_length", (d,)) for d in [*made, depth]))
         first.setdefault(depth, got)
         made.append(depth)
 
@@ -634,7 +636,11 @@ def _check_equal_values_apart(student: Student) -> None:
                 f"best_block_length(np.int64({depth})) than before them: the result must depend on the depth "
                 f"alone (a cache must keep {type(other).__name__} {other!r} and the integer {depth} apart)."
             )
-            raise Mismatch({"calls": [other, depth, np.int64(depth), other]}, shown[0], shown[1], note)
+            # The first call is left out of the statements to paste where it raised (as it should): pasted
+            # into one cell, its raise would stop the cell before the call that goes wrong.
+            made = [other, depth, np.int64(depth), other][1 if before[0] else 0:]
+            raise Mismatch({"calls": [other, depth, np.int64(depth), other]}, shown[0], shown[1], note,
+                           calls=tuple(call_statement("best_block_length", (n,)) for n in made))
 
 
 def _check_repeated_calls(student: Student, drawn: Property = repeated_calls) -> None:
@@ -1020,7 +1026,9 @@ def table_repeated_calls(student: Student, tables: list[list[int]]) -> None:
                     f"depth {depth} has two different records: each must depend on its depth alone."
                 )
                 changed = next(other for other in records[1:] if not same_output(records[0], other))
-                raise Mismatch({"depths": depths}, records[0], changed, note)
+                made = calls[: len(got_tables)]
+                raise Mismatch({"depths": depths}, records[0], changed, note,
+                               calls=tuple(call_statement("block_table", (list(d),)) for d in made))
 
 
 TABLE_SUITE = register(

@@ -42,6 +42,7 @@ from ...api.suite import (
     Property,
     Record,
     Student,
+    call_statement,
     register,
     truncate,
     with_article,
@@ -274,19 +275,26 @@ CALLS_PER_PROPERTY = 6
 
 def _student_marks(student: Student) -> dict[str, str]:
     """:data:`CALLS_PER_PROPERTY` calls of ``audit_marks()``, validated and compared; Mismatch on any defect."""
+    made = 0
     try:
+        made += 1
         first = validate_marks(student.call(FUNCTION))
         for _ in range(CALLS_PER_PROPERTY - 1):
+            made += 1
             if validate_marks(student.call(FUNCTION)) != first:
                 raise Mismatch(
                     {},
                     NOTHING,
                     NOTHING,
-                    note=f"{CALLS_PER_PROPERTY} calls of {FUNCTION}() returned different marks; it must return "
+                    note=f"call {made} of {FUNCTION}() returned other marks than call 1; it must return "
                     "the same marks every time",
+                    calls=(call_statement(FUNCTION),) * made,
                 )
     except FormError as exc:
-        raise Mismatch({}, NOTHING, NOTHING, note=str(exc)) from None
+        # A form that goes wrong only after the first call is a history: the calls that show it.
+        again = (call_statement(FUNCTION),) * made if made > 1 else ()
+        where = f"call {made} of {FUNCTION}(): " if made > 1 else ""
+        raise Mismatch({}, NOTHING, NOTHING, note=f"{where}{exc}", calls=again) from None
     return first
 
 
