@@ -2,7 +2,8 @@
 
 An exercise lives in ``exercises/<key>/``: ``contract.py`` (notebook stem, grade ids,
 points, constants the notebook and the suite share), ``notebook.py`` (the source
-notebook's cells), ``suite.py`` (its hidden property suites, registered on import),
+notebook's cells), ``suite.py`` (its hidden property suites, registered on import; their
+checks one module per graded cell under ``checks/``),
 ``wrong_answers.py`` (its catalogue of named wrong answers) and ``witnesses.py`` (per
 contract clause, answers that break it alone: ``exercises/witness.py``). docs/authoring.md walks
 through adding one.
