@@ -68,7 +68,7 @@ class WorkerBatches(WorkerPipe):
 
         def _read_reply(self, call_id: int, fn: str, seconds: float) -> protocol.Reply: ...
 
-        def _failure(self, reply: protocol.Reply, kept: str = "") -> StudentError | ProtocolError: ...
+        def _failure(self, reply: protocol.Reply, kept: str = "", fn: str = "") -> StudentError | ProtocolError: ...
 
     def call_many(
         self, calls: Sequence[Call], *, stop_on_error: bool = False, deadline: float | None = None
@@ -159,7 +159,7 @@ class WorkerBatches(WorkerPipe):
                 after_error = stop_on_error and bool(made) and isinstance(made[-1], StudentError)
                 if reply.error.kind == "not_run" and (budget_ms is not None or after_error):
                     return made, NotRun("stopped" if after_error else "budget")
-                failure = self._failure(reply)
+                failure = self._failure(reply, fn=call.fn)
                 made.append(failure)
                 if isinstance(failure, ProtocolError):  # the worker was confused and has been killed
                     return made, NotRun("stopped")

@@ -338,7 +338,7 @@ class WorkerSession(WorkerBatches):
             raise
         if reply.ok:
             return reply
-        raise self._failure(reply, kept)
+        raise self._failure(reply, kept, fn)
 
     def _read_reply(self, call_id: int, fn: str, seconds: float) -> protocol.Reply:
         reply = protocol.parse_reply(self._receive(fn, seconds))
@@ -346,8 +346,8 @@ class WorkerSession(WorkerBatches):
             raise ProtocolError("message.id", f"expected the reply to call {call_id}")
         return reply
 
-    def _failure(self, reply: protocol.Reply, kept: str = "") -> StudentError | ProtocolError:
-        """The exception an error reply stands for; a worker that is confused is killed first."""
+    def _failure(self, reply: protocol.Reply, kept: str = "", fn: str = "") -> StudentError | ProtocolError:
+        """The exception an error reply to a call of ``fn`` stands for; a worker that is confused is killed first."""
         error = reply.error
         assert error is not None
         if error.kind == "exception" and not kept:
@@ -355,7 +355,7 @@ class WorkerSession(WorkerBatches):
         if error.kind in ("not_defined", "not_callable") and not kept:
             return NotDefined(error.type, error.message)
         if error.kind == "unencodable" and not kept:
-            return Unencodable(error.type, error.message)
+            return Unencodable(error.type, error.message, fn)
         # bad_request / internal, or any error to a keep: the worker is confused; do not trust it further.
         self.incidents.append(f"worker reported {error.kind}: {error.type}: {error.message}")
         self._kill()

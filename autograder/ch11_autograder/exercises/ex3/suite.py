@@ -70,6 +70,7 @@ from ...api.suite import (
     Replies,
     Student,
     StudentError,
+    Unencodable,
     hypothesis_property,
     register,
     roundtrip,
@@ -503,9 +504,14 @@ _BAD_DEPTHS: tuple[tuple[Any, str], ...] = (
 
 
 def _raised(replies: Replies) -> tuple[str, Any]:
-    """("ExceptionName", None) if the next call of ``replies`` raised, else ("", returned value)."""
+    """("ExceptionName", None) if the next call of ``replies`` raised, else ("", returned value).
+
+    A value the grader cannot read is neither: it fails the property as it is (its text says so).
+    """
     try:
         return "", replies.take()
+    except Unencodable:
+        raise
     except StudentError as error:
         return error.type, None
 

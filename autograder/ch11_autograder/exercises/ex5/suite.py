@@ -64,6 +64,7 @@ from ...api.suite import (
     RngSeed,
     Student,
     StudentError,
+    Unencodable,
     Watched,
     hypothesis_property,
     in_process_student,
@@ -411,8 +412,11 @@ def judge_unmatched_layout(student: Student, case: Mapping[str, Any]) -> None:
 def _judge_refusal(shown: Mapping[str, Any], kind: str, outcome: Any) -> None:
     """A call's ``outcome`` (from ``Student.batch(..., return_errors=True)``) must be exactly ``kind`` raised.
 
-    Not a subclass, not another exception, not a return value.
+    Not a subclass, not another exception, not a return value. A value the grader cannot read fails the
+    property as it is.
     """
+    if isinstance(outcome, Unencodable):
+        raise outcome
     if isinstance(outcome, StudentError):
         if outcome.type == kind:
             return
@@ -506,6 +510,8 @@ def judge_checkpointed_arguments(student: Student, case: Mapping[str, Any]) -> N
     explicit = _checked_run(_shown(case, matched=True), _value(next(outcomes)))
     for (how, size, _), outcome in zip(calls, outcomes, strict=True):
         shown = {**_shown(case, block_size=False), "block_size": size, "call": how}
+        if isinstance(outcome, Unencodable):
+            raise outcome
         if isinstance(outcome, StudentError):
             raise Mismatch(shown, _run_summary(explicit), f"{outcome.type}: {outcome.message}", f"{how} is accepted.")
         run = _checked_run(shown, outcome)
@@ -1083,6 +1089,8 @@ def judge_report_arguments(student: Student, case: Mapping[str, Any]) -> None:
             continue
         shown = {**_shown(case, matched=matched), "block_size": size}
         report = next(outcomes)
+        if isinstance(report, Unencodable):
+            raise report
         if isinstance(report, StudentError):
             got = f"{report.type}: {report.message}"
             raise Mismatch(shown, "a ReplayReport", got, f"np.{type(size).__name__}(k) is a block size.")

@@ -351,7 +351,14 @@ class _InProcess:
 
     def call_watch(self, fn, *args, **kwargs):
         """As the worker answers a watched call: the value, and the arguments as the call left them."""
-        from ch11_autograder.protocol import Reply, UnencodableValue, decode_value, encode_value, watch_form
+        from ch11_autograder.protocol import (
+            Reply,
+            UnencodableValue,
+            decode_value,
+            describe_type,
+            encode_value,
+            watch_form,
+        )
         from ch11_autograder.trusted.worker_errors import StudentError, Unencodable
 
         args = [decode_value(encode_value(a, request=True), request=True) for a in args]
@@ -366,7 +373,7 @@ class _InProcess:
         try:
             value = decode_value(encode_value(value))
         except UnencodableValue as exc:  # as the worker reports it
-            raise Unencodable("UnencodableValue", f"{fn}() returned what cannot be sent: {exc}") from None
+            raise Unencodable(describe_type(value), exc.problem, fn) from None
         left = tuple(decode_value(watch_form(a)) for a in args)
         kept = {k: decode_value(watch_form(v)) for k, v in kwargs.items()}
         return Reply(0, True, value, args=left, kwargs=kept, warnings=emitted)
