@@ -109,6 +109,8 @@ class Student:
         # The call being made, formatted only when a failure reads it: formatting every call's
         # arguments cost more than encoding them (most calls succeed and are never shown).
         self._last_call: str | tuple[str, tuple[Any, ...], dict[str, Any]] = ""
+        #: The most recent call as made (function, arguments), kept when ``_last_call`` is formatted.
+        self.made: tuple[str, tuple[Any, ...], dict[str, Any]] | None = None
         #: Every mismatch seen while hypothesis searched and shrunk (evidence for misconceptions).
         self.mismatches: list[Mismatch] = []
 
@@ -118,6 +120,26 @@ class Student:
         if not isinstance(self._last_call, str):
             self._last_call = format_call(*self._last_call)
         return self._last_call
+
+    def asked_before(self) -> list[tuple[str, tuple[Any, ...], dict[str, Any]]] | None:
+        """Every call the worker was sent since it started (what its state may hold); ``None`` when the
+        session does not say (a test double, the in-process engine)."""
+        asked = getattr(self._session, "asked", None)
+        return list(asked) if isinstance(asked, list) else None
+
+    def call_fresh(self, fn: str, *args: Any, **kwargs: Any) -> Any:
+        """``fn(*args, **kwargs)`` as the first call of a fresh worker that ran the same cells (the outcome a
+        student's fresh kernel gives); the property's worker is untouched.
+
+        Raises:
+            StudentError: the call raised there.
+            NotImplementedError: the session cannot start a fresh worker.
+            CallTimeout, WorkerCrashed, ProtocolError, SandboxUnavailable: the fresh worker failed.
+        """
+        fresh = getattr(self._session, "call_fresh", None)
+        if not callable(fresh):
+            raise NotImplementedError("this session cannot start a fresh worker")
+        return fresh(fn, *args, **kwargs)
 
     @property
     def report(self) -> tuple[CellOutcome, ...]:
@@ -200,7 +222,7 @@ class Student:
             if call.watch:
                 return self.call_watch(call.fn, *call.args, **call.kwargs)
             return self.call(call.fn, *call.args, **call.kwargs)
-        self._last_call = (call.fn, tuple(call.args), dict(call.kwargs))
+        self._last_call = self.made = (call.fn, tuple(call.args), dict(call.kwargs))
         if isinstance(outcome, NotRun):
             # Only a spent budget leaves a taken call unmade: a stopped batch is sent again first.
             raise self._over_budget()
@@ -232,6 +254,8 @@ class Student:
 
     def _guarded(self, call: str | tuple[str, tuple[Any, ...], dict[str, Any]], exchange: Callable[[], Any]) -> Any:
         self._last_call = call
+        if not isinstance(call, str):
+            self.made = call
         if time.monotonic() > self._deadline:
             raise self._over_budget()
         try:

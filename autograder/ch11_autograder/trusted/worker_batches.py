@@ -54,6 +54,7 @@ class WorkerBatches(WorkerPipe):
 
     call_timeout: float
     _next_id: int
+    asked: list[tuple[str, tuple[Any, ...], dict[str, Any]]]
 
     if TYPE_CHECKING:  # provided by WorkerSession
 
@@ -143,6 +144,7 @@ class WorkerBatches(WorkerPipe):
         self._next_id += len(calls)
         budget_ms = None if deadline is None else max(0, math.ceil((deadline - time.monotonic()) * 1000))
         request = protocol.make_calls(first_id, entries, budget_ms=budget_ms, stop_on_error=stop_on_error)
+        self.asked += [(call.fn, tuple(call.args), dict(call.kwargs)) for call in calls]
         made: list[Outcome] = []
         try:
             self._send(request, calls[0].fn, _limit(calls[0], self.call_timeout))

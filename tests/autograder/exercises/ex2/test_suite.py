@@ -650,6 +650,32 @@ def test_catalogue_entry_is_named_in_its_own_cell(entry):
         assert not clause_failures, (clause_failures, _messages(verdicts))
 
 
+#: The reference's exact_gradient behind a cache keyed on the value, looked up before the input checks.
+CACHED_BEFORE_CHECKS = '''
+_reference_exact_gradient = exact_gradient
+_seen = {}
+
+def exact_gradient(x, y):
+    if (x, y) not in _seen:
+        _seen[(x, y)] = _reference_exact_gradient(x, y)
+    return _seen[(x, y)].copy()
+'''
+
+
+@pytest.mark.slow
+def test_a_cache_that_answers_a_bool_from_an_equal_earlier_call_is_not_named_as_the_unchecked_inputs():
+    """Asked exact_gradient(True, 3.0) after (1, 3.0), the cache answers from the earlier call (True == 1): the
+    failure shows, but it is not the catalogue's "without the input checks", whose answer is the same value
+    here and fresh too (test_catalogue_entry_is_named_in_its_own_cell holds that one named): in a fresh
+    worker this answer raises TypeError."""
+    verdict = grade(_cells({"ex2_exact_gradient": CACHED_BEFORE_CHECKS}))["ex2_exact_gradient_tests"]
+    (failure,) = [f for f in verdict.failures if f.property == "gradient_rejects_bad_arguments"]
+    assert failure.inputs == {"x": True, "y": 3.0} and failure.expected == "TypeError"
+    assert failure.misconception == "", verdict.message()
+    unchecked = exercise_grading.entry("ex2", "gradient_inputs_unchecked")
+    assert unchecked.title not in verdict.message()
+
+
 #: Catalogue entries whose mistake is in a clause beyond the value: a default, an accepted form
 #: (sweep_ks_truthiness raises on the numpy arrays the purity property also passes), the type of
 #: exact_partial, the Raises, purity.
