@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from ..protocol import CellOutcome, Kept, ProtocolError
 from ..untrusted.launch import SandboxUnavailable
 from .mismatch import Mismatch
+from .signature import same_value
 from .verdicts import format_call
 from .worker_batches import Call, Outcome
 from .worker_errors import CallTimeout, NotRun, StudentError, WorkerCrashed
@@ -111,6 +112,8 @@ class Student:
         self._last_call: str | tuple[str, tuple[Any, ...], dict[str, Any]] = ""
         #: The most recent call as made (function, arguments), kept when ``_last_call`` is formatted.
         self.made: tuple[str, tuple[Any, ...], dict[str, Any]] | None = None
+        #: What the call :attr:`made` returned, in a 1-tuple; ``None`` while it has not returned a value.
+        self._answer: tuple[Any] | None = None
         #: Every mismatch seen while hypothesis searched and shrunk (evidence for misconceptions).
         self.mismatches: list[Mismatch] = []
 
@@ -148,11 +151,35 @@ class Student:
 
     def call(self, fn: str, *args: Any, **kwargs: Any) -> Any:
         """``fn(*args, **kwargs)`` in the student's code; see the class docstring."""
-        return self._guarded((fn, args, kwargs), lambda: self._session.call(fn, *args, **kwargs))
+        value = self._guarded((fn, args, kwargs), lambda: self._session.call(fn, *args, **kwargs))
+        self._answer = (value,)
+        return value
 
     def call_watch(self, fn: str, *args: Any, **kwargs: Any) -> Watched:
         """As :meth:`call`, also returning the arguments as the call left them (purity checks)."""
-        return _watched(self._guarded((fn, args, kwargs), lambda: self._session.call_watch(fn, *args, **kwargs)))
+        watched = _watched(self._guarded((fn, args, kwargs), lambda: self._session.call_watch(fn, *args, **kwargs)))
+        self._answer = (watched.value,)
+        return watched
+
+    def answers_otherwise_again(self) -> bool:
+        """Whether the last call made, asked again now in the same worker, returns another value than it did:
+        output that varies from call to call (randomness, or state the call changes).
+
+        ``False`` where it cannot tell without changing what later checks meet: the call did not return a
+        value, an argument is an object kept in the worker (asking again would advance its state), or the
+        call again raises, hangs or overruns the property's time.
+        """
+        if self.made is None or self._answer is None:
+            return False
+        fn, args, kwargs = self.made
+        if any(isinstance(value, Kept) for value in (*args, *kwargs.values())):
+            return False
+        (first,) = self._answer
+        try:
+            again = self.call(fn, *args, **kwargs)
+        except (StudentError, _Aborted):
+            return False
+        return not same_value(first, again)
 
     def defaults(self, fn: str) -> dict[str, Any]:
         """The default values the student's ``fn`` declares (parameter -> value); nothing is called.
@@ -223,6 +250,7 @@ class Student:
                 return self.call_watch(call.fn, *call.args, **call.kwargs)
             return self.call(call.fn, *call.args, **call.kwargs)
         self._last_call = self.made = (call.fn, tuple(call.args), dict(call.kwargs))
+        self._answer = None
         if isinstance(outcome, NotRun):
             # Only a spent budget leaves a taken call unmade: a stopped batch is sent again first.
             raise self._over_budget()
@@ -230,6 +258,7 @@ class Student:
             raise outcome
         if isinstance(outcome, BaseException):
             raise self._aborted(outcome) from None
+        self._answer = (outcome.value,)
         return _watched(outcome) if call.watch else outcome.value
 
     def _over_budget(self) -> _Aborted:
@@ -256,6 +285,7 @@ class Student:
         self._last_call = call
         if not isinstance(call, str):
             self.made = call
+            self._answer = None
         if time.monotonic() > self._deadline:
             raise self._over_budget()
         try:
