@@ -8,8 +8,8 @@ from ch11_autograder.trusted.cell_suite import CellSuite, Property
 from ch11_autograder.trusted.hypothesis_properties import hypothesis_property
 from ch11_autograder.trusted.mismatch import Misconception, Mismatch, expect_equal
 from ch11_autograder.trusted.suite import run_property, run_suite
-from hypothesis import strategies as st
 from ch11_autograder.trusted.worker_errors import StudentError
+from hypothesis import strategies as st
 from support.local_session import FreshLocalSession, LocalSession, doubles
 
 

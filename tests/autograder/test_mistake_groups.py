@@ -10,7 +10,6 @@ import random
 from collections import defaultdict
 
 import pytest
-
 from ch11_autograder.trusted.mistake_groups import answer_from_records, group_answers
 from ch11_autograder.trusted.verdicts import CellVerdict, Failure
 

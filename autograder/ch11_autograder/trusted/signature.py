@@ -15,6 +15,11 @@ own is needed, the suites' examples are one, the same for every student of a rel
 Texts are the feedback's renderings (``trusted.verdicts.format_value``); an exception's
 message (the student's own words) never counts, only its type and the call it was raised in.
 
+A failure whose output varies from call to call (``example.varies``: the engine asked the call again and
+got another value) has the check alone as its signature, no inputs and :data:`VARIES` as what was
+obtained: a random answer meets other inputs and values in each grading, and is kept together by what
+it fails.
+
 :func:`same_inputs` is the same comparison for naming a catalogued mistake: an entry names a
 failure only when it fails the property on the same inputs (``trusted.misconception_naming.name_misconception``),
 not merely the same property.

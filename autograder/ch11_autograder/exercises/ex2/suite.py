@@ -575,7 +575,8 @@ def _raises_property(
                 note = f"the contract accepts this argument: the answer must be the one your code gives for ({plain})"
                 raise Mismatch(inputs, own, got, note)
 
-    wrapped = [Misconception(m.name, m.advice, _outcome(m.implementation), fails=m.fails, history=m.history) for m in misconceptions]
+    wrapped = [Misconception(m.name, m.advice, _outcome(m.implementation),
+                             fails=m.fails, history=m.history) for m in misconceptions]
     return Property(name, description, run, tuple(wrapped), lambda want, got: _same_outcome(want, got, same))
 
 
@@ -755,7 +756,8 @@ def _replayed(misconceptions: Sequence[Misconception]) -> tuple[Misconception, .
 
         return run
 
-    return tuple(Misconception(m.name, m.advice, replay(m.implementation), fails=m.fails, history=m.history) for m in misconceptions)
+    return tuple(Misconception(m.name, m.advice, replay(m.implementation),
+                               fails=m.fails, history=m.history) for m in misconceptions)
 
 
 def _call_key(call: Mapping[str, Any]) -> str:
@@ -1496,7 +1498,8 @@ def _sweep_left_ks(call: Mapping[str, Any], watched: Watched) -> Any:
     ],
     misconceptions=(
         *_replayed(_SWEEP_WRONG),
-        *(Misconception(m.name, m.advice, _ks_left(m.implementation), fails=m.fails, history=m.history) for m in _SWEEP_WRONG),
+        *(Misconception(m.name, m.advice, _ks_left(m.implementation),
+                        fails=m.fails, history=m.history) for m in _SWEEP_WRONG),
     ),
     matches=_same_sweep_or_ks,
 )

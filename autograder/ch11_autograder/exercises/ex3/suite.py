@@ -174,7 +174,8 @@ def _outcome(function: Callable[..., Any]) -> Callable[..., Any]:
 
 def _raising(misconceptions: Sequence[Misconception]) -> tuple[Misconception, ...]:
     """``misconceptions`` for a property whose ``got`` is a value or ``"raised <Type>"`` (see :func:`_raised`)."""
-    return tuple(Misconception(m.name, m.advice, _outcome(m.implementation), fails=m.fails, history=m.history) for m in misconceptions)
+    return tuple(Misconception(m.name, m.advice, _outcome(m.implementation),
+                               fails=m.fails, history=m.history) for m in misconceptions)
 
 
 # ---- helpers ----------------------------------------------------------------------------
@@ -964,7 +965,8 @@ def _after_call(misconceptions: Sequence[Misconception]) -> tuple[Misconception,
         return run
 
     # No function to probe: these predict what a call leaves of its argument, not what it returns.
-    return tuple(Misconception(m.name, m.advice, after(m.implementation), fails=m.fails, history=m.history) for m in misconceptions)
+    return tuple(Misconception(m.name, m.advice, after(m.implementation),
+                               fails=m.fails, history=m.history) for m in misconceptions)
 
 
 leaves_depths_unchanged = _listed_property(

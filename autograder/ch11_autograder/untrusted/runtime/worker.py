@@ -284,7 +284,6 @@ class Worker:
     def answer(self, request: Any) -> tuple[bytes, bool]:
         """The framed reply to one call request, and whether it is a success."""
         proto = self.protocol
-        fn_name = request.fn
         fn, error = self._function(request)
         if error is not None:
             return error, False
