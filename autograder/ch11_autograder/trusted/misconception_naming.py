@@ -5,10 +5,12 @@ answer fails the whole cell as that mistake does (:func:`confirm_names`).
 A name is given only where the evidence, history included, is the entry's own. An entry that keeps no
 state (:attr:`Misconception.history` false) answers every call as it would fresh, so
 
-* it never explains a failure whose evidence is a sequence of calls (a repeated-calls check: inputs
-  naming ``calls``, or a Mismatch with more than one call to reproduce it);
-* it explains a failure of one call only if that call fails the same way in a fresh worker whenever
-  the worker had been asked an equal call of other types before (``f(True, 3.0)`` after ``f(1, 3.0)``:
+* it never explains a failure whose evidence is a sequence of calls on fresh arguments (a repeated-calls
+  check: inputs naming ``calls``, or a Mismatch with more than one call to reproduce it); a sequence over
+  shared objects (``failing_call``) gives the entry its history in those arguments;
+* it explains a failure of the call made last (scalar arguments, the value or exception it gave) only
+  if that call fails the same way in a fresh worker whenever the worker had been asked an equal call of
+  other types before (``f(True, 3.0)`` after ``f(1, 3.0)``:
   a cache keyed on the value answers the first from the second, a function without input checks
   answers it alike fresh). The fresh worker is started only then, so it costs nothing elsewhere.
 """
@@ -29,7 +31,7 @@ from .mismatch import Misconception, Mismatch
 from .roundtrip import roundtrip
 from .signature import same_inputs
 from .student import Student, _Aborted
-from .verdicts import Failure
+from .verdicts import _FAILING_CALL_INPUT, Failure
 from .worker_errors import CallTimeout, StudentError, WorkerCrashed
 
 __all__ = [
@@ -197,7 +199,12 @@ def mismatch_failure(
 
 
 def _is_a_sequence(mismatch: Mismatch) -> bool:
-    """Whether ``mismatch``'s evidence is a sequence of calls (the failing one last), not one call."""
+    """Whether ``mismatch``'s evidence is a sequence of calls on fresh arguments (a repeated-calls check: the
+    calls share nothing but what the function keeps), not one call. A sequence over shared objects (inputs
+    naming the ``failing_call``: Exercise 5's chain and generator) carries its history in those arguments,
+    which an entry's implementation is given, so any entry may explain it."""
+    if _FAILING_CALL_INPUT in mismatch.inputs:
+        return False
     return "calls" in mismatch.inputs or len(mismatch.calls) > 1
 
 
@@ -211,11 +218,17 @@ def _alike(first: Any, second: Any) -> bool:
         return False
 
 
+#: Arguments a cache keyed on the value compares by ``==`` and hash: numbers, bools, strings, None.
+_KEYS = (int, float, complex, str, bytes, type(None), np.number, np.bool_)
+
+
 def _asked_alike(made: tuple[str, tuple[Any, ...], dict[str, Any]], asked: Sequence[tuple[str, tuple[Any, ...],
                  dict[str, Any]]]) -> bool:
     """Whether ``asked`` holds a call of ``made``'s function with equal arguments of other types or spellings."""
     fn, args, kwargs = made
     spelled = {**{str(i): value for i, value in enumerate(args)}, **kwargs}
+    if not all(isinstance(value, _KEYS) for value in spelled.values()):
+        return False  # a cache keyed on such a call needs hashable scalars; other calls are not judged so
     for other_fn, other_args, other_kwargs in asked:
         if other_fn != fn or len(other_args) != len(args) or set(other_kwargs) != set(kwargs):
             continue
@@ -235,8 +248,8 @@ def _stands_alone(
     a fresh worker: its own only if it fails there as here (the same value, or the same exception named).
     """
     asked = student.asked_before()
-    if made is None or asked is None or not _asked_alike(made, asked):
-        return True
+    if made is None or asked is None or not student.gave(mismatch.got) or not _asked_alike(made, asked):
+        return True  # not a failure of the call made last, or no equal call before it: the rule does not apply
     fn, args, kwargs = made
     try:
         fresh: Any = student.call_fresh(fn, *args, **kwargs)

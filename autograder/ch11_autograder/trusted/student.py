@@ -114,6 +114,8 @@ class Student:
         self.made: tuple[str, tuple[Any, ...], dict[str, Any]] | None = None
         #: What the call :attr:`made` returned, in a 1-tuple; ``None`` while it has not returned a value.
         self._answer: tuple[Any] | None = None
+        #: The type name of what the call :attr:`made` raised, ``""`` while it raised nothing.
+        self._raised = ""
         #: Every mismatch seen while hypothesis searched and shrunk (evidence for misconceptions).
         self.mismatches: list[Mismatch] = []
 
@@ -160,6 +162,13 @@ class Student:
         watched = _watched(self._guarded((fn, args, kwargs), lambda: self._session.call_watch(fn, *args, **kwargs)))
         self._answer = (watched.value,)
         return watched
+
+    def gave(self, got: Any) -> bool:
+        """Whether ``got`` is what the call :attr:`made` gave: its value exactly, or the text of what it raised
+        (``"TypeError: ..."``, ``"TypeError"``)."""
+        if self._answer is not None:
+            return same_value(self._answer[0], got)
+        return bool(self._raised) and isinstance(got, str) and got.startswith(self._raised)
 
     def answers_otherwise_again(self) -> bool:
         """Whether the last call made, asked again now in the same worker, returns another value than it did:
@@ -250,11 +259,12 @@ class Student:
                 return self.call_watch(call.fn, *call.args, **call.kwargs)
             return self.call(call.fn, *call.args, **call.kwargs)
         self._last_call = self.made = (call.fn, tuple(call.args), dict(call.kwargs))
-        self._answer = None
+        self._answer, self._raised = None, ""
         if isinstance(outcome, NotRun):
             # Only a spent budget leaves a taken call unmade: a stopped batch is sent again first.
             raise self._over_budget()
         if isinstance(outcome, StudentError):
+            self._raised = outcome.type
             raise outcome
         if isinstance(outcome, BaseException):
             raise self._aborted(outcome) from None
@@ -285,11 +295,14 @@ class Student:
         self._last_call = call
         if not isinstance(call, str):
             self.made = call
-            self._answer = None
+            self._answer, self._raised = None, ""
         if time.monotonic() > self._deadline:
             raise self._over_budget()
         try:
             return exchange()
+        except StudentError as exc:
+            self._raised = exc.type
+            raise
         except (CallTimeout, WorkerCrashed, ProtocolError, SandboxUnavailable) as exc:
             raise self._aborted(exc) from None
 

@@ -237,9 +237,13 @@ class Failure:
 
 def known_mistake_sentence(title: str, advice: str) -> str:
     """``This matches a known mistake: "<title>". <advice>``: the catalogue title quoted, so it reads as a
-    name whatever its capitals, and the advice its own sentence."""
+    name whatever its capitals, and the advice its own sentence: capitalised, unless it opens with a name
+    from the code (``exact_gradient raises ...``), which keeps its spelling."""
     advice = advice.strip()
-    return f'This matches a known mistake: "{title.strip()}". {advice[:1].upper()}{advice[1:]}'.rstrip()
+    first = advice.split(" ", 1)[0]
+    if not any(mark in first for mark in "_(.="):
+        advice = advice[:1].upper() + advice[1:]
+    return f'This matches a known mistake: "{title.strip()}". {advice}'.rstrip()
 
 
 _VISIBLE_CHECKS = "visible_checks"
