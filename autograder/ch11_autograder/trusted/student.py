@@ -175,11 +175,12 @@ class Student:
         output that varies from call to call (randomness, or state the call changes).
 
         ``False`` where it cannot tell without changing what later checks meet: the call did not return a
-        value, an argument is an object kept in the worker (asking again would advance its state), or the
-        call again raises, hangs or overruns the property's time.
+        value, an argument is an object kept in the worker (asking again would advance its state), the
+        worker was ended by a later call (a hang), or the call again raises, hangs or overruns the
+        property's time.
         """
-        if self.made is None or self._answer is None:
-            return False
+        if self.made is None or self._answer is None or getattr(self._session, "alive", True) is False:
+            return False  # (a worker a later call ended is not started again for this)
         fn, args, kwargs = self.made
         if any(isinstance(value, Kept) for value in (*args, *kwargs.values())):
             return False
