@@ -8,8 +8,9 @@ from ch11_autograder.trusted.cell_suite import CellSuite, Property
 from ch11_autograder.trusted.hypothesis_properties import hypothesis_property
 from ch11_autograder.trusted.mismatch import Misconception, Mismatch, expect_equal
 from ch11_autograder.trusted.suite import run_property, run_suite
+from ch11_autograder.trusted.worker_errors import StudentError
 from hypothesis import strategies as st
-from support.local_session import LocalSession, doubles
+from support.local_session import FreshLocalSession, LocalSession, doubles
 
 
 def test_misconception_is_named_only_when_outputs_match_it():
@@ -119,3 +120,110 @@ def test_a_name_stays_only_where_the_answer_fails_every_property_the_entry_fails
     assert doubles_failure.misconception == named
     assert (doubles_failure.advice != "") == bool(named)
     assert ("This matches a known mistake" in verdict.message()) == bool(named)
+
+
+# --------------------------------------------------------------------------- a name only for the entry's own evidence
+
+#: The catalogue's kind of entry that keeps no state: ``f(True, 3.0)`` is ``f(1, 3.0)``, called fresh or not.
+UNCHECKED = Misconception("without the input checks", "Check x first: a bool is no number.",
+                          lambda x, y: float(x) * y, "f")
+
+
+def _unchecked():
+    return {"f": lambda x, y: float(x) * y}
+
+
+def _cached():
+    """Checks its input, but after a cache keyed on the value: True finds what 1 left (True == 1)."""
+    seen = {}
+
+    def f(x, y):
+        if (x, y) in seen:
+            return seen[(x, y)]
+        if isinstance(x, bool):
+            raise TypeError("x must be a number, not a bool")
+        seen[(x, y)] = float(x) * y
+        return seen[(x, y)]
+
+    return {"f": f}
+
+
+def _rejects(earlier):
+    """f(x, 3.0) for each x of ``earlier``, then f(True, 3.0), which must raise TypeError."""
+
+    def check(student):
+        for x in earlier:
+            student.call("f", x, 3.0)
+        try:
+            got = student.call("f", True, 3.0)
+        except StudentError as error:
+            if error.type == "TypeError":
+                return
+            raise
+        raise Mismatch({"x": True, "y": 3.0}, "TypeError", got, "use the input checks")
+
+    return Property("rejects_bools", "f raises TypeError for a bool x.", check, misconceptions=(UNCHECKED,))
+
+
+@pytest.mark.parametrize(
+    ("make", "earlier", "named", "fresh_calls"),
+    [
+        # The cache answers f(True, 3.0) from f(1, 3.0): fresh, the call raises; the entry is not the cause.
+        (_cached, [1], "", 1),
+        # No input checks: fresh, f(True, 3.0) gives 3.0 as it did here; the entry's own evidence.
+        (_unchecked, [1], "without the input checks", 1),
+        # No equal call of another type before: the failure is the call's own, no fresh worker needed.
+        (_unchecked, [2], "without the input checks", 0),
+        (_unchecked, [], "without the input checks", 0),
+    ],
+    ids=["cache-after-equal-call", "unchecked-after-equal-call", "unchecked-after-other-call", "unchecked-alone"],
+)
+def test_a_stateless_entry_is_named_only_where_the_call_fails_so_in_a_fresh_worker(make, earlier, named, fresh_calls):
+    session = FreshLocalSession(make)
+    failure = run_property(_rejects(earlier), session)
+    assert failure.got == 3.0 and failure.inputs == {"x": True, "y": 3.0}  # the evidence stays, named or not
+    assert failure.misconception == named
+    assert session.fresh_calls == fresh_calls
+
+
+def test_without_a_fresh_worker_an_equal_earlier_call_leaves_the_failure_unnamed():
+    # A session that cannot start a fresh worker gives no answer to hold the failure to.
+    class NoFresh(FreshLocalSession):
+        call_fresh = None
+
+    assert run_property(_rejects([1]), NoFresh(_unchecked)).misconception == ""
+
+
+def _repeated(misconceptions):
+    """f(1, 3.0) then f(True, 3.0): the second must raise as f(True, 3.0) asked first does (the student's own)."""
+
+    def check(student):
+        calls = [(1, 3.0), (True, 3.0)]
+        outcomes = []
+        for x, y in calls:
+            try:
+                outcomes.append(student.call("f", x, y))
+            except StudentError as error:
+                outcomes.append(error.type)
+        if not isinstance(outcomes[-1], str):
+            raise Mismatch({"calls": calls}, "TypeError", outcomes[-1], "the same call answered otherwise fresh")
+
+    return Property("repeated_calls", "f answers each call as fresh.", check, misconceptions=misconceptions)
+
+
+def _replay(implementation):
+    def run(calls):
+        return [implementation(x, y) for x, y in calls][-1]
+
+    return run
+
+
+def test_evidence_of_a_sequence_of_calls_names_only_an_entry_that_keeps_state():
+    def memo(x, y, _seen={}):  # noqa: B006 - the memo is the mistake
+        return _seen.setdefault((x, y), float(x) * y)
+
+    stateless = Misconception(UNCHECKED.name, UNCHECKED.advice, _replay(UNCHECKED.implementation))
+    stateful = Misconception("cached by value", "Check before the cache.", _replay(memo), history=True)
+    assert run_property(_repeated((stateless,)), FreshLocalSession(_cached)).misconception == ""
+    assert run_property(_repeated((stateless, stateful)), FreshLocalSession(_cached)).misconception == \
+        "cached by value"

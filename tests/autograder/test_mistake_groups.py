@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 
+import pytest
 from ch11_autograder.trusted.mistake_groups import answer_from_records, group_answers
 from ch11_autograder.trusted.verdicts import CellVerdict, Failure
 
@@ -188,3 +189,55 @@ def test_groups_are_those_of_comparing_each_answer_with_every_group():
     expected = _groups_by_the_rules(answers)
     found = {frozenset(g.signature): g.students for g in group_answers(answers)}
     assert len(expected) > 10 and any(len({s.grade_id for s in k}) > 1 for k in expected) and found == expected
+
+
+def test_an_answer_whose_output_varies_is_grouped_by_what_it_fails_not_by_its_values():
+    """Three copies of an answer whose value is random each time: the search meets other inputs and values in
+    each, so by value they would be three groups of one; by the checks they fail they are one, and a
+    deterministic mistake that fails the same checks stays apart, as does a varying one failing others."""
+    rng = random.Random(5)
+
+    def random_copy():
+        x = rng.randint(1, 9)
+        return [record("a_tests", wrong_varying("p", x, rng.random()), wrong_varying("q", x, rng.random())),
+                record("b_tests")]
+
+    other = [record("a_tests", wrong_varying("p", 3, 0.5)), record("b_tests")]
+    fixed = [record("a_tests", wrong("p", 1, 3), wrong("q", 1, 3)), record("b_tests")]
+    groups = groups_of({"ann": random_copy(), "ben": random_copy(), "cat": random_copy(), "dom": fixed,
+                        "eli": other})
+    assert [g.students for g in groups] == [("ann", "ben", "cat"), ("dom",), ("eli",)]
+    shown = groups[0].representative
+    assert shown.input_text() and shown.got and shown.expected  # never blank: the first member's own example
+
+
+def wrong_varying(prop, x, got):
+    return Failure(prop, prop.upper(), "mismatch", inputs={"x": x}, expected=2 * x, got=got, varies=True)
+
+
+#: input_gradient answering a random pair on every call: each grading meets other counterexamples and values.
+RANDOM_GRADIENT = '''
+def input_gradient(x, y):
+    return np.random.default_rng().random(2)
+'''
+
+
+@pytest.mark.slow
+def test_three_copies_of_a_random_answer_graded_for_real_are_one_group_of_the_class_report():
+    """Exercise 1's input_gradient returning random numbers, graded three times through a real worker (three
+    students of one class): the report's groups (report.mistakes.class_mistakes over the verdict records)
+    hold the three in one group, not one group each."""
+    from ch11_autograder.report.mistakes import class_mistakes
+    from support import exercise_grading
+
+    verdicts = {}
+    for student in ("ann", "ben", "cat"):
+        graded = exercise_grading.grade("ex1", exercise_grading.cells("ex1", {"ex1_input_gradient": RANDOM_GRADIENT}))
+        for grade_id, verdict in graded.items():
+            verdicts[(student, "ex1_fanout", grade_id)] = verdict.record()["properties"]
+    values = {tuple(p["example"]["got"] for p in props if p.get("example"))
+              for (student, _nb, cell), props in verdicts.items() if cell == "ex1_input_gradient_tests"}
+    assert len(values) == 3  # each grading saw other values: grouped by value, three groups of one
+    mistakes = class_mistakes(verdicts)
+    assert [m.group.students for m in mistakes] == [("ann", "ben", "cat")]
+    assert mistakes[0].group.representative.obtained_text()  # the group shows what the answer gave: never blank

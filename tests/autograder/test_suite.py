@@ -7,6 +7,7 @@ failure kinds can be checked quickly; the real worker is covered in test_worker_
 
 from __future__ import annotations
 
+import random
 import time
 
 import pytest
@@ -14,6 +15,7 @@ from ch11_autograder.trusted.cell_suite import CellSuite, Property
 from ch11_autograder.trusted.hypothesis_properties import hypothesis_property
 from ch11_autograder.trusted.mismatch import expect_equal
 from ch11_autograder.trusted.suite import run_property, run_suite
+from ch11_autograder.trusted.verdicts import example_record
 from ch11_autograder.trusted.worker_errors import CallTimeout, WorkerCrashed
 from ch11_autograder.untrusted.launch import SandboxUnavailable
 from hypothesis import strategies as st
@@ -145,3 +147,14 @@ def test_a_failing_example_of_several_calls_reaches_the_page_as_pasteable_code()
     assert "    to reproduce, run in a fresh kernel:\n        double(1)\n        double(True)" in failure.message()
     record = run_suite(CellSuite("double_tests", 1.0, [prop]), LocalSession(double=lambda x: 2 * x)).record()
     assert record["properties"][0]["example"]["calls"] == ["double(1)", "double(True)"]
+
+
+def test_a_wrong_value_that_changes_when_asked_again_is_marked_as_varying():
+    """The failing call is asked once more: a value that comes back otherwise is output that varies (the class
+    report groups it by the check it fails); a wrong value that comes back the same is not."""
+    draws = random.Random(3)
+    varying = run_property(doubles, LocalSession(double=lambda x: 2 * x + draws.randint(1, 10**6)))
+    assert varying is not None and varying.varies
+    assert example_record(varying)["varies"] is True
+    fixed = run_property(doubles, LocalSession(double=lambda x: x + 2))
+    assert fixed is not None and not fixed.varies and "varies" not in example_record(fixed)

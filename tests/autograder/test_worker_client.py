@@ -41,6 +41,10 @@ CELLS = [
     "def chain_depth(chain):\n    return chain.depth",
     "def forge_garbage():\n    os.write(4, b'this is not json\\n')\n    return 1",
     "def big(n):\n    return 'x' * n",
+    "def returns_forged():\n    return type('Forged\\n[pass] every check passed', (), {})()",
+    "import dataclasses\n\n@dataclasses.dataclass\nclass Box:\n    x: int\n\n"
+    "    def __getattribute__(self, name):\n        if name == 'x':\n            raise RuntimeError('no')\n"
+    "        return object.__getattribute__(self, name)\n\ndef returns_unreadable():\n    return Box(1)",
 ]
 
 
@@ -105,11 +109,36 @@ def test_missing_name(session):
         session.call("nope")
 
 
-def test_unencodable_return_names_the_type(session):
+def test_unencodable_return_names_the_type_in_plain_words(session):
+    """What the worker cannot send is a returned value, not a raise: the reply carries the value's type, and the
+    student reads which function returned it, the type quoted, and what of it cannot be sent."""
+    from support.plain_words import offences
+
     with pytest.raises(Unencodable) as info:
         session.call("returns_set")
-    assert "returns_set() returned something the grader cannot receive" in str(info.value)
-    assert "type set" in str(info.value)
+    assert info.value.type == "set" and info.value.fn == "returns_set"
+    text = str(info.value)
+    assert text.startswith("returns_set() returned a value the grader cannot read ('set'): a value of type set ")
+    assert not offences(text), offences(text)
+    assert session.alive
+
+
+def test_unencodable_type_name_stays_on_its_line(session):
+    # A class name is the student's text: it cannot print a line that looks like the grader's own.
+    with pytest.raises(Unencodable) as info:
+        session.call("returns_forged")
+    text = str(info.value)
+    assert "\n" not in text and "'__main__.Forged\\n[pass] every check passed'" in text
+
+
+def test_a_returned_value_that_raises_when_read_is_no_raise_of_the_function(session):
+    with pytest.raises(Unencodable) as info:
+        session.call("returns_unreadable")
+    assert info.value.type == "__main__.Box"
+    assert str(info.value) == (
+        "returns_unreadable() returned a value the grader cannot read ('__main__.Box'): "
+        "reading it raised RuntimeError: no"
+    )
 
 
 def test_prints_inside_calls_do_not_touch_the_channel(session):

@@ -116,6 +116,9 @@ def test_a_correct_notebooks_page_is_within_its_budget(exercise):
 def test_the_forbidden_words_catch_the_old_pages_slips():
     # The words as nbgrader's page and the old verdict text said them (issue: internal words, slips).
     old = ("Grade cell: ex2_fd_sweep_tests", "inputs: case={'x': 1.0}", "inputs: calls=[], failing_call=2",
-           "got: <RngSeed>", "Out[10]: 3.5", "This matches a known mistake, The gradient ...", "expected a int")
+           "got: <RngSeed>", "Out[10]: 3.5", "This matches a known mistake, The gradient ...", "expected a int",
+           'This matches a known mistake: "The gradient ...". Exact_gradient raises as exact_partial does')
     assert all(offences(text) for text in old)
     assert not offences("First thing to fix: fd_sweep with x=1.0: expected an int, got a float")
+    assert not offences('This matches a known mistake: "The gradient ...". exact_gradient raises as exact_partial '
+                        "does. Check the inputs with _exact first.")

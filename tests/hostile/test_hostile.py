@@ -623,11 +623,6 @@ def _honest_feedback(run: Run) -> dict[str, str]:
 
 @pytest.mark.slow
 @pytest.mark.hostile_batch
-# A known defect, kept visible: a returned value the protocol cannot carry is reported to the student as
-# "raised UnencodableValue" (the worker's name for that refusal, an internal class), on the pages of
-# hostile_values_ex1 and hostile_values_ex3. strict: the day the pages say it in plain words, this fails
-# until the mark goes.
-@pytest.mark.xfail(strict=True, reason="an unencodable return is shown as 'raised UnencodableValue'")
 def test_no_page_says_an_internal_word(run):
     """Every feedback page of the run, hostile and honest: what the grader writes there (the top line, the
     contents, the headings, the verdicts) names functions and tasks, never a grade id or an internal name

@@ -68,3 +68,23 @@ def doubles(student, x):
 
 
 SUITE = CellSuite("double_tests", 2, [doubles])
+
+
+class FreshLocalSession(LocalSession):
+    """A ``LocalSession`` over functions that may keep state, made by ``make()``: it records what it was asked
+    (``asked``, as ``WorkerSession`` does since its worker started) and answers ``call_fresh`` with new
+    functions from ``make()``, as a fresh worker would; ``fresh_calls`` counts those."""
+
+    def __init__(self, make):
+        super().__init__(**make())
+        self.make = make
+        self.asked = []
+        self.fresh_calls = 0
+
+    def call(self, fn, *args, **kwargs):
+        self.asked.append((fn, tuple(args), dict(kwargs)))
+        return super().call(fn, *args, **kwargs)
+
+    def call_fresh(self, fn, *args, **kwargs):
+        self.fresh_calls += 1
+        return LocalSession(**self.make()).call(fn, *args, **kwargs)

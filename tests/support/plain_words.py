@@ -10,8 +10,9 @@ a new grade id or a new internal class is covered without editing a list:
   capitalised parts, as a bare word; and the error name a zero verdict's output carries;
 * the engine's input names for bookkeeping as ``name=`` (``case=``, ``failing_call=``: the input names
   ``trusted.verdicts`` says a page words otherwise), and nbgrader's bare ``Out[n]`` prompt;
-* two slips: a capital letter right after "a known mistake," and "a" before the name of a Python type or
-  an array that starts with a vowel ("a int", "a ndarray"), the words a grader's sentence puts there.
+* three slips: a capital letter right after "a known mistake,", "a" before the name of a Python type or
+  an array that starts with a vowel ("a int", "a ndarray"), the words a grader's sentence puts there, and a
+  name from the code capitalised as a sentence's first word ("Exact_gradient raises").
 
 :func:`offences` lists what a page's visible text breaks; :func:`grader_text` is the part of a feedback page
 the grader writes (the top line, the contents, the cell headings, the verdicts), for pages whose cells hold
@@ -93,6 +94,7 @@ def forbidden() -> tuple[tuple[str, re.Pattern[str]], ...]:
         found.append((f"engine input {name}=", re.compile(rf"\b{re.escape(name)}=")))
     found.append(("bare Out[n] prompt", re.compile(r"\bOut\[\d*\]")))
     found.append(("capital after 'known mistake,'", re.compile(r"known mistake, [A-Z]")))
+    found.append(("a name from the code capitalised", re.compile(r"\b[A-Z][a-z0-9]*_[a-z0-9_]+\(?")))
     nouns = sorted(_type_nouns())
     found.append(("'a' before a vowel", re.compile(rf"\ba (?:{'|'.join(map(re.escape, nouns))})\b")))
     return tuple(found)

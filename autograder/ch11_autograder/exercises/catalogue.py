@@ -86,6 +86,13 @@ class WrongAnswer:
     function: Callable
 
     @property
+    def keeps_state(self) -> bool:
+        """Whether the entry keeps state between calls: a mutable default it writes to (a memo), the
+        catalogue's one way of writing a mistake that depends on the calls made before."""
+        defaults = (*(self.function.__defaults__ or ()), *(self.function.__kwdefaults__ or {}).values())
+        return any(isinstance(value, dict | list | set | bytearray) for value in defaults)
+
+    @property
     def source(self) -> str:
         """The entry's source with its ``def`` renamed to :attr:`replaces`, decorator removed."""
         text = textwrap.dedent(inspect.getsource(self.function))
@@ -184,7 +191,8 @@ def fails_of(entries: Iterable[WrongAnswer]) -> tuple[Mapping[str, frozenset[str
 
 def misconception(entry: WrongAnswer) -> Misconception:
     """``entry`` as it is: its title, its advice, its function, probed through the function it replaces."""
-    return Misconception(entry.title, entry.advice, entry.function, function=entry.replaces, fails=fails_of([entry]))
+    return Misconception(entry.title, entry.advice, entry.function, function=entry.replaces, fails=fails_of([entry]),
+                         history=entry.keeps_state)
 
 
 def seen_through(
@@ -204,7 +212,8 @@ def seen_through(
     ``trusted.misconception_naming.name_misconception``).
     """
     title = entry.title if where is None else f"{entry.title} ({where})"
-    return Misconception(title, entry.advice, downstream(entry.function), function=function, fails=fails_of([entry]))
+    return Misconception(title, entry.advice, downstream(entry.function), function=function, fails=fails_of([entry]),
+                         history=entry.keeps_state)
 
 
 def in_order(

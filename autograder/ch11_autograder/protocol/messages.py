@@ -88,7 +88,9 @@ class HelloRequest:
 class ErrorInfo:
     """Why a call failed (see :data:`ERROR_KINDS`).
 
-    ``type`` is the exception class name for ``exception``; ``where`` is a
+    ``type`` is the exception class name for ``exception``, and for ``unencodable`` the
+    qualified type name of the value the function returned (no exception was raised;
+    ``message`` then says what of it cannot be sent); ``where`` is a
     location in the student's code as the worker names it, ``cell N, line M``
     (N counts the code cells the worker received, from 0), or ``""``.
     """

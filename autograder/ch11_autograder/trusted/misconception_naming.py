@@ -1,6 +1,19 @@
 """Which catalogued mistake a failure is named after: :func:`name_misconception`, only when it is the
 only explanation of what the student's code did (:func:`mismatch_failure`), and kept only when the
-answer fails the whole cell as that mistake does (:func:`confirm_names`)."""
+answer fails the whole cell as that mistake does (:func:`confirm_names`).
+
+A name is given only where the evidence, history included, is the entry's own. An entry that keeps no
+state (:attr:`Misconception.history` false) answers every call as it would fresh, so
+
+* it never explains a failure whose evidence is a sequence of calls on fresh arguments (a repeated-calls
+  check: inputs naming ``calls``, or a Mismatch with more than one call to reproduce it); a sequence over
+  shared objects (``failing_call``) gives the entry its history in those arguments;
+* it explains a failure of the call made last (scalar arguments, the value or exception it gave) only
+  if that call fails the same way in a fresh worker whenever the worker had been asked an equal call of
+  other types before (``f(True, 3.0)`` after ``f(1, 3.0)``:
+  a cache keyed on the value answers the first from the second, a function without input checks
+  answers it alike fresh). The fresh worker is started only then, so it costs nothing elsewhere.
+"""
 
 from __future__ import annotations
 
@@ -10,13 +23,16 @@ import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
+from ..protocol import ProtocolError
 from .cell_suite import CellSuite, Property
 from .mismatch import Misconception, Mismatch
 from .roundtrip import roundtrip
 from .signature import same_inputs
 from .student import Student, _Aborted
-from .verdicts import Failure
-from .worker_errors import StudentError
+from .verdicts import _FAILING_CALL_INPUT, Failure
+from .worker_errors import CallTimeout, StudentError, WorkerCrashed
 
 __all__ = [
     "PROBES_PER_RIVAL",
@@ -103,7 +119,10 @@ def name_misconception(
     draws no inputs), leaves the failure ambiguous: nothing is named. Candidates are tried
     in order; one the student's code contradicts gives way to the next.
     """
-    candidates = [w for w in prop.misconceptions if all(_explains(prop, w, example) for example in evidence)]
+    offered = prop.misconceptions
+    if any(_is_a_sequence(example) for example in evidence):
+        offered = tuple(w for w in offered if w.history)
+    candidates = [w for w in offered if all(_explains(prop, w, example) for example in evidence)]
     if len(candidates) <= 1:
         return candidates[0] if candidates else None
     if student is None or prop.probe_inputs is None or not all(w.function for w in candidates):
@@ -157,7 +176,12 @@ def mismatch_failure(
     example seen while searching (``evidence``) must agree with it, and, where the student's
     code can be probed, so must the inputs that tell it apart from the other misconceptions.
     """
+    made = student.made if student is not None else None
     wrong = name_misconception(prop, [mismatch, *evidence], student)
+    if wrong is not None and student is not None and not wrong.history and not _stands_alone(
+        prop, mismatch, student, made
+    ):
+        wrong = None
     name, advice = (wrong.name, wrong.advice) if wrong is not None else ("", "")
     notes = " ".join(text for text in (mismatch.note, note) if text)
     return Failure(
@@ -172,6 +196,73 @@ def mismatch_failure(
         advice=advice,
         calls=mismatch.calls,
     )
+
+
+def _is_a_sequence(mismatch: Mismatch) -> bool:
+    """Whether ``mismatch``'s evidence is a sequence of calls on fresh arguments (a repeated-calls check: the
+    calls share nothing but what the function keeps), not one call. A sequence over shared objects (inputs
+    naming the ``failing_call``: Exercise 5's chain and generator) carries its history in those arguments,
+    which an entry's implementation is given, so any entry may explain it."""
+    if _FAILING_CALL_INPUT in mismatch.inputs:
+        return False
+    return "calls" in mismatch.inputs or len(mismatch.calls) > 1
+
+
+def _alike(first: Any, second: Any) -> bool:
+    """Equal as a cache compares its keys (``==``: ``True`` and ``1``, ``16.0`` and ``np.int64(16)``); never raises."""
+    try:
+        if isinstance(first, np.ndarray) or isinstance(second, np.ndarray):
+            return np.shape(first) == np.shape(second) and bool(np.array_equal(first, second))
+        return bool(first == second)
+    except Exception:  # values that do not compare are not alike
+        return False
+
+
+#: Arguments a cache keyed on the value compares by ``==`` and hash: numbers, bools, strings, None.
+_KEYS = (int, float, complex, str, bytes, type(None), np.number, np.bool_)
+
+
+def _asked_alike(made: tuple[str, tuple[Any, ...], dict[str, Any]], asked: Sequence[tuple[str, tuple[Any, ...],
+                 dict[str, Any]]]) -> bool:
+    """Whether ``asked`` holds a call of ``made``'s function with equal arguments of other types or spellings."""
+    fn, args, kwargs = made
+    spelled = {**{str(i): value for i, value in enumerate(args)}, **kwargs}
+    if not all(isinstance(value, _KEYS) for value in spelled.values()):
+        return False  # a cache keyed on such a call needs hashable scalars; other calls are not judged so
+    for other_fn, other_args, other_kwargs in asked:
+        if other_fn != fn or len(other_args) != len(args) or set(other_kwargs) != set(kwargs):
+            continue
+        other = {**{str(i): value for i, value in enumerate(other_args)}, **other_kwargs}
+        if all(_alike(spelled[key], other[key]) for key in spelled) and not same_inputs(spelled, other):
+            return True
+    return False
+
+
+def _stands_alone(
+    prop: Property, mismatch: Mismatch, student: Student, made: tuple[str, tuple[Any, ...], dict[str, Any]] | None
+) -> bool:
+    """Whether the failure of the call ``made`` is its own and not what an earlier equal call left behind.
+
+    Without an equal call of other types before it in the worker, it is taken as its own (as it is, when
+    the session does not say what it was asked). With one, the call is made again as the first call of
+    a fresh worker: its own only if it fails there as here (the same value, or the same exception named).
+    """
+    asked = student.asked_before()
+    if made is None or asked is None or not student.gave(mismatch.got) or not _asked_alike(made, asked):
+        return True  # not a failure of the call made last, or no equal call before it: the rule does not apply
+    fn, args, kwargs = made
+    try:
+        fresh: Any = student.call_fresh(fn, *args, **kwargs)
+    except StudentError as error:
+        return isinstance(mismatch.got, str) and error.type in mismatch.got
+    except (NotImplementedError, CallTimeout, WorkerCrashed, ProtocolError, TypeError):
+        return False  # no fresh answer to hold the failure to: it is not shown to be the entry's own
+    if isinstance(mismatch.got, str) and not isinstance(fresh, str):
+        return False
+    try:
+        return bool(prop.matches(fresh, mismatch.got))
+    except Exception:  # outputs the property's matcher cannot compare do not match
+        return False
 
 
 def _shows(named: Sequence[Misconception], grade_id: str, failed: frozenset[str]) -> bool:

@@ -75,6 +75,10 @@ class Misconception:
             those entries fails there (``misconception_naming.confirm_names``): an answer that
             fails one property as the entry does, but passes another the entry fails, has made
             another mistake. ``()``: not recorded; the name rests on the failing examples alone.
+        history: the entry keeps state between calls (``exercises.catalogue.WrongAnswer.keeps_state``),
+            so what it returns may depend on the calls made before. Only such an entry can explain a
+            failure whose evidence is a sequence of calls (``misconception_naming``): a stateless one
+            answers each call as it would fresh, so it can match the student there only by coincidence.
     """
 
     name: str
@@ -83,6 +87,7 @@ class Misconception:
     function: str = ""
     # Not compared or hashed: a misconception is the mistake it names; its kill-table row is evidence about it.
     fails: tuple[Mapping[str, frozenset[str]], ...] = field(default=(), compare=False)
+    history: bool = False
 
 
 def expect_equal(

@@ -15,6 +15,11 @@ own is needed, the suites' examples are one, the same for every student of a rel
 Texts are the feedback's renderings (``trusted.verdicts.format_value``); an exception's
 message (the student's own words) never counts, only its type and the call it was raised in.
 
+A failure whose output varies from call to call (``example.varies``: the engine asked the call again and
+got another value) has the check alone as its signature, no inputs and :data:`VARIES` as what was
+obtained: a random answer meets other inputs and values in each grading, and is kept together by what
+it fails.
+
 :func:`same_inputs` is the same comparison for naming a catalogued mistake: an entry names a
 failure only when it fails the property on the same inputs (``trusted.misconception_naming.name_misconception``),
 not merely the same property.
@@ -32,7 +37,7 @@ from ..protocol import ProtocolError, encode_value
 from ..textsafe import quoted
 from .verdicts import OUTCOMES, format_value
 
-__all__ = ["Example", "FailureSignature", "failure_signatures", "same_inputs"]
+__all__ = ["VARIES", "Example", "FailureSignature", "failure_signatures", "same_inputs", "same_value"]
 
 #: A value that is an exception's text, ``'TypeError: <the student's message>'`` as format_value shows it.
 _EXCEPTION_TEXT = re.compile(r"""^(['"])([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt)):""")
@@ -52,7 +57,16 @@ def same_inputs(first: Mapping[str, Any], second: Mapping[str, Any]) -> bool:
     """Whether two counterexamples name the same inputs with the same values (exactly, dtypes included)."""
     if set(first) != set(second):
         return False
-    return all(_canonical(first[name]) == _canonical(second[name]) for name in first)
+    return all(same_value(first[name], second[name]) for name in first)
+
+
+def same_value(first: Any, second: Any) -> bool:
+    """Whether two values are the same exactly (types, dtypes and bits included: NaN is NaN)."""
+    return _canonical(first) == _canonical(second)
+
+
+#: What a signature records as obtained where the answer gave another value when asked again.
+VARIES = "another value each time it is asked"
 
 
 def obtained_key(got: str, raised: str) -> str:
@@ -132,6 +146,10 @@ class FailureSignature:
         obtained = obtained_key(got, raised)
         if raised and not got:
             obtained += f" in {call}" if call else ""
+        if example.get("varies") is True:
+            # Output that varies from call to call: what it fails is the check, not this input and value
+            # (which the search reached by chance); the example still shows them.
+            return cls(grade_id, name, outcome, (), VARIES), shown
         return cls(grade_id, name, outcome, inputs, obtained), shown
 
 

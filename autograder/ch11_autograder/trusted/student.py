@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from ..protocol import CellOutcome, Kept, ProtocolError
 from ..untrusted.launch import SandboxUnavailable
 from .mismatch import Mismatch
+from .signature import same_value
 from .verdicts import format_call
 from .worker_batches import Call, Outcome
 from .worker_errors import CallTimeout, NotRun, StudentError, WorkerCrashed
@@ -109,6 +110,12 @@ class Student:
         # The call being made, formatted only when a failure reads it: formatting every call's
         # arguments cost more than encoding them (most calls succeed and are never shown).
         self._last_call: str | tuple[str, tuple[Any, ...], dict[str, Any]] = ""
+        #: The most recent call as made (function, arguments), kept when ``_last_call`` is formatted.
+        self.made: tuple[str, tuple[Any, ...], dict[str, Any]] | None = None
+        #: What the call :attr:`made` returned, in a 1-tuple; ``None`` while it has not returned a value.
+        self._answer: tuple[Any] | None = None
+        #: The type name of what the call :attr:`made` raised, ``""`` while it raised nothing.
+        self._raised = ""
         #: Every mismatch seen while hypothesis searched and shrunk (evidence for misconceptions).
         self.mismatches: list[Mismatch] = []
 
@@ -119,6 +126,26 @@ class Student:
             self._last_call = format_call(*self._last_call)
         return self._last_call
 
+    def asked_before(self) -> list[tuple[str, tuple[Any, ...], dict[str, Any]]] | None:
+        """Every call the worker was sent since it started (what its state may hold); ``None`` when the
+        session does not say (a test double, the in-process engine)."""
+        asked = getattr(self._session, "asked", None)
+        return list(asked) if isinstance(asked, list) else None
+
+    def call_fresh(self, fn: str, *args: Any, **kwargs: Any) -> Any:
+        """``fn(*args, **kwargs)`` as the first call of a fresh worker that ran the same cells (the outcome a
+        student's fresh kernel gives); the property's worker is untouched.
+
+        Raises:
+            StudentError: the call raised there.
+            NotImplementedError: the session cannot start a fresh worker.
+            CallTimeout, WorkerCrashed, ProtocolError, SandboxUnavailable: the fresh worker failed.
+        """
+        fresh = getattr(self._session, "call_fresh", None)
+        if not callable(fresh):
+            raise NotImplementedError("this session cannot start a fresh worker")
+        return fresh(fn, *args, **kwargs)
+
     @property
     def report(self) -> tuple[CellOutcome, ...]:
         """How the submission's cells ran in the worker (see ``CellOutcome``)."""
@@ -126,11 +153,43 @@ class Student:
 
     def call(self, fn: str, *args: Any, **kwargs: Any) -> Any:
         """``fn(*args, **kwargs)`` in the student's code; see the class docstring."""
-        return self._guarded((fn, args, kwargs), lambda: self._session.call(fn, *args, **kwargs))
+        value = self._guarded((fn, args, kwargs), lambda: self._session.call(fn, *args, **kwargs))
+        self._answer = (value,)
+        return value
 
     def call_watch(self, fn: str, *args: Any, **kwargs: Any) -> Watched:
         """As :meth:`call`, also returning the arguments as the call left them (purity checks)."""
-        return _watched(self._guarded((fn, args, kwargs), lambda: self._session.call_watch(fn, *args, **kwargs)))
+        watched = _watched(self._guarded((fn, args, kwargs), lambda: self._session.call_watch(fn, *args, **kwargs)))
+        self._answer = (watched.value,)
+        return watched
+
+    def gave(self, got: Any) -> bool:
+        """Whether ``got`` is what the call :attr:`made` gave: its value exactly, or the text of what it raised
+        (``"TypeError: ..."``, ``"TypeError"``)."""
+        if self._answer is not None:
+            return same_value(self._answer[0], got)
+        return bool(self._raised) and isinstance(got, str) and got.startswith(self._raised)
+
+    def answers_otherwise_again(self) -> bool:
+        """Whether the last call made, asked again now in the same worker, returns another value than it did:
+        output that varies from call to call (randomness, or state the call changes).
+
+        ``False`` where it cannot tell without changing what later checks meet: the call did not return a
+        value, an argument is an object kept in the worker (asking again would advance its state), the
+        worker was ended by a later call (a hang), or the call again raises, hangs or overruns the
+        property's time.
+        """
+        if self.made is None or self._answer is None or getattr(self._session, "alive", True) is False:
+            return False  # (a worker a later call ended is not started again for this)
+        fn, args, kwargs = self.made
+        if any(isinstance(value, Kept) for value in (*args, *kwargs.values())):
+            return False
+        (first,) = self._answer
+        try:
+            again = self.call(fn, *args, **kwargs)
+        except (StudentError, _Aborted):
+            return False
+        return not same_value(first, again)
 
     def defaults(self, fn: str) -> dict[str, Any]:
         """The default values the student's ``fn`` declares (parameter -> value); nothing is called.
@@ -200,14 +259,17 @@ class Student:
             if call.watch:
                 return self.call_watch(call.fn, *call.args, **call.kwargs)
             return self.call(call.fn, *call.args, **call.kwargs)
-        self._last_call = (call.fn, tuple(call.args), dict(call.kwargs))
+        self._last_call = self.made = (call.fn, tuple(call.args), dict(call.kwargs))
+        self._answer, self._raised = None, ""
         if isinstance(outcome, NotRun):
             # Only a spent budget leaves a taken call unmade: a stopped batch is sent again first.
             raise self._over_budget()
         if isinstance(outcome, StudentError):
+            self._raised = outcome.type
             raise outcome
         if isinstance(outcome, BaseException):
             raise self._aborted(outcome) from None
+        self._answer = (outcome.value,)
         return _watched(outcome) if call.watch else outcome.value
 
     def _over_budget(self) -> _Aborted:
@@ -232,10 +294,16 @@ class Student:
 
     def _guarded(self, call: str | tuple[str, tuple[Any, ...], dict[str, Any]], exchange: Callable[[], Any]) -> Any:
         self._last_call = call
+        if not isinstance(call, str):
+            self.made = call
+            self._answer, self._raised = None, ""
         if time.monotonic() > self._deadline:
             raise self._over_budget()
         try:
             return exchange()
+        except StudentError as exc:
+            self._raised = exc.type
+            raise
         except (CallTimeout, WorkerCrashed, ProtocolError, SandboxUnavailable) as exc:
             raise self._aborted(exc) from None
 

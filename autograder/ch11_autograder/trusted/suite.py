@@ -140,7 +140,11 @@ def run_property(prop: Property, session: Session, logger: logging.Logger | None
     except _Aborted as exc:
         return Failure(prop.name, prop.description, exc.kind, inputs=exc.inputs, detail=exc.detail, call=exc.call)
     except Mismatch as exc:
-        return mismatch_failure(prop, exc, evidence=student.mismatches, student=student)
+        made = student.made
+        varies = student.answers_otherwise_again()
+        student.made = made  # asked again as made: the call the failure is about
+        failure = mismatch_failure(prop, exc, evidence=student.mismatches, student=student)
+        return dataclasses.replace(failure, varies=True) if varies else failure
     except _Raised as exc:
         hint = _failed_cells_hint(session.report)
         return _student_failure(prop, exc.error, exc.inputs, exc.call, hint)
@@ -149,8 +153,9 @@ def run_property(prop: Property, session: Session, logger: logging.Logger | None
         return _student_failure(prop, exc, {}, student.last_call, hint)
     except Flaky as exc:
         found = _find(exc, (Mismatch, _Raised))
-        if isinstance(found, Mismatch):
-            return mismatch_failure(prop, found, _FLAKY_NOTE, student.mismatches, student)
+        if isinstance(found, Mismatch):  # the same inputs, another outcome: output that varies
+            return dataclasses.replace(mismatch_failure(prop, found, _FLAKY_NOTE, student.mismatches, student),
+                                       varies=True)
         if isinstance(found, _Raised):
             failure = _student_failure(prop, found.error, found.inputs, found.call, "")
             return dataclasses.replace(failure, note=_FLAKY_NOTE)

@@ -118,6 +118,10 @@ class Failure:
         calls: a failing example made of several calls, as Python statements a student can paste into a
             fresh kernel, in order, the last one the call that goes wrong (``("f(1, 3.0)", "f(True, 3.0)")``);
             ``()`` when one call (``call``, ``inputs``) shows it.
+        varies: the last call before a wrong value, asked again in the same worker, gave another value:
+            the answer's output varies from call to call (randomness, or state the call changes), so the
+            counterexample and the value are not what the answer fails by (the class report groups such
+            failures by the check alone, ``trusted.signature``).
     """
 
     property: str
@@ -134,6 +138,7 @@ class Failure:
     raised: str = ""
     where: str = ""
     calls: tuple[str, ...] = ()
+    varies: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in FAILURE_KINDS:
@@ -232,9 +237,13 @@ class Failure:
 
 def known_mistake_sentence(title: str, advice: str) -> str:
     """``This matches a known mistake: "<title>". <advice>``: the catalogue title quoted, so it reads as a
-    name whatever its capitals, and the advice its own sentence."""
+    name whatever its capitals, and the advice its own sentence: capitalised, unless it opens with a name
+    from the code (``exact_gradient raises ...``), which keeps its spelling."""
     advice = advice.strip()
-    return f'This matches a known mistake: "{title.strip()}". {advice[:1].upper()}{advice[1:]}'.rstrip()
+    first = advice.split(" ", 1)[0]
+    if not any(mark in first for mark in "_(.="):
+        advice = advice[:1].upper() + advice[1:]
+    return f'This matches a known mistake: "{title.strip()}". {advice}'.rstrip()
 
 
 _VISIBLE_CHECKS = "visible_checks"
@@ -432,7 +441,8 @@ def example_record(failure: Failure) -> dict[str, Any]:
     failure has not, e.g. no ``got`` because the code raised); ``kind`` is :attr:`Failure.kind`;
     ``raised`` the exception type the student's code raised and ``call`` the call it happened in
     (``""`` when none); ``unanswered`` whether it is the stub's placeholder (:meth:`Failure.unanswered`);
-    ``calls``, only for a failing example of several calls, the statements that reproduce it (:attr:`Failure.calls`).
+    ``calls``, only for a failing example of several calls, the statements that reproduce it (:attr:`Failure.calls`);
+    ``varies``, only when true, that the failing call gave another value when asked again (:attr:`Failure.varies`).
     The exception's message is left out: it is the student's own words, and two answers that raise the
     same exception at the same call fail the same way.
     """
@@ -445,6 +455,7 @@ def example_record(failure: Failure) -> dict[str, Any]:
         "call": failure.call,
         "unanswered": failure.unanswered(),
         **({"calls": list(failure.calls)} if failure.calls else {}),
+        **({"varies": True} if failure.varies else {}),
     }
 
 

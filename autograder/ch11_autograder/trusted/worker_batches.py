@@ -54,6 +54,7 @@ class WorkerBatches(WorkerPipe):
 
     call_timeout: float
     _next_id: int
+    asked: list[tuple[str, tuple[Any, ...], dict[str, Any]]]
 
     if TYPE_CHECKING:  # provided by WorkerSession
 
@@ -68,7 +69,7 @@ class WorkerBatches(WorkerPipe):
 
         def _read_reply(self, call_id: int, fn: str, seconds: float) -> protocol.Reply: ...
 
-        def _failure(self, reply: protocol.Reply, kept: str = "") -> StudentError | ProtocolError: ...
+        def _failure(self, reply: protocol.Reply, kept: str = "", fn: str = "") -> StudentError | ProtocolError: ...
 
     def call_many(
         self, calls: Sequence[Call], *, stop_on_error: bool = False, deadline: float | None = None
@@ -143,6 +144,7 @@ class WorkerBatches(WorkerPipe):
         self._next_id += len(calls)
         budget_ms = None if deadline is None else max(0, math.ceil((deadline - time.monotonic()) * 1000))
         request = protocol.make_calls(first_id, entries, budget_ms=budget_ms, stop_on_error=stop_on_error)
+        self.asked += [(call.fn, tuple(call.args), dict(call.kwargs)) for call in calls]
         made: list[Outcome] = []
         try:
             self._send(request, calls[0].fn, _limit(calls[0], self.call_timeout))
@@ -159,7 +161,7 @@ class WorkerBatches(WorkerPipe):
                 after_error = stop_on_error and bool(made) and isinstance(made[-1], StudentError)
                 if reply.error.kind == "not_run" and (budget_ms is not None or after_error):
                     return made, NotRun("stopped" if after_error else "budget")
-                failure = self._failure(reply)
+                failure = self._failure(reply, fn=call.fn)
                 made.append(failure)
                 if isinstance(failure, ProtocolError):  # the worker was confused and has been killed
                     return made, NotRun("stopped")

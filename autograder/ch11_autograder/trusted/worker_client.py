@@ -109,6 +109,8 @@ class WorkerSession(WorkerBatches):
         #: Values kept in the worker (``keep``), re-sent to every fresh worker.
         self._kept: dict[str, Any] = {}
         self._gave_up: WorkerCrashed | CallTimeout | None = None
+        #: Every call sent to the current worker since it started, in order: what its state may hold.
+        self.asked: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -177,6 +179,7 @@ class WorkerSession(WorkerBatches):
             )
             raise self._gave_up
         self.starts += 1
+        self.asked = []
         self._scratch = Path(tempfile.mkdtemp(prefix="ch11-worker-"))
         spec = {"version": 1, "cells": self.cells, "cell_time_limit": self.cell_time_limit}
         (self._scratch / "cells.json").write_text(json.dumps(spec), encoding="utf-8")
@@ -322,7 +325,21 @@ class WorkerSession(WorkerBatches):
             raise TypeError(f"grader bug: argument of {fn}() cannot be sent: {exc}") from None
         if not self.alive:
             self.start()
+        self.asked.append((fn, tuple(args), dict(kwargs)))
         return self._exchange(call_id, request, fn)
+
+    def call_fresh(self, fn: str, *args: Any, **kwargs: Any) -> Any:
+        """``fn(*args, **kwargs)`` as the first call of a fresh worker that ran the same cells: what the call
+        gives with no earlier call behind it, as in a student's fresh kernel.
+
+        The worker is one of its own, stopped after the call; this session's worker, its state, its
+        kept values and its restart budget are untouched (a kept argument is not known there: the
+        fresh worker refuses the call, a ``ProtocolError``). Raises as :meth:`call`.
+        """
+        with WorkerSession(self.cells, self.launcher, self.limits, self.call_timeout,
+                           startup_timeout=self.startup_timeout, cell_time_limit=self.cell_time_limit,
+                           max_restarts=0, support_files=self.support_files) as fresh:
+            return fresh.call(fn, *args, **kwargs)
 
     def _exchange(self, call_id: int, request: bytes, fn: str, kept: str = "") -> protocol.Reply:
         """Send one framed request, read its reply, and turn a failure into the exceptions above.
@@ -338,7 +355,7 @@ class WorkerSession(WorkerBatches):
             raise
         if reply.ok:
             return reply
-        raise self._failure(reply, kept)
+        raise self._failure(reply, kept, fn)
 
     def _read_reply(self, call_id: int, fn: str, seconds: float) -> protocol.Reply:
         reply = protocol.parse_reply(self._receive(fn, seconds))
@@ -346,8 +363,8 @@ class WorkerSession(WorkerBatches):
             raise ProtocolError("message.id", f"expected the reply to call {call_id}")
         return reply
 
-    def _failure(self, reply: protocol.Reply, kept: str = "") -> StudentError | ProtocolError:
-        """The exception an error reply stands for; a worker that is confused is killed first."""
+    def _failure(self, reply: protocol.Reply, kept: str = "", fn: str = "") -> StudentError | ProtocolError:
+        """The exception an error reply to a call of ``fn`` stands for; a worker that is confused is killed first."""
         error = reply.error
         assert error is not None
         if error.kind == "exception" and not kept:
@@ -355,7 +372,7 @@ class WorkerSession(WorkerBatches):
         if error.kind in ("not_defined", "not_callable") and not kept:
             return NotDefined(error.type, error.message)
         if error.kind == "unencodable" and not kept:
-            return Unencodable(error.type, error.message)
+            return Unencodable(error.type, error.message, fn)
         # bad_request / internal, or any error to a keep: the worker is confused; do not trust it further.
         self.incidents.append(f"worker reported {error.kind}: {error.type}: {error.message}")
         self._kill()

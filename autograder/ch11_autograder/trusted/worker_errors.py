@@ -7,6 +7,8 @@ student: no paths, no trusted code.
 
 from __future__ import annotations
 
+from ..textsafe import one_line, quoted
+
 __all__ = [
     "CallTimeout",
     "NotDefined",
@@ -50,10 +52,27 @@ class NotDefined(StudentError):
 
 
 class Unencodable(StudentError):
-    """The student's function returned a value that cannot travel over the wire."""
+    """The student's function returned a value that cannot travel over the wire: a call's outcome that is
+    neither a value nor a raise.
+
+    Attributes:
+        fn: the function called.
+        type: the qualified type name of the returned value, as the worker reports it (not an
+            exception's: nothing was raised).
+        message: what of the value cannot be sent, as the worker reports it.
+
+    ``str(error)`` says so in plain words, the student's type name quoted and the worker's text on one
+    line: ``block_table() returned a value the grader cannot read ('generator'): ...``.
+    """
+
+    def __init__(self, type: str, message: str, fn: str = "") -> None:
+        self.fn = fn
+        super().__init__(type, message)
 
     def __str__(self) -> str:
-        return self.message
+        called = f"{self.fn}()" if self.fn else "your function"
+        problem = f": {one_line(self.message, 300)}" if self.message else ""
+        return f"{called} returned a value the grader cannot read ({quoted(self.type)}){problem}"
 
 
 class CallTimeout(WorkerError):

@@ -54,3 +54,19 @@ def test_a_file_that_is_no_kill_table_stops_with_its_path(tmp_path, text):
     (tmp_path / KILL_TABLE).write_text(text)
     with pytest.raises(ValueError, match=f"{tmp_path / KILL_TABLE} is not a kill table.*authoring.kill_table"):
         kill_table_row(entry)
+
+
+def test_the_entries_that_keep_state_are_the_memos_and_their_names_say_so():
+    """keeps_state finds the catalogue's stateful entries (a memo in a shared default), and a misconception made
+    from an entry, directly or through a downstream function, carries it (``Misconception.history``)."""
+    from ch11_autograder.exercises import EXERCISES
+    from ch11_autograder.exercises.catalogue import catalogue, seen_through
+    from ch11_autograder.exercises.ex2.suite import STATEFUL as EX2_STATEFUL
+    from ch11_autograder.exercises.ex3.suite import STATEFUL as EX3_STATEFUL
+
+    stateful = {e.name for exercise in EXERCISES for e in catalogue(exercise.key) if e.keeps_state}
+    assert stateful == {"tape_memoized_by_value", *EX2_STATEFUL, *EX3_STATEFUL}
+    for exercise in EXERCISES:
+        for e in catalogue(exercise.key):
+            assert misconception(e).history == e.keeps_state
+            assert seen_through(e, lambda f: f).history == e.keeps_state

@@ -141,6 +141,14 @@ def _describe(exc: BaseException) -> tuple[str, str]:
     return str(type_name), message
 
 
+def _type_name(protocol: Any, value: Any) -> str:
+    """The qualified type name of a returned value, without ever raising (its class may be the student's)."""
+    try:
+        return str(protocol.describe_type(value))
+    except BaseException:
+        return "?"
+
+
 class Worker:
     """One student namespace plus the request loop that serves it."""
 
@@ -276,7 +284,6 @@ class Worker:
     def answer(self, request: Any) -> tuple[bytes, bool]:
         """The framed reply to one call request, and whether it is a success."""
         proto = self.protocol
-        fn_name = request.fn
         fn, error = self._function(request)
         if error is not None:
             return error, False
@@ -305,20 +312,13 @@ class Worker:
                 return proto.make_ok(request.id, result, args=args, kwargs=kwargs, warnings=emitted), True
             return proto.make_ok(request.id, result), True
         except proto.ProtocolError as exc:
-            return proto.make_error(
-                request.id,
-                "unencodable",
-                "UnencodableValue",
-                f"{fn_name}() returned something the grader cannot receive: {exc.problem}"
-                + ("" if exc.path == "value" else f" (at {exc.path} of the returned value)"),
-            ), False
+            # The reply names the returned value's type and what could not be sent; the grader words it.
+            where = "" if exc.path == "value" else f" (at {exc.path} of the returned value)"
+            return proto.make_error(request.id, "unencodable", _type_name(proto, result), exc.problem + where), False
         except BaseException as exc:  # e.g. a dataclass property that raises
             type_name, message = _describe(exc)
             return proto.make_error(
-                request.id,
-                "unencodable",
-                type_name,
-                f"reading the value returned by {fn_name}() raised {type_name}: {message}",
+                request.id, "unencodable", _type_name(proto, result), f"reading it raised {type_name}: {message}"
             ), False
 
 

@@ -351,7 +351,14 @@ class _InProcess:
 
     def call_watch(self, fn, *args, **kwargs):
         """As the worker answers a watched call: the value, and the arguments as the call left them."""
-        from ch11_autograder.protocol import Reply, UnencodableValue, decode_value, encode_value, watch_form
+        from ch11_autograder.protocol import (
+            Reply,
+            UnencodableValue,
+            decode_value,
+            describe_type,
+            encode_value,
+            watch_form,
+        )
         from ch11_autograder.trusted.worker_errors import StudentError, Unencodable
 
         args = [decode_value(encode_value(a, request=True), request=True) for a in args]
@@ -366,7 +373,7 @@ class _InProcess:
         try:
             value = decode_value(encode_value(value))
         except UnencodableValue as exc:  # as the worker reports it
-            raise Unencodable("UnencodableValue", f"{fn}() returned what cannot be sent: {exc}") from None
+            raise Unencodable(describe_type(value), exc.problem, fn) from None
         left = tuple(decode_value(watch_form(a)) for a in args)
         kept = {k: decode_value(watch_form(v)) for k, v in kwargs.items()}
         return Reply(0, True, value, args=left, kwargs=kept, warnings=emitted)
@@ -641,6 +648,32 @@ def test_catalogue_entry_is_named_in_its_own_cell(entry):
         # A wrong value costs the properties that check values, not the defaults or purity clauses.
         clause_failures = [f.property for v in verdicts.values() for f in v.failures if _is_clause(f.property)]
         assert not clause_failures, (clause_failures, _messages(verdicts))
+
+
+#: The reference's exact_gradient behind a cache keyed on the value, looked up before the input checks.
+CACHED_BEFORE_CHECKS = '''
+_reference_exact_gradient = exact_gradient
+_seen = {}
+
+def exact_gradient(x, y):
+    if (x, y) not in _seen:
+        _seen[(x, y)] = _reference_exact_gradient(x, y)
+    return _seen[(x, y)].copy()
+'''
+
+
+@pytest.mark.slow
+def test_a_cache_that_answers_a_bool_from_an_equal_earlier_call_is_not_named_as_the_unchecked_inputs():
+    """Asked exact_gradient(True, 3.0) after (1, 3.0), the cache answers from the earlier call (True == 1): the
+    failure shows, but it is not the catalogue's "without the input checks", whose answer is the same value
+    here and fresh too (test_catalogue_entry_is_named_in_its_own_cell holds that one named): in a fresh
+    worker this answer raises TypeError."""
+    verdict = grade(_cells({"ex2_exact_gradient": CACHED_BEFORE_CHECKS}))["ex2_exact_gradient_tests"]
+    (failure,) = [f for f in verdict.failures if f.property == "gradient_rejects_bad_arguments"]
+    assert failure.inputs == {"x": True, "y": 3.0} and failure.expected == "TypeError"
+    assert failure.misconception == "", verdict.message()
+    unchecked = exercise_grading.entry("ex2", "gradient_inputs_unchecked")
+    assert unchecked.title not in verdict.message()
 
 
 #: Catalogue entries whose mistake is in a clause beyond the value: a default, an accepted form

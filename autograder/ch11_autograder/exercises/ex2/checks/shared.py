@@ -26,6 +26,7 @@ from ....api.suite import (
     Record,
     Student,
     StudentError,
+    Unencodable,
     call_statement,
     wire_equal,
 )
@@ -220,6 +221,8 @@ def _raises_property(
         for inputs, error, plain_call in plan:
             try:
                 got = replies.take()
+            except Unencodable:
+                raise  # not a raise: a value the grader cannot read fails the property as it is
             except StudentError as exc:
                 if exc.type != error:
                     want = error or "a value"
@@ -237,7 +240,8 @@ def _raises_property(
                 note = f"the contract accepts this argument: the answer must be the one your code gives for ({plain})"
                 raise Mismatch(inputs, own, got, note)
 
-    wrapped = [Misconception(m.name, m.advice, _outcome(m.implementation), fails=m.fails) for m in misconceptions]
+    wrapped = [Misconception(m.name, m.advice, _outcome(m.implementation),
+                             fails=m.fails, history=m.history) for m in misconceptions]
     return Property(name, description, run, tuple(wrapped), lambda want, got: _same_outcome(want, got, same))
 
 
@@ -326,7 +330,8 @@ def _replayed(misconceptions: Sequence[Misconception]) -> tuple[Misconception, .
 
         return run
 
-    return tuple(Misconception(m.name, m.advice, replay(m.implementation), fails=m.fails) for m in misconceptions)
+    return tuple(Misconception(m.name, m.advice, replay(m.implementation),
+                               fails=m.fails, history=m.history) for m in misconceptions)
 
 
 def _call_key(call: Mapping[str, Any]) -> str:

@@ -490,7 +490,8 @@ def _sweep_left_ks(call: Mapping[str, Any], watched: Watched) -> Any:
     ],
     misconceptions=(
         *_replayed(_SWEEP_WRONG),
-        *(Misconception(m.name, m.advice, _ks_left(m.implementation), fails=m.fails) for m in _SWEEP_WRONG),
+        *(Misconception(m.name, m.advice, _ks_left(m.implementation),
+                        fails=m.fails, history=m.history) for m in _SWEEP_WRONG),
     ),
     matches=_same_sweep_or_ks,
 )

@@ -19,6 +19,7 @@ from ....api.suite import (
     Replies,
     Student,
     StudentError,
+    Unencodable,
     call_statement,
     hypothesis_property,
     wire_equal,
@@ -83,7 +84,8 @@ def _outcome(function: Callable[..., Any]) -> Callable[..., Any]:
 
 def _raising(misconceptions: Sequence[Misconception]) -> tuple[Misconception, ...]:
     """``misconceptions`` for a property whose ``got`` is a value or ``"raised <Type>"`` (see :func:`_raised`)."""
-    return tuple(Misconception(m.name, m.advice, _outcome(m.implementation), fails=m.fails) for m in misconceptions)
+    return tuple(Misconception(m.name, m.advice, _outcome(m.implementation),
+                               fails=m.fails, history=m.history) for m in misconceptions)
 
 
 # ---- helpers ----------------------------------------------------------------------------
@@ -190,9 +192,14 @@ def _listed_property(
 
 
 def _raised(replies: Replies) -> tuple[str, Any]:
-    """("ExceptionName", None) if the next call of ``replies`` raised, else ("", returned value)."""
+    """("ExceptionName", None) if the next call of ``replies`` raised, else ("", returned value).
+
+    A value the grader cannot read is neither: it fails the property as it is (its text says so).
+    """
     try:
         return "", replies.take()
+    except Unencodable:
+        raise
     except StudentError as error:
         return error.type, None
 

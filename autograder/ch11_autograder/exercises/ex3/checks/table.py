@@ -232,7 +232,7 @@ def _live(misconceptions: Sequence[Misconception]) -> tuple[Misconception, ...]:
         return run
 
     return tuple(
-        Misconception(m.name, m.advice, live(m.implementation), function=m.function, fails=m.fails)
+        Misconception(m.name, m.advice, live(m.implementation), function=m.function, fails=m.fails, history=m.history)
         for m in misconceptions
     )
 
@@ -302,7 +302,8 @@ default_depths = Property(
     "and block_table takes its last depths, range(4091, 4097).",
     _check_default,
     misconceptions=tuple(
-        Misconception(entry.title, entry.advice, partial(_declared_default, entry.function), fails=fails_of([entry]))
+        Misconception(entry.title, entry.advice, partial(_declared_default, entry.function), fails=fails_of([entry]),
+                      history=entry.keeps_state)
         for entry in _TABLE_ENTRIES.values()
     ),
     matches=same_output,
@@ -342,7 +343,8 @@ def _after_call(misconceptions: Sequence[Misconception]) -> tuple[Misconception,
         return run
 
     # No function to probe: these predict what a call leaves of its argument, not what it returns.
-    return tuple(Misconception(m.name, m.advice, after(m.implementation), fails=m.fails) for m in misconceptions)
+    return tuple(Misconception(m.name, m.advice, after(m.implementation),
+                               fails=m.fails, history=m.history) for m in misconceptions)
 
 
 leaves_depths_unchanged = _listed_property(

@@ -10,7 +10,18 @@ from typing import Any
 import numpy as np
 from ch11_solutions import ex5_replay as ref
 
-from ....api.suite import Call, Mismatch, Record, RngSeed, Student, StudentError, Watched, roundtrip, wire_equal
+from ....api.suite import (
+    Call,
+    Mismatch,
+    Record,
+    RngSeed,
+    Student,
+    StudentError,
+    Unencodable,
+    Watched,
+    roundtrip,
+    wire_equal,
+)
 from ..strategies import CASE_KEYS
 from .shared import (
     _REPORT_FIELDS,
@@ -33,8 +44,11 @@ from .shared import (
 def _judge_refusal(shown: Mapping[str, Any], kind: str, outcome: Any) -> None:
     """A call's ``outcome`` (from ``Student.batch(..., return_errors=True)``) must be exactly ``kind`` raised.
 
-    Not a subclass, not another exception, not a return value.
+    Not a subclass, not another exception, not a return value. A value the grader cannot read fails the
+    property as it is.
     """
+    if isinstance(outcome, Unencodable):
+        raise outcome
     if isinstance(outcome, StudentError):
         if outcome.type == kind:
             return

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from ch11_solutions import ex5_replay as ref
 
-from ....api.suite import Call, CellSuite, Mismatch, Record, RngSeed, Student, StudentError
+from ....api.suite import Call, CellSuite, Mismatch, Record, RngSeed, Student, StudentError, Unencodable
 from ..contract import CHECKPOINTED_TESTS, POINTS
 from ..strategies import call_sequences, make_case, replaying_cases, used_chain_sequences
 from .calls import (
@@ -168,6 +168,8 @@ def judge_checkpointed_arguments(student: Student, case: Mapping[str, Any]) -> N
     explicit = _checked_run(_shown(case, matched=True), _value(next(outcomes)))
     for (how, size, _), outcome in zip(calls, outcomes, strict=True):
         shown = {**_shown(case, block_size=False), "block_size": size, "call": how}
+        if isinstance(outcome, Unencodable):
+            raise outcome
         if isinstance(outcome, StudentError):
             raise Mismatch(shown, _run_summary(explicit), f"{outcome.type}: {outcome.message}", f"{how} is accepted.")
         run = _checked_run(shown, outcome)

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from ch11_solutions import ex5_replay as ref
 
-from ....api.suite import Call, CellSuite, Mismatch, Record, Student, StudentError
+from ....api.suite import Call, CellSuite, Mismatch, Record, Student, StudentError, Unencodable
 from ..contract import POINTS, REPORT_TESTS
 from ..strategies import used_chain_sequences
 from .calls import _bad_block_sizes, _judge_refusal, _judge_used_chain, _refusal_calls
@@ -182,6 +182,8 @@ def judge_report_arguments(student: Student, case: Mapping[str, Any]) -> None:
             continue
         shown = {**_shown(case, matched=matched), "block_size": size}
         report = next(outcomes)
+        if isinstance(report, Unencodable):
+            raise report
         if isinstance(report, StudentError):
             got = f"{report.type}: {report.message}"
             raise Mismatch(shown, "a ReplayReport", got, f"np.{type(size).__name__}(k) is a block size.")
