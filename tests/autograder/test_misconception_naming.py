@@ -227,3 +227,17 @@ def test_evidence_of_a_sequence_of_calls_names_only_an_entry_that_keeps_state():
     assert run_property(_repeated((stateless,)), FreshLocalSession(_cached)).misconception == ""
     assert run_property(_repeated((stateless, stateful)), FreshLocalSession(_cached)).misconception == \
         "cached by value"
+
+
+def test_an_argument_set_up_and_read_back_is_one_call_not_a_sequence():
+    """Exercise 2's ``ks`` check shows ``ks = [...]``, the call, then ``ks``: one call's evidence, which a
+    stateless entry (``ks.sort()`` in place) explains; two calls of the function are a sequence."""
+    from ch11_autograder.trusted.misconception_naming import _is_a_sequence
+
+    one = Mismatch({"ks": [12, 10]}, [12, 10], [10, 12], "changed the ks it was given",
+                   calls=("ks = np.array([12, 10])", "fd_sweep(x=2.0, y=3.0, ks=ks)", "ks"))
+    two = Mismatch({"x": True}, "TypeError", 3.0, "answered otherwise fresh", calls=("f(1, 3.0)", "f(True, 3.0)"))
+    unparsed = Mismatch({"x": 1}, 1, 2, "again", calls=("f(1, 3.0)", "f(1, 3.0"))
+    assert not _is_a_sequence(one)
+    assert _is_a_sequence(two)
+    assert _is_a_sequence(unparsed)

@@ -17,6 +17,7 @@ state (:attr:`Misconception.history` false) answers every call as it would fresh
 
 from __future__ import annotations
 
+import ast
 import copy
 import dataclasses
 import inspect
@@ -205,7 +206,19 @@ def _is_a_sequence(mismatch: Mismatch) -> bool:
     which an entry's implementation is given, so any entry may explain it."""
     if _FAILING_CALL_INPUT in mismatch.inputs:
         return False
-    return "calls" in mismatch.inputs or len(mismatch.calls) > 1
+    return "calls" in mismatch.inputs or sum(map(_is_a_call, mismatch.calls)) > 1
+
+
+def _is_a_call(statement: str) -> bool:
+    """Whether one of :attr:`Mismatch.calls`' statements calls something: ``ks = [1, 2]`` and a bare ``ks``
+    (an argument set up, then read back) are one call's evidence, not earlier calls. A statement that does
+    not parse counts as a call, so that it never makes a sequence look shorter than it is."""
+    try:
+        tree = ast.parse(statement)
+    except SyntaxError:
+        return True
+    return any(isinstance(node, ast.Call) for node in ast.walk(tree)) and not all(
+        isinstance(node, ast.Assign) for node in tree.body)
 
 
 def _alike(first: Any, second: Any) -> bool:
