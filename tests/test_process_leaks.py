@@ -25,7 +25,7 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 
 LEAKY = '''
-import multiprocessing, subprocess, threading
+import multiprocessing, os, subprocess, threading
 from concurrent.futures import ProcessPoolExecutor
 
 def test_leaves_a_worker_running(tmp_path):
@@ -41,9 +41,15 @@ def test_the_sessions_background_work_is_not_a_tests():
     started = threading.Event()
 
     def build():
-        proc = subprocess.Popen(["sleep", "63"])
+        # a script started by its own name shows in /proc as its interpreter and path (debootstrap's case)
+        script = os.path.abspath("background.sh")
+        with open(script, "w") as handle:
+            handle.write('#!/bin/sh\\nsleep "$1"\\n')
+        os.chmod(script, 0o755)
+        procs = [subprocess.Popen(["sleep", "63"]), subprocess.Popen([script, "64"])]
         started.set()
-        proc.wait()
+        for proc in procs:
+            proc.wait()
 
     threading.Thread(target=build, name="grading-image-build", daemon=True).start()
     assert started.wait(30)
@@ -88,7 +94,7 @@ def _pytest(tmp_path: Path, mode: str | None, *args: str) -> subprocess.Complete
 def no_sleep_left(tmp_path):
     """The ``sleep`` s the leaky tests start, gone after the test (the background one outlives its session)."""
     yield
-    for seconds in ("61", "62", "63"):
+    for seconds in ("61", "62", "63", "64"):
         for pid in _sleeps(seconds, tmp_path):
             os.kill(pid, signal.SIGKILL)
 
@@ -108,6 +114,7 @@ def test_a_test_that_leaves_a_process_running_fails_naming_it(tmp_path, no_sleep
                     "test_a_closed_pool_of_spawned_interpreters_leaves_nothing", "test_leaves_nothing"):
         assert f"PASSED test_leaky.py::{passing}" in out and f"teardown of {passing}" not in out, out
     assert _sleeps("63", tmp_path), "the background work's process was killed as a leftover"
+    assert _sleeps("64", tmp_path), "the background work's script (run through its interpreter) was killed"
     deadline = time.monotonic() + 5
     while (_sleeps("61", tmp_path) or _sleeps("62", tmp_path)) and time.monotonic() < deadline:
         time.sleep(0.1)

@@ -161,7 +161,7 @@ def _theirs(before: Snapshot, new: dict[int, tuple[int, int, str]]) -> list[Left
         top, ancestor = pid, new[pid][0]
         while ancestor in new:  # up to the nearest process older than the test
             top, ancestor = ancestor, new[ancestor][0]
-        if ancestor == before.test_pid and tuple(_command(top)) in _BACKGROUND_COMMANDS:
+        if ancestor == before.test_pid and _is_background(tuple(_command(top))):
             continue  # the session's background work, started while this test ran
         command = _command(pid)
         cwd = _cwd(pid)
@@ -174,6 +174,21 @@ def _theirs(before: Snapshot, new: dict[int, tuple[int, int, str]]) -> list[Left
             continue
         found.append(Leftover(pid, " ".join(command)[:300] or "?", cwd, why, new[pid][1]))
     return found
+
+
+def _is_background(command: tuple[str, ...]) -> bool:
+    """Whether ``command`` (as ``/proc`` shows it) is one the session's background work started. A script
+    started by its own name (``debootstrap``, a ``#!/bin/sh`` script) shows in ``/proc`` as its interpreter,
+    the script's path, then the arguments: ``('/bin/sh', '/usr/sbin/debootstrap', '--variant=minbase', ...)``
+    for the ``('debootstrap', '--variant=minbase', ...)`` that was started."""
+    for started in _BACKGROUND_COMMANDS:
+        if command == started:
+            return True
+        shift = len(command) - len(started)
+        if started and shift in (1, 2) and command[shift + 1:] == started[1:] and (
+                os.path.basename(command[shift]) == os.path.basename(started[0])):
+            return True
+    return False
 
 
 def _running(leftover: Leftover) -> bool:
