@@ -98,7 +98,7 @@ def test_feedback_names_the_failure_in_the_students_terms(course):
     assert "inputs:   x=0" in adds and "expected: 0" in adds
     assert "did not return within 2 s, so the grader stopped it" in feedback(course, "hang")
     assert "[pass] doubles_floats" in feedback(course, "hang")
-    assert "double() returned a value the grader cannot read (&#x27;set&#x27;)" in feedback(course, "unencodable")
+    assert "double() returned a value the grader cannot read ('set')" in feedback(course, "unencodable")
     assert "This task is not answered yet: double still raises NotImplementedError" in feedback(course, "stub")
 
 
