@@ -8,7 +8,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-fast test-slurm test-dask test-page docker-engine browser hub slurm lint demo example wheel release clean bytecode
+.PHONY: test test-fast test-slurm test-dask test-page test-readers docker-engine browser hub slurm lint demo example wheel release clean bytecode
 
 $(STAMP): requirements/lock.txt pyproject.toml harness/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,22 +35,28 @@ lint: $(STAMP)
 # Every tier (see tests/conftest.py), with a Docker engine (installed and started
 # first when missing and this runs as root: .ci/docker-engine.sh), Debian's
 # Chromium for the browser and hub tiers (installed when missing: .ci/browser.sh) and Debian's
-# configurable-http-proxy for the hub tier (.ci/hub.sh). The dask, slurm and page tiers are
-# opt-in (`make test-dask`, `make test-slurm`, `make test-page`): they keep CI under 60 minutes.
+# configurable-http-proxy for the hub tier (.ci/hub.sh). The dask, slurm, page and readers tiers are
+# opt-in (`make test-dask`, `make test-slurm`, `make test-page`, `make test-readers`): they keep CI under 60 minutes.
+# Two lanes at once (.ci/lanes.py): the hub tier, mostly waiting on hub starts and pages, beside the rest.
 test: lint bytecode docker-engine browser hub
-	$(PY) -m pytest -m "not slurm and not dask and not page"
+	$(PY) .ci/lanes.py -m "not slurm and not dask and not page and not readers"
 
 # While developing: everything but the Docker image, the hostile-corpus batches, the
 # batch grader's whole-class runs, the exchange tier's course loop with unix users, the
 # hub tier, the page's install steps on fresh Debian containers and the Dask cluster and Slurm.
 test-fast: lint bytecode
-	$(PY) -m pytest -m "not docker and not hostile_batch and not class_batch and not exchange and not hub and not page and not dask and not slurm"
+	$(PY) -m pytest -m "not docker and not hostile_batch and not class_batch and not exchange and not hub and not page and not dask and not slurm and not readers"
 
 # Opt-in (not in `test` or CI): the demo class graded on a one-node Slurm cluster that the test
 # starts (tests/slurm/), with Debian's slurm-wlm and munge (installed when missing: .ci/slurm.sh).
 # Time and load: docs/batch.md ("Tests and their time").
 test-slurm: $(STAMP) slurm
 	$(PY) -m pytest -m slurm -rP tests/slurm
+
+# Opt-in (not in `test` or CI): the readers' corpus graded whole, all twenty wrong answers (tests/readers/;
+# `make test` grades the first answer of each exercise). About 4 minutes more on an idle 2-core machine.
+test-readers: $(STAMP)
+	$(PY) -m pytest -m readers -rP tests/readers
 
 # Opt-in (not in `test` or CI): grading on a real Dask scheduler and two workers on 127.0.0.1
 # (tests/autograder/batch/test_cluster.py, about 5 minutes on an idle machine). The fast tests

@@ -39,7 +39,8 @@ import pytest
 from ch11_autograder import paths
 from support.paths import TESTS_DIR
 
-TIERS = frozenset({"docker", "hostile_batch", "class_batch", "browser", "exchange", "hub", "page", "dask", "slurm"})
+TIERS = frozenset({"docker", "hostile_batch", "class_batch", "browser", "exchange", "hub", "page", "dask", "slurm",
+                   "readers"})
 
 #: (what a test reaches, the names that reach it, the tiers a test reaching it must carry one of).
 RULES = (
