@@ -176,8 +176,24 @@ class Storage:
         shutil.rmtree(store._tmp, ignore_errors=True)
         for folder in (store._tmp, store._courses):
             os.makedirs(folder, 0o700, exist_ok=True)
+        store._tighten()
         _fsync_path(root)
         return store
+
+    def _tighten(self) -> None:
+        """Make the first four levels of folders under ``courses/`` 0700 (``<course>/<kind>/<student>/<assignment>``,
+        the folders above a submission's entry): a storage written before they were made so has the umask's 0755
+        there."""
+        level = [self._courses]
+        for _depth in range(4):
+            below = []
+            for folder in level:
+                for entry in os.scandir(folder):
+                    if entry.is_dir(follow_symlinks=False):
+                        if stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode) != 0o700:
+                            os.chmod(entry.path, 0o700)
+                        below.append(Path(entry.path))
+            level = below
 
     def staging(self) -> Path:
         """A fresh path under ``tmp/`` that does not exist yet, for ``archive.unpack`` to make."""

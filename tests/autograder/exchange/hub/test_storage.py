@@ -85,6 +85,17 @@ def test_every_folder_and_file_under_the_root_is_the_services_alone(store: Stora
         == {}
 
 
+def test_an_open_makes_the_folders_a_storage_left_open_private(store: Storage) -> None:
+    sub = store.submit("ch11", "alice", "ps1", _staged(store, member("problem1.ipynb", NOTEBOOK)), WHEN)
+    opened = [store.root / "courses" / "ch11", sub.path.parent.parent, sub.path.parent]
+    for folder in opened:
+        os.chmod(folder, 0o755)
+    os.chmod(sub.path / "problem1.ipynb", 0o644)  # an entry's own files are the entry's: left as they are
+    Storage.open(store.root)
+    assert [oct(f.stat().st_mode & 0o777) for f in opened] == [oct(0o700)] * 3
+    assert (sub.path / "problem1.ipynb").stat().st_mode & 0o777 == 0o644
+
+
 def test_an_entry_is_not_overwritten_unless_replaced(store: Storage) -> None:
     store.release("ch11", "ps1", _staged(store, member("a.txt", b"first")))
     with pytest.raises(StorageError, match="'courses/ch11/released/ps1' exists already"):
