@@ -28,7 +28,8 @@ The API (under the prefix), each answer JSON ``{"error": "..."}`` on a refusal:
     ``<notebook>.html`` files, ``.tar.gz``; header ``X-Submission-Secret``)
     the feedback for the submission of that time, whose secret must be the one given.
 
-Uploads are refused over the cap (413, on ``Content-Length`` before a byte is read) and on any
+Uploads are refused without a ``Content-Length`` (411) and over the cap (413, on ``Content-Length``, both before a
+byte is read) and on any
 rule of :mod:`.archive` (400); ids break no rule of :mod:`.names` (400). Everything is kept by
 :class:`.storage.Storage`. The blocking work (unpacking, packing, renaming into place) runs in a
 thread pool, so one large upload does not hold the others' requests.
@@ -193,7 +194,13 @@ class _Upload(_Base):
             return
         length = self.request.headers.get("Content-Length")
         cap = self.limits.total_bytes
-        if length is not None and (not length.isdigit() or int(length) > cap):
+        if length is None:
+            # A chunked body over the cap would only be cut off (tornado closes the connection, the client sees a
+            # reset): with its length said first, the refusal is a 413 in words before a byte is read.
+            self._refuse(Refused(411, f"the upload does not say its length (Content-Length): send it with its length; "
+                                      f"the exchange's cap is {cap} bytes"))
+            return
+        if not length.isdigit() or int(length) > cap:
             self._refuse(Refused(413, f"the upload of {length} bytes is over the exchange's cap of {cap} bytes"))
             return
         self.request.connection.set_max_body_size(cap)  # type: ignore[union-attr]
