@@ -6,8 +6,9 @@
 What runs (all on 127.0.0.1):
 
 * **the service**, by its real entry point (``python -m ch11_autograder.exchange.hub.service --storage
-  <folder>``, this checkout's ``.venv``), with the four variables a hub gives a service it runs, and its
-  real storage on disk (a fresh folder under ``--workdir``, default a temporary one, removed after);
+  <folder> --ip 127.0.0.1``, this checkout's ``.venv``), with the five variables a hub gives a service it
+  runs (its URL naming a host that is not this one, as on Zero to JupyterHub), and its real storage
+  on disk (a fresh folder under ``--workdir``, default a temporary one, removed after);
 * **a stand-in for the hub's REST API** (``tests/support/hub_api_standin.py``, its own process): the two
   calls the service makes per request (whose token is this, which groups is that user in),
   answered from a table. It stands in for nothing else: no proxy between the clients and the
@@ -255,11 +256,13 @@ def running(work: Path, people: dict[str, Any], probe_token: str) -> Iterator[Ru
         prefix = f"/services/{SERVICE}/"
         env = {**os.environ, "JUPYTERHUB_API_URL": f"http://127.0.0.1:{hub_port}/hub/api",
                "JUPYTERHUB_API_TOKEN": people["service"]["token"], "JUPYTERHUB_SERVICE_NAME": SERVICE,
-               "JUPYTERHUB_SERVICE_URL": f"http://127.0.0.1:{service_port}", "JUPYTERHUB_SERVICE_PREFIX": prefix}
+               # A name that is not this machine's, as a Kubernetes Service's is on Zero to JupyterHub: --ip binds.
+               "JUPYTERHUB_SERVICE_URL": f"http://{SERVICE}.invalid:{service_port}",
+               "JUPYTERHUB_SERVICE_PREFIX": prefix}
         with open(work / "service.log", "wb") as log:
             processes.append(subprocess.Popen(
-                [sys.executable, "-m", "ch11_autograder.exchange.hub.service", "--storage", str(work / "storage")],
-                stdout=log, stderr=subprocess.STDOUT, env=env))
+                [sys.executable, "-m", "ch11_autograder.exchange.hub.service", "--storage", str(work / "storage"),
+                 "--ip", "127.0.0.1"], stdout=log, stderr=subprocess.STDOUT, env=env))
         url = f"http://127.0.0.1:{service_port}{prefix}"
         _wait_ready(url, probe_token, processes, work)
         yield Running(url, processes[1])

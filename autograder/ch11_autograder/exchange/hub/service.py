@@ -4,9 +4,10 @@ Run by the hub (``c.JupyterHub.services``; docs/course.md, "Exchange through the
 
     python -m ch11_autograder.exchange.hub.service --storage /var/lib/nbgrader-exchange
 
-It listens where the hub's ``JUPYTERHUB_SERVICE_URL`` says, under ``JUPYTERHUB_SERVICE_PREFIX``, and
-asks the hub at ``JUPYTERHUB_API_URL`` with its ``JUPYTERHUB_API_TOKEN`` (all four set by the hub for
-a service it runs; a missing one stops it with a line naming it). Every request carries the caller's
+It listens where the hub's ``JUPYTERHUB_SERVICE_URL`` says (its port, and its host unless ``--ip`` names
+another address), under ``JUPYTERHUB_SERVICE_PREFIX``, and asks the hub at ``JUPYTERHUB_API_URL`` with
+its ``JUPYTERHUB_API_TOKEN`` (all four set by the hub for a service it runs; a missing one stops it
+with a line naming it). Every request carries the caller's
 hub token; :func:`.identity.caller_for` turns it into a name and groups, and :mod:`.access` decides.
 The API (under the prefix), each answer JSON ``{"error": "..."}`` on a refusal:
 
@@ -318,10 +319,15 @@ def main(argv: list[str] | None = None) -> None:
                         help="the folder only this service reads (made 0700 when missing)")
     parser.add_argument("--upload-cap", type=int, default=Limits().total_bytes,
                         help="the largest upload in bytes (default %(default)s)")
+    parser.add_argument("--ip", default="",
+                        help="the address to listen on (default: the host of $JUPYTERHUB_SERVICE_URL). Where that URL "
+                             "names something other than this machine, as a Kubernetes Service's name does on Zero "
+                             "to JupyterHub, give 0.0.0.0")
     args = parser.parse_args(argv)
     hub = Hub(_environment("JUPYTERHUB_API_URL"), _environment("JUPYTERHUB_API_TOKEN"),
               _environment("JUPYTERHUB_SERVICE_NAME"))
     where = urllib.parse.urlsplit(_environment("JUPYTERHUB_SERVICE_URL"))
+    ip = args.ip or where.hostname or "127.0.0.1"
     prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX") or f"/services/{hub.service_name}/"
     try:
         store = Storage.open(args.storage, create=True)
@@ -331,9 +337,8 @@ def main(argv: list[str] | None = None) -> None:
 
     async def serve() -> None:
         server = HTTPServer(make_app(store, hub, prefix, limits), max_body_size=args.upload_cap)
-        server.listen(where.port or 80, where.hostname or "127.0.0.1")
-        print(f"nbgrader hub exchange: serving {prefix} at {where.hostname}:{where.port}, storage {store.root}",
-              flush=True)
+        server.listen(where.port or 80, ip)
+        print(f"nbgrader hub exchange: serving {prefix} at {ip}:{where.port or 80}, storage {store.root}", flush=True)
         await asyncio.Event().wait()
 
     asyncio.run(serve())
