@@ -30,9 +30,11 @@ does), their opening of the tab and fetch at a uniform time in ``[0, s)``, and t
 plug-in; after it, the instructor collects with the plug-in.
 
 Measured: the service's resident memory (``VmRSS`` sampled every 0.25 s, and the kernel's peak
-``VmHWM``) and CPU time; every HTTP call's time as the plug-in sees it (the client's whole call:
-request, answer and unpacking), each nbgrader action's and each tab action's, as p50 / p95 / max
-per kind; every error. Checked (the run exits 1 if one fails, after writing the results): no
+``VmHWM``) and CPU time; every request's time as the service took it (``served``: its access log,
+from the request's start to its answer's end, the two calls to the hub API included), every HTTP
+call's as the plug-in sees it (``requests``: the client's whole call, request, answer and
+unpacking), each nbgrader action's and each tab action's, as p50 / p95 / max per kind; every
+error. Checked (the run exits 1 if one fails, after writing the results): no
 error; each student's submission stored exactly once (one entry under the storage's
 ``submissions/<student>/<assignment>/``, nothing left in its ``tmp/``); the instructor's
 ``collect`` brings every student's submission, each notebook carrying that student's comment.
@@ -51,6 +53,7 @@ import logging
 import math
 import os
 import random
+import re
 import secrets
 import shutil
 import signal
@@ -61,6 +64,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -312,6 +316,31 @@ def _summary(samples: list[tuple[str, float]]) -> dict[str, dict[str, float]]:
     return found
 
 
+#: tornado's access log line: status, method, path (with the query), the caller's address, milliseconds.
+ACCESS = re.compile(r"\] (?P<status>\d{3}) (?P<method>GET|POST) (?P<path>\S+) \(.*?\) (?P<ms>[\d.]+)ms$")
+
+
+def _served(log: str, prefix: str) -> list[tuple[str, float]]:
+    """Every request in the service's access log, named as :class:`_Timed` names the client's calls, with the
+    time the service took (from the request's start to its answer's end, the hub API calls included)."""
+    found = []
+    for line in log.splitlines():
+        match = ACCESS.search(line)
+        if match is None or not match["path"].startswith(prefix):
+            continue
+        path, _, query = match["path"][len(prefix):].partition("?")
+        parts = path.split("/")  # api, courses, <course>, <what>, ...
+        if len(parts) == 2:
+            kind = "courses"
+        elif parts[3] == "view":
+            kind = "view " + urllib.parse.parse_qs(query).get("parts", [""])[0]
+        else:
+            kind = "upload " + parts[3]
+        found.append((kind if match["status"].startswith("2") else f"{kind} {match['status']}",
+                      float(match["ms"]) / 1000))
+    return found
+
+
 def _check(storage: Path, course_root: Path, students: list[Person]) -> dict[str, Any]:
     """Stored exactly once, nothing left in the staging, and collected whole (see the module)."""
     problems = []
@@ -390,6 +419,7 @@ def run(students: int, window: float, seed: int, work: Path) -> dict[str, Any]:
         collect_seconds = time.perf_counter() - collect_started
         final = _status(pid)
         checks = _check(work / "storage", course_root, class_)
+    served = _served((work / "service.log").read_text(errors="replace"), f"/services/{SERVICE}/")
     storage_bytes = sum(p.stat().st_size for p in (work / "storage").rglob("*") if p.is_file())
     return {
         "what": "the hub exchange service (real entry point and storage) behind a stand-in for the hub's REST API; "
@@ -401,7 +431,8 @@ def run(students: int, window: float, seed: int, work: Path) -> dict[str, Any]:
                     "rss_peak_vmhwm_mib": round(final["VmHWM"] / 1024, 1),
                     "rss_after_collect_mib": round(final["VmRSS"] / 1024, 1), "rss_samples": memory.samples,
                     "cpu_seconds_during_class": round(cpu_class, 1)},
-        "requests": _summary(RECORD.requests), "actions": _summary(RECORD.actions), "tab": _summary(RECORD.tab),
+        "served": _summary(served), "requests": _summary(RECORD.requests), "actions": _summary(RECORD.actions),
+        "tab": _summary(RECORD.tab),
         "collect_seconds": round(collect_seconds, 1), "storage_mib": round(storage_bytes / 2**20, 1),
         "errors": RECORD.errors, **checks,
         "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in os.getloadavg()],

@@ -46,6 +46,9 @@ def test_a_small_class_runs_with_no_error_every_submission_stored_once_and_colle
     assert {kind: row["count"] for kind, row in result["tab"].items()} == {"open": 4, "fetch": 4, "submit": 4}
     assert result["requests"]["upload submissions"]["count"] == 4
     assert result["requests"]["view inbound"]["count"] == 1
+    # The service's own times, from its access log: the same requests, each answered.
+    assert {kind: row["count"] for kind, row in result["served"].items() if kind != "courses"} == {
+        kind: row["count"] for kind, row in result["requests"].items()}
     assert result["service"]["rss_peak_vmhwm_mib"] >= result["service"]["rss_idle_mib"] > 0
 
 

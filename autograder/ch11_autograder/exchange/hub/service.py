@@ -32,7 +32,8 @@ The API (under the prefix), each answer JSON ``{"error": "..."}`` on a refusal:
 Uploads are refused over the cap (413, on ``Content-Length`` before a byte is read) and on any
 rule of :mod:`.archive` (400); ids break no rule of :mod:`.names` (400). Everything is kept by
 :class:`.storage.Storage`. The blocking work (unpacking, packing, renaming into place) runs in a
-thread pool, so one large upload does not hold the others' requests.
+thread pool, so one large upload does not hold the others' requests. Every request is logged on
+stderr, one line each (tornado's access log: status, method, path, time taken).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO, TypeVar, cast
 
 from tornado.httpserver import HTTPServer
+from tornado.log import enable_pretty_logging
 from tornado.web import Application, RequestHandler, stream_request_body
 
 from .access import Caller, Refused, course_of, courses_of, instructor_of, member_of, student_of
@@ -334,6 +336,10 @@ def main(argv: list[str] | None = None) -> None:
     except StorageError as err:
         sys.exit(f"nbgrader hub exchange: {err}")
     limits = Limits(total_bytes=args.upload_cap, file_bytes=min(Limits().file_bytes, args.upload_cap))
+
+    # One line per request on stderr (tornado's access log: status, method, path, caller's address, time), which
+    # the hub keeps in its own log for a service it runs. No token is in a path, so none is logged.
+    enable_pretty_logging()
 
     async def serve() -> None:
         server = HTTPServer(make_app(store, hub, prefix, limits), max_body_size=args.upload_cap)
