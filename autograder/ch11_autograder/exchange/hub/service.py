@@ -337,8 +337,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"nbgrader hub exchange: {err}")
     limits = Limits(total_bytes=args.upload_cap, file_bytes=min(Limits().file_bytes, args.upload_cap))
 
-    # One line per request on stderr (tornado's access log: status, method, path, caller's address, time), which
-    # the hub keeps in its own log for a service it runs. No token is in a path, so none is logged.
+    # One line per request on stderr (tornado's access log: status, method, path, caller's address, time), where
+    # the hub's own output goes for a service it starts. No token is in a path, so none is logged.
     enable_pretty_logging()
 
     async def serve() -> None:
