@@ -111,6 +111,13 @@ clean:
 bench: bytecode
 	$(PY) bench/run.py
 
+# The hub exchange service under a class of 300 submitting within 5 minutes (not part of `test` or CI: about
+# 8 minutes; a stand-in for the hub's REST API, no hub). Method and results: bench/README.md ("The hub
+# exchange service under a class"); numbers land in bench/results/hub_exchange_load.json.
+.PHONY: bench-hub-load
+bench-hub-load: bytecode
+	$(PY) bench/hub_exchange_load.py
+
 # Mutation testing of the hidden suites (not part of `test` or CI: it grades about 900 mutants,
 # see docs/mutation.md for the measured time). Rewrites mutation/results/ and the tables of
 # docs/mutation.md; `$(PY) -m mutation.run ex3` reruns one exercise.

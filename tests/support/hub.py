@@ -93,8 +93,10 @@ def require_hub() -> None:
 
 def page_blocks(page: Path = COURSE_PAGE, marks: tuple[str, ...] = BLOCK_MARKS) -> dict[str, str]:
     """The page's fenced blocks of ``marks`` (``python`` or plain shell), by mark; exactly one each."""
-    blocks = [textwrap.dedent(m.group(2)) for m in
-              re.finditer(r"^([ \t]*)```(?:python)?\n(.*?)^\1```$", page.read_text(), re.M | re.S)]
+    # Every fence is paired, whatever its language, so that a closing fence never opens a block.
+    blocks = [textwrap.dedent(m.group(3)) for m in
+              re.finditer(r"^([ \t]*)```([\w-]*)\n(.*?)^\1```$", page.read_text(), re.M | re.S)
+              if m.group(2) in ("", "python")]
     found = {}
     for mark in marks:
         having = [b for b in blocks if mark in b]
