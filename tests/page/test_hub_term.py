@@ -16,15 +16,21 @@ network: the page's hub listens on 127.0.0.1:8000, reached from this machine's C
 2. the hub is started with the page's command (its block ``admin-start-hub``), its output to a
    file as under a service manager;
 3. the instructor logs in through the hub in Chromium, opens a JupyterLab terminal
-   (``support.hub.Terminal``) and runs the page's Week 1 block and its due-date block there
-   (``support.hub.TerminalTarget``): the terminal's own PATH decides which ``nbgrader`` runs;
+   (``support.hub.Terminal``) and runs the page's Week 1 block, its due-date block and its
+   ``ch11-grade doctor`` block there (``support.hub.TerminalTarget``): the terminal's own PATH
+   decides which ``nbgrader`` runs, and the doctor exits non-zero on any problem;
 4. a student (``<student1>``) logs in, fetches ch11 in the Assignments tab, answers Exercise 4,
    submits there, and clicks Fetch Feedback until the page the grading service (the page's
    ``ch11-serve`` service) published is the graded practice feedback.
 
 A step that fails (its command exits non-zero, or times out) fails the test with the page's step
-named (``PageStepError``). Minutes from a fresh container to that first feedback (the install's
-seconds, kept on the image, plus this run's) are printed and recorded in bench/README.md.
+named (``PageStepError``). Two wrong steps planted on the page show it, each on a machine of its
+own up to the instructor's terminal: the exchange made 0777 instead of 1777 (the doctor's step
+fails) and the graders' line of ``/etc/profile.d/ch11.sh`` left out (Week 1 fails: the
+terminal's login shell finds the students' ``nbgrader``, which cannot load the course).
+
+Minutes from a fresh container to the first feedback (the install's seconds, kept on the image,
+plus this run's) are printed and recorded in bench/README.md.
 
 Mark ``page``: root, a Docker engine and Chromium; the ports 8000, 8001 and 8081 of this machine
 free (the page's hub and proxy). Opt-in (``make test-page``).
@@ -57,7 +63,7 @@ INSTALL_STEPS = ("admin-harness-wheel", "admin-install-students", "admin-install
 #: The page's admin blocks after the install, in page order (``admin-user`` runs once per user).
 ADMIN_STEPS = ("admin-user", "admin-graders", "admin-profile", "admin-exchange", "admin-jupyter-dir",
                "admin-nbgrader-config", "admin-hub-dir", "admin-hub-config", "admin-hub-services")
-INSTRUCTOR_STEPS = ("instructor-week1", "instructor-due-date")
+INSTRUCTOR_STEPS = ("instructor-week1", "instructor-due-date", "instructor-doctor")
 HUB_URL = "http://127.0.0.1:8000"
 #: The page's hub (bind_url), the proxy's API and the hub's own port: JupyterHub's defaults.
 PORTS = (8000, 8001, 8081)
@@ -87,8 +93,8 @@ def values(people: People, **more: str) -> dict[str, str]:
 
 def admin_steps(page: str, people: People, passwords: dict[str, str]) -> list[PageStep]:
     """The page's admin steps 5-9 and its hub start, substituted, in page order; the users' block once per user."""
-    steps = page_runner.page_steps(page, values(people), only=tuple(s for s in ADMIN_STEPS if s != "admin-user")
-                                   + ("admin-start-hub",))
+    rest = [*(s for s in ADMIN_STEPS if s != "admin-user"), "admin-start-hub"]
+    steps = page_runner.page_steps(page, values(people), only=rest)
     users = [page_runner.page_steps(page, values(people, **{"<user>": name, "<password>": passwords[name]}),
                                     only=("admin-user",))[0] for name in passwords]
     return users + steps
@@ -136,16 +142,15 @@ def _user(name: str) -> User:
     return User(name, Path(f"/home/{name}"), 0, 0)  # the uid is the container's: only the name is used here
 
 
-def _instructor_week1(machine: str, people: People, passwords: dict[str, str], context, log: Path) -> None:
-    page_text = PAGE.read_text()
+def _instructor_term(page_text: str, people: People, passwords: dict[str, str], context, log: Path) -> None:
+    """The instructor logs in through the hub and runs the page's Week 1, due-date and doctor blocks in a
+    JupyterLab terminal of their server."""
     steps = page_runner.page_steps(page_text, values(people), only=INSTRUCTOR_STEPS)
     page = context.new_page()
     name = people.instructor
     hub_support.log_in(page, HUB_URL, _user(name), passwords[name], f"{HUB_URL}/user/{name}/lab**")
     hub_support.wait_for_lab(page)
     terminal = hub_support.Terminal(page, f"/user/{name}/")
-    status, out = terminal.run("command -v nbgrader ch11-grade")
-    assert status == 0 and "/opt/ch11/grader/bin/nbgrader" in out, out
     page_runner.run_steps(steps, hub_support.TerminalTarget(terminal, name), log=log)
     page.close()
 
@@ -188,21 +193,31 @@ def _student_gets_feedback(machine: str, student: str, password: str, context) -
         time.sleep(10)
 
 
-def test_the_hub_path_runs_as_written_on_a_fresh_debian_12():
+def _installed() -> debian_machine.InstalledImage:
     tier_gate.require("page", _reason())
     batch_support.require_docker()
     OUT.mkdir(parents=True, exist_ok=True)
-    page_text = PAGE.read_text()
-    install = page_runner.page_steps(page_text, {"<checkout>": debian_machine.CHECKOUT}, only=INSTALL_STEPS)
-    image = debian_machine.installed_image(SUITE, install, OUT / f"install-{SUITE}.log")
+    install = page_runner.page_steps(PAGE.read_text(), {"<checkout>": debian_machine.CHECKOUT}, only=INSTALL_STEPS)
+    return debian_machine.installed_image(SUITE, install, OUT / f"install-{SUITE}.log")
+
+
+def hub_path(page_text: str, image: debian_machine.InstalledImage, name: str, *, student: bool = True
+             ) -> tuple[dict[str, float], str]:
+    """The page's hub path (the module docstring's steps 1-4; with ``student`` false, 1-3) from ``page_text`` on a
+    container of ``image``; the cumulative seconds of each part, and the student's feedback page ('' without).
+
+    Raises:
+        PageStepError: the first of the page's steps that fails, named.
+    """
     people = People()
-    passwords = {name: secrets.token_urlsafe(12) for name in (people.instructor, *people.students)}
+    passwords = {who: secrets.token_urlsafe(12) for who in (people.instructor, *people.students)}
     steps = admin_steps(page_text, people, passwords)
-    log = OUT / f"hub-term-{SUITE}.log"
+    log = OUT / f"hub-term-{name}.log"
     log.unlink(missing_ok=True)
     seconds: dict[str, float] = {}
+    feedback = ""
     start = time.monotonic()
-    with debian_machine.machine_of(image.tag, f"hub-{SUITE}", "--privileged") as machine:
+    with debian_machine.machine_of(image.tag, f"hub-{name}", "--privileged") as machine:
         target = page_runner.DockerTarget(machine, env=debian_machine.host_env(), umask="077")
         try:
             page_runner.run_steps(steps[:-1], target, log=log)
@@ -211,17 +226,45 @@ def test_the_hub_path_runs_as_written_on_a_fresh_debian_12():
             _wait_for_hub(machine)
             seconds["hub up"] = time.monotonic() - start
             with browser.chromium() as chromium:
-                instructor, student = (chromium.new_context(viewport={"width": 1280, "height": 800})
+                instructor, learner = (chromium.new_context(viewport={"width": 1280, "height": 800})
                                        for _ in range(2))
-                _instructor_week1(machine, people, passwords, instructor, log)
-                seconds["Week 1 in the instructor's terminal"] = time.monotonic() - start
-                feedback = _student_gets_feedback(machine, people.students[0], passwords[people.students[0]],
-                                                  student)
-                seconds["first feedback in the Assignments tab"] = time.monotonic() - start
+                _instructor_term(page_text, people, passwords, instructor, log)
+                seconds["Week 1, due date, doctor in the instructor's terminal"] = time.monotonic() - start
+                if student:
+                    feedback = _student_gets_feedback(machine, people.students[0], passwords[people.students[0]],
+                                                      learner)
+                    seconds["first feedback in the Assignments tab"] = time.monotonic() - start
         finally:
-            (OUT / f"hub-{SUITE}.log").write_text(_exec(machine, "root", f"cat {HUB_LOG} || true").stdout)
+            (OUT / f"hub-{name}.log").write_text(_exec(machine, "root", f"cat {HUB_LOG} || true").stdout)
+    return seconds, feedback
+
+
+def test_the_hub_path_runs_as_written_on_a_fresh_debian_12():
+    image = _installed()
+    seconds, feedback = hub_path(PAGE.read_text(), image, SUITE)
     assert "audit_marks: 4 / 4 points" in feedback, feedback[-2000:]
     total = image.install_seconds + seconds["first feedback in the Assignments tab"]
     print(f"\n{SUITE}: install {image.install_seconds:.0f} s ({'now' if image.made_now else 'cached image'}); "
           + ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items())
           + f"; fresh container to first feedback {total / 60:.1f} min")
+
+
+#: A wrong step planted on the page (the text it replaces, and with what) -> the page's step that must fail.
+PLANTED = {
+    "the exchange at 0777": (("chmod 1777 /usr/local/share/nbgrader/exchange\n",
+                              "chmod 0777 /usr/local/share/nbgrader/exchange\n"), "instructor-doctor"),
+    "the graders' PATH line missing": (('case " $(id -Gn) " in *" <graders> "*) PATH="/opt/ch11/grader/bin:$PATH" ;; '
+                                        'esac\n', ""), "instructor-week1"),
+}
+
+
+@pytest.mark.parametrize("plant", sorted(PLANTED))
+def test_a_planted_wrong_step_fails_with_the_page_s_step_named(plant):
+    (old, new), step = PLANTED[plant]
+    page_text = PAGE.read_text()
+    assert page_text.count(old) == 1, f"the page no longer has {old!r} once"
+    image = _installed()
+    with pytest.raises(page_runner.PageStepError) as caught:
+        hub_path(page_text.replace(old, new), image, f"{SUITE}-planted", student=False)
+    print(f"\n{plant}: {caught.value}")
+    assert caught.value.step == step, str(caught.value)
