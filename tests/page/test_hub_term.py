@@ -157,7 +157,7 @@ def _instructor_term(page_text: str, people: People, passwords: dict[str, str], 
 
 def _feedback_text(machine: str, student: str) -> str:
     """The newest fetched feedback page of Exercise 4 in the student's home, or ''."""
-    done = _exec(machine, student, f"cd ~/{ASSIGNMENT}/feedback 2>/dev/null && "
+    done = _exec(machine, student, f"cd /home/{student}/{ASSIGNMENT}/feedback 2>/dev/null && "
                                    f"cat \"$(ls -1 | sort | tail -n 1)/{NOTEBOOK}.html\" 2>/dev/null || true")
     return done.stdout
 
@@ -172,8 +172,8 @@ def _student_gets_feedback(machine: str, student: str, password: str, context) -
     released = _exec(machine, student, f"cat {notebook}")
     assert released.returncode == 0, released.stderr
     answered = exchange_course.exercise4_answered(released.stdout, f"private-{secrets.token_hex(8)}")
-    wrote = _exec(machine, student, f"cat > {notebook} && find ~/{ASSIGNMENT} -maxdepth 1 -name '*.ipynb' "
-                                    f"! -name {NOTEBOOK}.ipynb -delete", stdin=answered)
+    wrote = _exec(machine, student, f"cat > {notebook} && find /home/{student}/{ASSIGNMENT} -maxdepth 1 "
+                                    f"-name '*.ipynb' ! -name {NOTEBOOK}.ipynb -delete", stdin=answered)
     assert wrote.returncode == 0, wrote.stderr
     hub_support.list_rows(page, "fetched", 1).first.locator('.item_status button:text("Submit")').click()
     hub_support.list_rows(page, "submitted", 1)
