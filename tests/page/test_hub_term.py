@@ -4,8 +4,9 @@ The machine is the installed one of ``support.debian_machine.installed_image``: 
 the debootstrap base after the page's install steps 1-4 (run as ``test_install_steps.py`` runs them,
 root under umask 077), committed to a local image keyed on those steps' text and the checkout's
 installed files, so a rerun starts here in seconds instead of repeating a 20-minute install. From a
-container of it (privileged: bubblewrap needs the user namespaces a real machine has; host
-network: the page's hub listens on 127.0.0.1:8000, reached from this machine's Chromium):
+container of it (seccomp, AppArmor and /proc's masks off: bubblewrap needs the user namespaces a
+real machine has, :data:`USER_NAMESPACES`; host network: the page's hub listens on
+127.0.0.1:8000, reached from this machine's Chromium):
 
 1. the page's marked admin blocks of steps 5-9 run as written, as root under umask 077, with only the
    page's placeholders replaced (``support.page_runner``; the users' block once per user: the
@@ -73,6 +74,11 @@ OUT = BUILD_DIR / "page"
 #: a half of Week 1, then grades one Exercise 4 on a loaded machine).
 FEEDBACK_TIMEOUT = 900.0
 ASSIGNMENT, NOTEBOOK = exchange_course.ASSIGNMENT, exchange_course.NOTEBOOK
+#: What bubblewrap needs of the container that a real machine gives: user namespaces (Docker's default seccomp
+#: profile refuses them) and a /proc it may mount (not masked). ``--privileged`` would do too, where the engine
+#: itself may grant every capability (not inside another container).
+USER_NAMESPACES = ("--security-opt", "seccomp=unconfined", "--security-opt", "apparmor=unconfined",
+                   "--security-opt", "systempaths=unconfined")
 
 
 @dataclass(frozen=True)
@@ -217,7 +223,7 @@ def hub_path(page_text: str, image: debian_machine.InstalledImage, name: str, *,
     seconds: dict[str, float] = {}
     feedback = ""
     start = time.monotonic()
-    with debian_machine.machine_of(image.tag, f"hub-{name}", "--privileged") as machine:
+    with debian_machine.machine_of(image.tag, f"hub-{name}", *USER_NAMESPACES) as machine:
         target = page_runner.DockerTarget(machine, env=debian_machine.host_env(), umask="077")
         try:
             page_runner.run_steps(steps[:-1], target, log=log)
