@@ -8,7 +8,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-fast test-slurm test-dask test-page test-readers docker-engine browser hub slurm lint demo example wheel release clean bytecode
+.PHONY: test test-fast test-slurm test-dask test-page test-page-hub test-readers docker-engine browser hub slurm lint demo example wheel release clean bytecode
 
 $(STAMP): requirements/lock.txt pyproject.toml harness/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -71,6 +71,11 @@ test-dask: $(STAMP)
 # (tests/page/test_page_runner.py, a toy page in local bash) stay in `test`.
 test-page: $(STAMP) docker-engine
 	$(PY) -m pytest -m page -rP tests/page
+
+# The page's hub path alone on Debian 12 (docs/course.md, "The page's hub path on a fresh Debian 12"):
+# the installed machine is cached as a local image keyed on the install steps (the first run installs).
+test-page-hub: $(STAMP) docker-engine browser
+	$(PY) -m pytest -m page -rP tests/page/test_hub_term.py
 
 docker-engine:
 	bash .ci/docker-engine.sh
