@@ -16,6 +16,7 @@ from .roundtrip import roundtrip
 __all__ = [
     "Misconception",
     "Mismatch",
+    "Source",
     "call_statement",
     "expect_equal",
     "pasteable",
@@ -111,14 +112,24 @@ def expect_equal(
 
 
 
+@dataclass(frozen=True)
+class Source:
+    """Python source a pasted statement shows as written: a name earlier statements set up (``chain``), or an
+    expression that builds an argument (``make_chain(16, 5, width=3, seed=11)``)."""
+
+    text: str
+
+
 def pasteable(value: Any) -> str:
     """``value`` as Python source that rebuilds it in the student's notebook (numpy imported as ``np``).
 
     numpy 2 writes its scalars as source already (``np.float32(0.75)``, ``np.True_``); what ``repr`` writes that
     does not run is spelt out: a non-finite float (``float('nan')``), an array (``np.array([...], dtype=...)``),
     a generator argument (:class:`~..protocol.Once`: ``iter([...])``), a generator made from a seed
-    (:class:`~..protocol.RngSeed`: ``np.random.default_rng(seed)``).
+    (:class:`~..protocol.RngSeed`: ``np.random.default_rng(seed)``). A :class:`Source` is its own text.
     """
+    if isinstance(value, Source):
+        return value.text
     if isinstance(value, RngSeed):
         return f"np.random.default_rng({value.seed!r})"
     if isinstance(value, Once):
