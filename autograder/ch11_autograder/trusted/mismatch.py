@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -89,6 +89,22 @@ class Misconception:
     # Not compared or hashed: a misconception is the mistake it names; its kill-table row is evidence about it.
     fails: tuple[Mapping[str, frozenset[str]], ...] = field(default=(), compare=False)
     history: bool = False
+
+    def rewrapped(self, wrap: Callable[[Callable[..., Any]], Callable[..., Any]], *,
+                  keep_function: bool = False) -> Misconception:
+        """This misconception with ``implementation`` replaced by ``wrap(implementation)``.
+
+        Kept: ``name``, ``advice``, ``fails``, ``history``. Replaced: ``implementation``.
+        ``function`` is dropped (set to ``""``, so the misconception is named on the evidence
+        alone, never probed) unless ``keep_function``. Drop it when ``wrap`` predicts something
+        other than what the student's function returns for the same keyword arguments (an
+        outcome such as ``"raised TypeError"``, the last answer of a replayed sequence, what a call
+        leaves of its argument): probing would compare the student's return value with a
+        prediction of something else. Keep it only when the wrapped implementation still predicts
+        that return value (it only adapts how the inputs are passed).
+        """
+        return replace(self, implementation=wrap(self.implementation),
+                       function=self.function if keep_function else "")
 
 
 def expect_equal(

@@ -21,7 +21,6 @@ from trainable_harness import opening_objective_exact
 from ....api.suite import (
     Call,
     CellSuite,
-    Misconception,
     Mismatch,
     Once,
     Property,
@@ -490,8 +489,7 @@ def _sweep_left_ks(call: Mapping[str, Any], watched: Watched) -> Any:
     ],
     misconceptions=(
         *_replayed(_SWEEP_WRONG),
-        *(Misconception(m.name, m.advice, _ks_left(m.implementation),
-                        fails=m.fails, history=m.history) for m in _SWEEP_WRONG),
+        *(m.rewrapped(_ks_left) for m in _SWEEP_WRONG),
     ),
     matches=_same_sweep_or_ks,
 )
