@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..protocol import Kept, Once, Record
+from ..protocol import Kept, Once, Record, RngSeed
 from ..textsafe import one_line
 from .differences import first_difference, focused_value
 
@@ -607,6 +607,8 @@ def _format(value: Any, depth: int) -> str:
         return repr(value)  # range(16, 4097), iter([16, 64]): as the student's code received it
     if isinstance(value, Kept):
         return repr(value)  # its label: the grader's name for a shared object, e.g. "chain"
+    if isinstance(value, RngSeed):
+        return f"np.random.default_rng({value.seed})"  # what the student's code received, not the grader's type
     return f"<{type(value).__name__}>"
 
 
