@@ -108,6 +108,9 @@ def admin_steps(page: str, people: People, passwords: dict[str, str]) -> list[Pa
 
 def _port_free(port: int) -> bool:
     with socket.socket() as probe:
+        # As the hub, the proxy and tornado bind: the last run's closed connections (TIME_WAIT) do not hold the
+        # port for them, and without this the probe took them for a listener and skipped the next test.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(("127.0.0.1", port))
         except OSError:
