@@ -147,7 +147,7 @@ def pasteable(value: Any) -> str:
     if isinstance(value, Source):
         return value.text
     if isinstance(value, RngSeed):
-        return f"np.random.default_rng({value.seed!r})"
+        return repr(value)
     if isinstance(value, Once):
         return f"iter({pasteable(list(value.items))})"
     if isinstance(value, float) and not math.isfinite(value):

@@ -603,12 +603,11 @@ def _format(value: Any, depth: int) -> str:
         if len(value) > MAX_SHOWN_ITEMS:
             items.append(f"... ({len(value)} entries)")
         return "{" + ", ".join(items) + "}"
-    if isinstance(value, range | Once):
-        return repr(value)  # range(16, 4097), iter([16, 64]): as the student's code received it
+    if isinstance(value, range | Once | RngSeed):
+        # range(16, 4097), iter([16, 64]), np.random.default_rng(7): as the student's code received it
+        return repr(value)
     if isinstance(value, Kept):
         return repr(value)  # its label: the grader's name for a shared object, e.g. "chain"
-    if isinstance(value, RngSeed):
-        return f"np.random.default_rng({value.seed})"  # what the student's code received, not the grader's type
     return f"<{type(value).__name__}>"
 
 
