@@ -64,6 +64,17 @@ def call(hub: ExchangeHub, method: str, path: str, token: str | None, body: byte
     return response.status, data
 
 
+def open_upload(hub: ExchangeHub, token: str, header: str, value: str) -> http.client.HTTPConnection:
+    """A submission of ``ps1`` begun by hand: the request line, the token and one length header (``header``:
+    ``value``) sent, the headers not ended, so that a test sends the body as it chooses."""
+    where = urllib.parse.urlsplit(hub.service_url)
+    connection = http.client.HTTPConnection(where.hostname, where.port, timeout=120)
+    connection.putrequest("POST", f"{where.path}api/courses/{COURSE}/submissions/ps1")
+    connection.putheader("Authorization", f"token {token}")
+    connection.putheader(header, value)
+    return connection
+
+
 def names_in(data: bytes) -> list[str]:
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
         return sorted(tar.getnames())
@@ -192,12 +203,8 @@ def test_a_hostile_upload_is_refused_and_nothing_is_written(hub: ExchangeHub, to
 def test_an_upload_over_the_cap_is_refused_before_it_is_read(hub: ExchangeHub, tokens: dict[str, str]) -> None:
     release(hub, tokens, "ps1")
     before = _outside(hub)
-    where = urllib.parse.urlsplit(hub.service_url)
-    connection = http.client.HTTPConnection(where.hostname, where.port, timeout=120)
     # Only the headers and a little of the claimed body are sent: the refusal comes on the header.
-    connection.putrequest("POST", f"{where.path}api/courses/{COURSE}/submissions/ps1")
-    connection.putheader("Authorization", f"token {tokens['bob']}")
-    connection.putheader("Content-Length", str(hub_exchange.UPLOAD_CAP + 1))
+    connection = open_upload(hub, tokens["bob"], "Content-Length", str(hub_exchange.UPLOAD_CAP + 1))
     connection.endheaders(b"x" * 1024)
     response = connection.getresponse()
     answer = json.loads(response.read())
@@ -216,11 +223,7 @@ def test_an_upload_without_its_length_is_refused_before_it_is_read(hub: Exchange
     see only a reset connection)."""
     release(hub, tokens, "ps1")
     before = _outside(hub)
-    where = urllib.parse.urlsplit(hub.service_url)
-    connection = http.client.HTTPConnection(where.hostname, where.port, timeout=120)
-    connection.putrequest("POST", f"{where.path}api/courses/{COURSE}/submissions/ps1")
-    connection.putheader("Authorization", f"token {tokens['bob']}")
-    connection.putheader("Transfer-Encoding", "chunked")
+    connection = open_upload(hub, tokens["bob"], "Transfer-Encoding", "chunked")
     connection.endheaders(b"10000\r\n" + os.urandom(65536) + b"\r\n")
     response = connection.getresponse()
     answer = json.loads(response.read())
@@ -315,12 +318,8 @@ def test_a_service_killed_mid_upload_keeps_what_was_committed_and_nothing_else(
     # Random bytes do not compress: the body is as large as sent, over the 1 MiB the service keeps in memory.
     body = tar_gz(member("problem1.ipynb", NOTEBOOK), member("big.bin", os.urandom(1_500_000)))
     assert len(body) < hub_exchange.UPLOAD_CAP
-    where = urllib.parse.urlsplit(hub.service_url)
-    connection = http.client.HTTPConnection(where.hostname, where.port, timeout=120)
+    connection = open_upload(hub, tokens["alice"], "Content-Length", str(len(body)))
     try:
-        connection.putrequest("POST", f"{where.path}api/courses/{COURSE}/submissions/ps1")
-        connection.putheader("Authorization", f"token {tokens['alice']}")
-        connection.putheader("Content-Length", str(len(body)))
         connection.endheaders()
         sent, deadline = 0, time.monotonic() + 60
         # Slowly, in chunks, until the service has the body's spool file open under tmp/; never the whole body.
