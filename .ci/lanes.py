@@ -1,24 +1,28 @@
-"""Run the test suite in two lanes at once: the hub tier in one pytest process, everything else in another.
+"""Run the test suite in three lanes at once.
 
     python .ci/lanes.py -m EXPR [PYTEST_ARG ...]
 
-``make test`` runs this (and so CI). The tests selected are exactly ``pytest -m EXPR``'s, split in two:
+``make test`` runs this (and so CI). The tests selected are exactly ``pytest -m EXPR``'s, split into lanes, each
+one pytest process, on three tracks that run at once (a track's lanes run one after the other):
 
-* the **hub lane**: ``-m "(EXPR) and hub"`` (``tests/hub/``, the hub exchange's plug-in on a real hub), then,
-  after it, the tests that change the machine's Jupyter config (:data:`AFTER_HUB`: ``tests/test_hermetic.py``
-  plants ``/etc/jupyter/nbgrader_config.py``, which the hub's users would read);
-* the **main lane**: ``-m "(EXPR) and not hub"`` without :data:`AFTER_HUB`.
+* the **hub track**: the hub lane, ``-m "(EXPR) and hub"`` (``tests/hub/``, the hub exchange's plug-in on a real
+  hub), then, after it, the tests that change the machine's Jupyter config (:data:`AFTER_HUB`:
+  ``tests/test_hermetic.py`` plants ``/etc/jupyter/nbgrader_config.py``, which the hub's users would read);
+* the **side track**: ``-m "(EXPR) and not hub"`` over the folders of :data:`SIDE`, whole tiers that share no
+  session fixture with the rest (each lane computes its own session fixtures, so a split tier would pay twice);
+* the **main track**: ``-m "(EXPR) and not hub"`` over everything else.
 
-Why two: the hub tier spends most of its wall time waiting (a hub's, a proxy's and its services' starts, the
-fault tier's planted slow start and the service's held refusals, Chromium pages loading), minutes in which a
-2-core machine's cores are free for the rest of the suite. The lanes share nothing that one changes while the
-other reads: the hub tier's users, groups and ``/etc/profile.d`` file have names of their own, the exchange
-tier's users run commands without login shells (``support/course_users.py``), each lane has its own pytest
-temporary folder, so the process-leak check of one never counts the other's processes, and the course venvs
-both may build are built under a file lock.
+Why three: most of the suite's wall time is waiting, not computing (hub, proxy and service starts, the fault
+tier's planted slow start, kernels and containers starting, nbgrader's own commands, unix users' logins). Sampled
+every 30 s for 40 minutes of a two-lane run on a 2-core machine, the run's processes took about a third of the
+cores' time (``/proc/stat``'s user share, 12% to 39%, the rest taken by lower-priority work beside it). The lanes
+share nothing that one changes while another reads: the hub tier's users, groups and ``/etc/profile.d`` file have
+names of their own, the exchange tier's users run commands without login shells (``support/course_users.py``),
+each lane has its own pytest temporary folder, so the process-leak check of one never counts another's
+processes, and the course venvs several may build are built under a file lock.
 
-The main lane prints as it runs; the hub lane's output goes to ``build/lanes/hub.log`` (and
-``build/lanes/after-hub.log``), printed whole when both lanes have ended, with one line when each ends.
+The main track prints as it runs; the others' output goes to ``build/lanes/<lane>.log``, printed whole when every
+track has ended, with one line when each lane ends.
 
 Exit status: 0 only when every lane exited 0. A lane that ran no test (pytest's 5) fails the run, so a
 selection that silently empties a lane cannot pass; any other non-zero status is passed on.
@@ -37,6 +41,8 @@ ROOT = Path(__file__).resolve().parent.parent
 LOGS = ROOT / "build" / "lanes"
 #: Tests that change machine-wide state the hub's users read: run in the hub lane, after the hub tier.
 AFTER_HUB = ("tests/test_hermetic.py",)
+#: Whole tiers run on the side track: folders whose session fixtures no other test uses.
+SIDE = ("tests/behaviour", "tests/exchange", "tests/hostile", "tests/readers")
 #: pytest's exit status when it collected no test.
 NO_TESTS = 5
 
@@ -60,14 +66,15 @@ class Ended:
     seconds: float
 
 
-def lanes(expr: str, rest: list[str]) -> tuple[list[Lane], list[Lane]]:
-    """The hub lane (its processes one after the other) and the main lane, for ``-m expr`` and pytest's other
-    arguments ``rest``."""
-    ignore = [f"--ignore={path}" for path in AFTER_HUB]
+def tracks(expr: str, rest: list[str]) -> list[list[Lane]]:
+    """The tracks for ``-m expr`` and pytest's other arguments ``rest``: the hub track, the side track, then the
+    main track (the one that prints to the terminal). Each track's lanes run one after the other."""
+    not_main = [f"--ignore={path}" for path in (*AFTER_HUB, *SIDE)]
     hub = [Lane("hub", ("-m", f"({expr}) and hub", *rest), LOGS / "hub.log"),
            Lane("after-hub", ("-m", expr, *rest, *AFTER_HUB), LOGS / "after-hub.log")]
-    main = [Lane("main", ("-m", f"({expr}) and not hub", *ignore, *rest), None)]
-    return hub, main
+    side = [Lane("side", ("-m", f"({expr}) and not hub", *rest, *SIDE), LOGS / "side.log")]
+    main = [Lane("main", ("-m", f"({expr}) and not hub", *not_main, *rest), None)]
+    return [hub, side, main]
 
 
 def status(codes: list[int]) -> int:
@@ -94,17 +101,20 @@ def main(argv: list[str]) -> int:
     if len(argv) < 2 or argv[0] != "-m":
         print("usage: lanes.py -m EXPR [PYTEST_ARG ...]", file=sys.stderr)
         return 2
-    hub, main_lane = lanes(argv[1], argv[2:])
+    *others, terminal = tracks(argv[1], argv[2:])
     ended: list[Ended] = []
 
     def one_after_another(sequence: list[Lane]) -> None:
         ended.extend(_run(lane) for lane in sequence)
 
-    side = threading.Thread(target=one_after_another, args=(hub,), name="hub-lane")
-    side.start()
-    one_after_another(main_lane)
-    side.join()
-    for lane in hub:
+    threads = [threading.Thread(target=one_after_another, args=(track,), name=f"{track[0].name}-track")
+               for track in others]
+    for thread in threads:
+        thread.start()
+    one_after_another(terminal)
+    for thread in threads:
+        thread.join()
+    for lane in (lane for track in others for lane in track):
         if lane.log is not None and lane.log.is_file():
             print(f"\n[lanes] ===== the {lane.name} lane's output ({lane.log.relative_to(ROOT)}) =====", flush=True)
             sys.stdout.write(lane.log.read_text(encoding="utf-8", errors="replace"))

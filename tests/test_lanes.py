@@ -1,4 +1,4 @@
-"""``.ci/lanes.py``: ``make test``'s two lanes run exactly ``pytest -m EXPR``'s tests, each once, and an empty lane
+"""``.ci/lanes.py``: ``make test``'s lanes run exactly ``pytest -m EXPR``'s tests, each once, and an empty lane
 or a failed one fails the run."""
 
 from __future__ import annotations
@@ -70,7 +70,13 @@ def _selected(tests: dict[str, set[str]], args: tuple[str, ...]) -> set[str]:
             paths.append(arg)
     return {nodeid for nodeid, names in tests.items()
             if (expr is None or expr.evaluate(lambda name, names=names: name in names))
-            and (not paths or nodeid.split("::")[0] in paths) and nodeid.split("::")[0] not in ignored}
+            and (not paths or _under(nodeid, paths)) and not _under(nodeid, ignored)}
+
+
+def _under(nodeid: str, paths: list[str]) -> bool:
+    """Whether a test's file is one of ``paths`` or lies in one of them (a folder), as pytest reads its arguments."""
+    file = nodeid.split("::")[0]
+    return any(file == path or file.startswith(path.rstrip("/") + "/") for path in paths)
 
 
 def test_make_test_runs_the_lanes():
@@ -84,15 +90,18 @@ def test_the_lanes_split_make_test_s_selection_without_loss_or_overlap(tmp_path)
     expr = MAKE_TEST_EXPR.group(1)
     tests = _every_test(tmp_path)
     whole = _selected(tests, ("-m", expr))
-    hub, main = lanes.lanes(expr, [])
-    parts = [_selected(tests, lane.args) for lane in [*hub, *main]]
+    hub, side, main = lanes.tracks(expr, [])
+    parts = [_selected(tests, lane.args) for lane in [*hub, *side, *main]]
     assert all(parts), "a lane collects no test"
     assert len(whole) > 3000
     assert sum(len(part) for part in parts) == len(whole), "a test is in two lanes"
     assert set().union(*parts) == whole
-    hub_tests, after_hub, _main_tests = parts
+    hub_tests, after_hub, side_tests, _main_tests = parts
     assert hub_tests and all(t.startswith(("tests/hub/", "tests/autograder/exchange/hub/")) for t in hub_tests)
     assert {t.split("::")[0] for t in after_hub} == set(lanes.AFTER_HUB)
+    assert all(_under(t, list(lanes.SIDE)) for t in side_tests)
+    assert {path for path in lanes.SIDE if any(_under(t, [path]) for t in side_tests)} == set(lanes.SIDE), \
+        "a side folder has no test"
 
 
 @pytest.mark.parametrize(("codes", "expected"), [([0, 0, 0], 0), ([0, 5, 0], 5), ([1, 0, 0], 1), ([0, 0, 2], 2),
