@@ -165,8 +165,8 @@ MESSAGE_CHANGES: dict[tuple[int, int], tuple[tuple[str, str], ...]] = {
 #:   code. The text and the scores are unchanged.
 FEEDBACK_CHANGES: dict[tuple[int, int], dict[str, str]] = {
     (3, 12): {
-        "hal/ch11/ex4_audit.html": "0e2d673aa0ee76837736a05d1a48afe476c487e2f6a6f92067010edd612fb0c6",
-        "blank/ch11/ex4_audit.html": "0e2d673aa0ee76837736a05d1a48afe476c487e2f6a6f92067010edd612fb0c6",
+        "hal/ch11/ex4_audit.html": "05c9caaea7161b5b557add1657007a27797dbb44189efa3ed11d1fd5d12361a5",
+        "blank/ch11/ex4_audit.html": "05c9caaea7161b5b557add1657007a27797dbb44189efa3ed11d1fd5d12361a5",
     },
 }
 
