@@ -67,7 +67,8 @@ test-dask: $(STAMP)
 # Opt-in (not in `test` or CI): docs/course.md's install steps run as written in fresh Debian 12
 # and Debian 13 containers, then the behaviour fixtures under each one's Python (tests/page/;
 # root and a Docker engine; about 50 minutes per Debian version on a loaded 2-core machine:
-# docs/course.md, "The page's install steps on fresh Debian"). The page runner's own tests
+# docs/course.md, "The page's install steps on fresh Debian"), and the page's hub path on each (below).
+# The page runner's own tests
 # (tests/page/test_page_runner.py, a toy page in local bash) stay in `test`.
 test-page: $(STAMP) docker-engine
 	$(PY) -m pytest -m page -rP tests/page
@@ -78,7 +79,10 @@ test-page: $(STAMP) docker-engine
 test-page-hub: $(STAMP) docker-engine browser
 	$(PY) -m pytest -m page -rP tests/page/test_hub_term.py -k "not trixie"
 
-# The same hub path on Debian 13 (trixie, Python 3.13), its installed machine an image of its own.
+# The same hub path on Debian 13 (trixie, Python 3.13), its installed machine an image of its own: 36 minutes
+# at a load average of 15 when it installs (the install 22 minutes, the image's commit about 6, then the path
+# itself 7, which is what a rerun from the cached image repeats). docs/course.md, "The page's hub path on a
+# fresh Debian".
 test-page-hub-trixie: $(STAMP) docker-engine browser
 	$(PY) -m pytest -m page -rP tests/page/test_hub_term.py -k trixie
 
