@@ -31,6 +31,7 @@ import multiprocessing
 import os
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from multiprocessing.pool import Pool
 from pathlib import Path
 
@@ -156,6 +157,21 @@ MESSAGE_CHANGES: dict[tuple[int, int], tuple[tuple[str, str], ...]] = {
     (3, 12): (("min() arg is an empty sequence", "min() iterable argument is empty"),
               ("max() arg is an empty sequence", "max() iterable argument is empty")),
 }
+
+
+@dataclass(frozen=True)
+class FeedbackChange:
+    """One feedback file's SHA-256 in ``demo.json`` (Python 3.11's) and what it is on a later Python.
+
+    The later digest holds only for that page: a recapture of ``demo.json`` that changes the page leaves
+    ``fixture`` behind, and ``test_unchanged.py`` fails on any Python until the page is graded on the
+    later Python again and both digests are pinned anew.
+    """
+
+    fixture: str
+    later: str
+
+
 #: Feedback files whose bytes differ on a later Python, their SHA-256 there, and why.
 #:
 #: * Python 3.12 tokenizes f-strings into parts (PEP 701; seen on 3.13, 3.12 is run by no
@@ -163,11 +179,12 @@ MESSAGE_CHANGES: dict[tuple[int, int], tuple[tuple[str, str], ...]] = {
 #:   the unanswered ex4's traceback in the feedback (hal and blank did not answer ex4) colours
 #:   the strings inside f-strings, and no longer colours a docstring's continuation lines as
 #:   code. The text and the scores are unchanged.
-FEEDBACK_CHANGES: dict[tuple[int, int], dict[str, str]] = {
-    (3, 12): {
-        "hal/ch11/ex4_audit.html": "0e2d673aa0ee76837736a05d1a48afe476c487e2f6a6f92067010edd612fb0c6",
-        "blank/ch11/ex4_audit.html": "0e2d673aa0ee76837736a05d1a48afe476c487e2f6a6f92067010edd612fb0c6",
-    },
+_EX4_UNANSWERED = FeedbackChange(
+    fixture="98b5aa0b2b6fee225dbf5394a0362b5ea7ccde9ba41fee0f71b64b24c066ee15",
+    later="05c9caaea7161b5b557add1657007a27797dbb44189efa3ed11d1fd5d12361a5",
+)
+FEEDBACK_CHANGES: dict[tuple[int, int], dict[str, FeedbackChange]] = {
+    (3, 12): {"hal/ch11/ex4_audit.html": _EX4_UNANSWERED, "blank/ch11/ex4_audit.html": _EX4_UNANSWERED},
 }
 
 
@@ -191,11 +208,32 @@ def as_on_this_python(value, version: tuple[int, int] | None = None):
     return value
 
 
+def stale_feedback_changes(version: tuple[int, int] | None = None) -> list[str]:
+    """The pins of :data:`FEEDBACK_CHANGES` (of every later Python, or of those up to ``version``) whose
+    ``fixture`` digest is no longer ``demo.json``'s: the page was recaptured after its later digest was
+    taken, so that digest says nothing. One line each; empty when every pin holds."""
+    fixture = json.loads(DEMO_FIXTURE.read_text())["feedback_sha256"]
+    return [f"{name}: pinned for Python {since[0]}.{since[1]} against {change.fixture[:12]}, "
+            f"demo.json has {fixture.get(name, 'no such file')[:12]}"
+            for since, changes in sorted(FEEDBACK_CHANGES.items()) if version is None or since <= version
+            for name, change in sorted(changes.items()) if fixture.get(name) != change.fixture]
+
+
 def expected_demo(version: tuple[int, int] | None = None) -> dict:
-    """``demo.json`` as this Python (or ``version``) must reproduce it: :data:`FEEDBACK_CHANGES` applied."""
+    """``demo.json`` as this Python (or ``version``) must reproduce it: :data:`FEEDBACK_CHANGES` applied.
+
+    Raises:
+        ValueError: a pin this Python needs is stale (:func:`stale_feedback_changes`): what it must reproduce
+            is not known.
+    """
+    version = version or sys.version_info[:2]
+    stale = stale_feedback_changes(version)
+    if stale:
+        raise ValueError("feedback digests pinned for a later Python against an older demo.json (grade the demo "
+                         "class on that Python, then pin both digests again):\n" + "\n".join(stale))
     expected = json.loads(DEMO_FIXTURE.read_text())
-    for changes in _since(FEEDBACK_CHANGES, version or sys.version_info[:2]):
-        expected["feedback_sha256"].update(changes)
+    for changes in _since(FEEDBACK_CHANGES, version):
+        expected["feedback_sha256"].update({name: change.later for name, change in changes.items()})
     return expected
 
 
@@ -241,6 +279,8 @@ def main(argv: list[str] | None = None) -> int:
             _write(catalogue_fixture(exercise), entries)
     else:
         _write(DEMO_FIXTURE, demo_outcome(args.course))
+        for line in stale_feedback_changes():
+            print(f"stale, pin again from this Python's grading: {line}")
     return 0
 
 

@@ -1,9 +1,11 @@
-"""docs/course.md's hub path run as written on a fresh Debian 12: the admin's steps, the hub, Week 1, a student.
+"""docs/course.md's hub path run as written on a fresh Debian: the admin's steps, the hub, Week 1, a student.
 
-The machine is the installed one of ``support.debian_machine.installed_image``: a fresh container of
-the debootstrap base after the page's install steps 1-4 (run as ``test_install_steps.py`` runs them,
-root under umask 077), committed to a local image keyed on those steps' text and the checkout's
-installed files, so a rerun starts here in seconds instead of repeating a 20-minute install. From a
+The path runs once per Debian suite, bookworm (Debian 12, Python 3.11) and trixie (Debian 13, Python
+3.13), each on its own installed machine: the one of ``support.debian_machine.installed_image``, a
+fresh container of the suite's debootstrap base after the page's install steps 1-4 (run as
+``test_install_steps.py`` runs them, root under umask 077), committed to a local image keyed on the
+suite, those steps' text and the checkout's installed files, so a rerun starts here in seconds
+instead of repeating a 20-minute install. From a
 container of it (seccomp, AppArmor and /proc's masks off: bubblewrap needs the user namespaces a
 real machine has, :data:`USER_NAMESPACES`; host network: the page's hub listens on
 127.0.0.1:8000, reached from this machine's Chromium):
@@ -25,8 +27,8 @@ real machine has, :data:`USER_NAMESPACES`; host network: the page's hub listens 
    ``ch11-serve`` service) published is the graded practice feedback.
 
 A step that fails (its command exits non-zero, or times out) fails the test with the page's step
-named (``PageStepError``). Two wrong steps planted on the page show it, each on a machine of its
-own up to the instructor's terminal: the exchange made 0777 instead of 1777 (the doctor's step
+named (``PageStepError``). Two wrong steps planted on the page show it, each on a bookworm machine of
+its own up to the instructor's terminal: the exchange made 0777 instead of 1777 (the doctor's step
 fails) and the graders' line of ``/etc/profile.d/ch11.sh`` left out (Week 1 fails: the
 terminal's login shell finds the students' ``nbgrader``, which cannot load the course).
 
@@ -34,7 +36,8 @@ Minutes from a fresh container to the first feedback (the install's seconds, kep
 plus this run's) are printed and recorded in bench/README.md.
 
 Mark ``page``: root, a Docker engine and Chromium; the ports 8000, 8001 and 8081 of this machine
-free (the page's hub and proxy). Opt-in (``make test-page``).
+free (the page's hub and proxy). Opt-in (``make test-page``; ``make test-page-hub`` runs Debian 12's path and the
+planted steps, ``make test-page-hub-trixie`` Debian 13's path).
 """
 
 from __future__ import annotations
@@ -58,7 +61,9 @@ from support.paths import BUILD_DIR, DOCS_DIR
 
 pytestmark = pytest.mark.page
 
-SUITE = "bookworm"
+#: The Debian suites whose hub path runs (each its own installed image), and the one the planted steps run on.
+SUITES = tuple(sorted(debian_machine.PYTHONS))
+PLANTED_SUITE = "bookworm"
 PAGE = DOCS_DIR / "course.md"
 INSTALL_STEPS = ("admin-harness-wheel", "admin-install-students", "admin-install-grader", "admin-proxy")
 #: The page's admin blocks after the install, in page order (``admin-user`` runs once per user).
@@ -202,12 +207,13 @@ def _student_gets_feedback(machine: str, student: str, password: str, context) -
         time.sleep(10)
 
 
-def _installed() -> debian_machine.InstalledImage:
+def _installed(suite: str) -> debian_machine.InstalledImage:
+    """Debian ``suite``'s machine after the page's install steps (the cached image, or installed now)."""
     tier_gate.require("page", _reason())
     batch_support.require_docker()
     OUT.mkdir(parents=True, exist_ok=True)
     install = page_runner.page_steps(PAGE.read_text(), {"<checkout>": debian_machine.CHECKOUT}, only=INSTALL_STEPS)
-    return debian_machine.installed_image(SUITE, install, OUT / f"install-{SUITE}.log")
+    return debian_machine.installed_image(suite, install, OUT / f"install-{suite}.log")
 
 
 def hub_path(page_text: str, image: debian_machine.InstalledImage, name: str, *, student: bool = True
@@ -248,12 +254,13 @@ def hub_path(page_text: str, image: debian_machine.InstalledImage, name: str, *,
     return seconds, feedback
 
 
-def test_the_hub_path_runs_as_written_on_a_fresh_debian_12():
-    image = _installed()
-    seconds, feedback = hub_path(PAGE.read_text(), image, SUITE)
+@pytest.mark.parametrize("suite", SUITES)
+def test_the_hub_path_runs_as_written_on_a_fresh_debian(suite):
+    image = _installed(suite)
+    seconds, feedback = hub_path(PAGE.read_text(), image, suite)
     assert "audit_marks: 4 / 4 points" in feedback, feedback[-2000:]
     total = image.install_seconds + seconds["first feedback in the Assignments tab"]
-    print(f"\n{SUITE}: install {image.install_seconds:.0f} s ({'now' if image.made_now else 'cached image'}); "
+    print(f"\n{suite}: install {image.install_seconds:.0f} s ({'now' if image.made_now else 'cached image'}); "
           + ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items())
           + f"; fresh container to first feedback {total / 60:.1f} min")
 
@@ -272,8 +279,8 @@ def test_a_planted_wrong_step_fails_with_the_page_s_step_named(plant):
     (old, new), step = PLANTED[plant]
     page_text = PAGE.read_text()
     assert page_text.count(old) == 1, f"the page no longer has {old!r} once"
-    image = _installed()
+    image = _installed(PLANTED_SUITE)
     with pytest.raises(page_runner.PageStepError) as caught:
-        hub_path(page_text.replace(old, new), image, f"{SUITE}-planted", student=False)
+        hub_path(page_text.replace(old, new), image, f"{PLANTED_SUITE}-planted", student=False)
     print(f"\n{plant}: {caught.value}")
     assert caught.value.step == step, str(caught.value)
