@@ -5,8 +5,8 @@ Each exchange this package ships is a subpackage here; the grading side reaches 
 through :mod:`.api` alone (a contract in pyproject.toml), and nothing here imports grading code::
 
     api              the one way in for the grading side (``serve/``, ``doctor/``): submissions in
-                     (``Submissions``) and feedback out (``Feedback``), the folder exchange's pair
-                     (``folder_exchange``), and the rules below, re-exported
+                     (``Submissions``) and feedback out (``Feedback``), each exchange's pair
+                     (``folder_exchange``, ``hub_exchange``), and the rules below, re-exported
     errors           ``Unreachable``: an exchange that cannot be reached now (tried again later)
     folder/          nbgrader's file exchange, where a unix owner is an identity
       owners         a submission folder is a student's when that student's unix user owns it
@@ -37,6 +37,6 @@ through :mod:`.api` alone (a contract in pyproject.toml), and nothing here impor
       client         the plug-in's calls to it, with the user's ``JUPYTERHUB_API_TOKEN``
       plugin         the classes a course selects with ``c.ExchangeFactory.<action>``: nbgrader's
                      folder-exchange code run on a private view the service fills (imports nbgrader)
-
-The grading side does not use the hub exchange yet: grading on submit reads the folder exchange.
+      source         ``HubCopy``: grading on submit from the service, submissions copied from its
+                     listing into the grader's private folder, pages posted back to it
 """

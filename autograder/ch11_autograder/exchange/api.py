@@ -12,7 +12,9 @@ Two sides, one protocol each, and an exchange of either kind behind them:
   fetch_feedback`` finds them.
 
 :func:`folder_exchange` gives the folder exchange's pair (:mod:`.folder`: nbgrader's inbound folder, owners
-checked; pages written into ``<exchange>/<course>/feedback``).
+checked; pages written into ``<exchange>/<course>/feedback``), :func:`hub_exchange` the hub exchange's
+(:mod:`.hub.source`: submissions copied from the service into a private folder, the hub naming each
+sender; pages posted back to the service for the student's ``fetch_feedback``).
 
 The folder exchange's rules are also here for ``doctor/``: whose a submission folder is
 (:func:`refusal`), when owners cannot tell students apart (:func:`identity_problem`), when the exchange's
@@ -33,6 +35,7 @@ from .folder.identity import identity_problem
 from .folder.owners import SEVERAL_MACHINES, owner_of, refusal
 from .folder.safety import UNSAFE_EXCHANGE, ExchangeSafety, exchange_problems, instructor_uid
 from .folder.source import FolderSubmissions
+from .hub.source import HubCopy
 
 __all__ = [
     "FEEDBACK_MODE",
@@ -48,6 +51,7 @@ __all__ = [
     "exchange_problems",
     "feedback_name",
     "folder_exchange",
+    "hub_exchange",
     "identity_problem",
     "instructor_uid",
     "owner_of",
@@ -136,3 +140,11 @@ def folder_exchange(exchange: Path, course_id: str, instructor: int, feedback_di
     """
     return FolderSubmissions(exchange, course_id, instructor), Publisher(feedback_dir)
 
+
+def hub_exchange(url: str, token: str, course_id: str, private: Path, *, poll_seconds: float = 2.0) -> tuple[
+        Submissions, Feedback]:
+    """The hub exchange service at ``url`` for ``course_id``, called with ``token`` (a hub token of an instructor of
+    the course, with the scope to reach the service), its submissions copied into the folder ``private`` (made
+    0700; the grader's alone), the service asked for new ones every ``poll_seconds``."""
+    copy = HubCopy(url, token, course_id, private, poll_seconds=poll_seconds)
+    return copy, copy

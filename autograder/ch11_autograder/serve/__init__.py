@@ -2,8 +2,8 @@
 
     ch11-grade serve --course DIR
 
-Modules: :mod:`.policy` (the instructor's traits, read from the course's nbgrader config),
-:mod:`.inbound` (submission folders, whose by the
+Modules: :mod:`.policy` (the instructor's traits, read from the course's nbgrader config, and which
+exchange: the folder, or the hub exchange service), :mod:`.inbound` (submission folders, whose by the
 exchange's rule and read as hostile input), :mod:`.queue`
 (the durable SQLite queue: fairness, attempts, what was published), :mod:`.watch` (file
 watching plus periodic rescans), :mod:`.status` (the pages a student fetches),

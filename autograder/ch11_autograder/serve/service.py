@@ -4,7 +4,9 @@
 
 * A **scanner** thread (woken by :class:`.watch.Watcher`, and at least every ``rescan_seconds``)
   has the exchange bring what arrived (:meth:`..exchange.api.Submissions.bring`: nothing to do for the folder
-  exchange, whose ``<exchange>/<course>/inbound`` is read where it is), then reads every new submission folder
+  exchange, whose ``<exchange>/<course>/inbound`` is read where it is; with ``ServePolicy.exchange = "hub"``
+  the hub exchange service is asked every ``hub_poll_seconds`` for what it kept since, each copied into the
+  practice course's state folder, and the pages go back to the service), then reads every new submission folder
   (:mod:`.inbound`: whose it is by the exchange's rule, for the folder exchange the owner check of ``collect``;
   hostile-safe reads), records it in the :class:`.queue.Queue` (queued, or refused
   with the reason: not the student's folder, no notebook of the assignment, attempts used up)
@@ -54,7 +56,7 @@ from ..batch.course import course_step
 from ..batch.records import format_score
 from ..batch.session import GradingSession
 from ..course_layout import AUTOGRADED, CONFIG, FEEDBACK, GRADEBOOK, SOURCE, assignment_source, student_folder
-from ..exchange.api import Feedback, Submissions, Unreachable, folder_exchange, instructor_uid
+from ..exchange.api import Feedback, Submissions, Unreachable, folder_exchange, hub_exchange, instructor_uid
 from ..paths import ASSIGNMENT
 from ..textsafe import escape
 from ..trusted.verdict_cache import lookups_in_log
@@ -62,16 +64,13 @@ from .budget import Budget
 from .deadline import DeadlineReader, Deadlines, DeadlinesUnreadable, format_due, submitted_at
 from .inbound import SECRET_FILE, TIMESTAMP_FILE, parse_folder, read_folder, ready
 from .live_report import LiveReport
-from .policy import ServeSettings
+from .policy import STATE_DIR, ServeSettings
 from .prune import Pruner, drop_refusal_pages
 from .queue import Queue, Submission
 from .status import feedback_page, pages_digest, status_page
 from .watch import Watcher
 
 __all__ = ["STATE_DIR", "IdentityRefused", "Service", "Stopped"]
-
-#: The service's own files inside the practice course: queue.db, job folders, logs, the verdict cache.
-STATE_DIR = ".ch11-serve"
 
 #: Per student, the refused submissions whose status pages stay published (the newest): however many folders a
 #: student writes into the inbound folder, their refusals publish at most this many pages per notebook.
@@ -161,8 +160,12 @@ class Service:
                         dirs_exist_ok=True)
 
     def _open_exchange(self) -> tuple[Submissions, Feedback]:
-        """The folder exchange of the course (``c.Exchange.root``)."""
+        """The course's exchange (``ServePolicy.exchange``): nbgrader's folder (``c.Exchange.root``), or the hub
+        exchange service, copied into :attr:`ServeSettings.hub_copy`."""
         settings = self.settings
+        if self.policy.exchange == "hub":
+            return hub_exchange(settings.hub_url, settings.hub_token, settings.course_id, settings.hub_copy,
+                                poll_seconds=self.policy.hub_poll_seconds)
         return folder_exchange(settings.exchange, settings.course_id, self.instructor, settings.feedback)
 
     def say(self, line: str) -> None:
