@@ -36,6 +36,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -98,6 +99,10 @@ class HubCopy:
         self.course = checked("course id", course)
         self.root = root
         self.poll_seconds: float | None = poll_seconds
+        #: Held while a submission's pages are written here or sent (the grading thread publishes, the scanner
+        #: flushes): a send reads the pages as they are when it starts, and one that started on older pages must
+        #: not land after one of newer pages.
+        self._sending = threading.Lock()
         for part in ("", "inbound", "secrets", "pages", "pending"):
             os.makedirs(root / part, mode=0o700, exist_ok=True)
         os.chmod(root, 0o700)
@@ -233,11 +238,11 @@ class HubCopy:
         """Write ``pages`` (notebook id -> page) of the submission with ``secret`` here, then post all of its pages
         to the service (see the module; an unreachable service leaves them marked pending, never raises)."""
         name = self._folder_of(secret)
-        folder = self.root / "pages" / name
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        for notebook_id, page in sorted(pages.items()):
-            _write(self._page(name, notebook_id), page.encode("utf-8"))
-        self._send_later(name)
+        with self._sending:
+            os.makedirs(self.root / "pages" / name, mode=0o700, exist_ok=True)
+            for notebook_id, page in sorted(pages.items()):
+                _write(self._page(name, notebook_id), page.encode("utf-8"))
+            self._send_later(name)
 
     def read(self, secret: str, notebook_id: str) -> str | None:
         """The page the service gives the student for ``notebook_id`` of the submission with ``secret`` (asked of the
@@ -259,10 +264,14 @@ class HubCopy:
         """Remove the page here and post the submission's pages left (maybe none) to the service."""
         try:
             name = self._folder_of(secret)
-            self._page(name, notebook_id).unlink()
-        except (ValueError, FileNotFoundError):
+        except ValueError:
             return False
-        self._send_later(name)
+        with self._sending:
+            try:
+                self._page(name, notebook_id).unlink()
+            except FileNotFoundError:
+                return False
+            self._send_later(name)
         return True
 
     def _send_later(self, name: str) -> None:
@@ -306,6 +315,9 @@ class HubCopy:
         for marker in sorted((self.root / "pending").iterdir()):
             if marker.name.startswith("."):
                 continue
-            self._send(marker.name)
+            with self._sending:
+                if not os.path.lexists(marker):  # sent meanwhile by a publish
+                    continue
+                self._send(marker.name)
             sent += 1
         return sent
