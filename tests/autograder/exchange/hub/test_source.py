@@ -1,14 +1,15 @@
 """Grading on submit from the hub exchange: ``ch11-grade serve`` with ``c.ServePolicy.exchange = "hub"``.
 
 The unit test needs no hub: pages published while the service cannot be reached stay marked and are
-sent by a later flush. The real-hub test (``hub`` marker; one hub start and three gradings, about two
-minutes on a loaded 2-core machine) runs the whole path: a student submits through the plug-in with
-her hub token; the grade-on-submit service (a real subprocess, as the instructor's hub token) copies
-the submission from the exchange service, grades it in the practice course and posts the practice
-feedback back; the student's ``fetch_feedback`` through the plug-in shows it. Midway the grading
-service is killed with SIGKILL while it grades, and the exchange service too; a classmate submits
-while the grader is down; after the restart both are graded, each submission copied once, no page
-left unsent.
+not lost. The real-hub tests (``hub`` marker; one hub start for the module, 18-35 s here): pages missed
+while the service was away reach it at the next flush (10 s); a flood from one student does not hold
+back a classmate's copy (4-6 s); and the whole path (about three minutes at a load of 13-20 on 2 cores,
+three gradings): a student submits through the plug-in with her hub token; the grade-on-submit
+service (a real subprocess, as the instructor's hub token) copies the submission from the exchange
+service, grades it in the practice course and posts the practice feedback back; the student's
+``fetch_feedback`` through the plug-in shows it. Midway the grading service is killed with SIGKILL
+while it grades, and the exchange service too; a classmate submits while the grader is down; after
+the restart both are graded, each submission copied once, no page left unsent.
 """
 
 from __future__ import annotations
@@ -220,3 +221,30 @@ def test_a_flood_from_one_student_does_not_hold_back_a_classmates_copy(hub: Exch
     assert source.bring() == 2 and source.bring() == 0
     new = sorted(set(os.listdir(source.inbound)) - before)
     assert [n.split("+")[0] for n in new].count("mallory") == PER_STUDENT + 2 and len(new) == PER_STUDENT + 3
+
+
+@pytest.mark.slow
+@pytest.mark.hub
+def test_pages_missed_while_the_service_was_away_reach_the_student_at_the_next_flush(hub: ExchangeHub,
+                                                                                     tmp_path: Path) -> None:
+    """Published while the service cannot be reached (the same copy, a dead address): kept pending; the next flush
+    with the service there sends them, and the service gives them as that submission's feedback."""
+    from ch11_autograder.exchange.hub.client import ServiceClient
+
+    tokens = {who: hub.token(who) for who in ("bob", "prof")}
+    ServiceClient(hub.service_url, tokens["prof"]).upload(
+        f"courses/{COURSE}/released/later", [("ex4_audit.ipynb", SOURCE_DIR / "ex4_audit.ipynb")], {"force": "1"})
+    answer = ServiceClient(hub.service_url, tokens["bob"]).upload(
+        f"courses/{COURSE}/submissions/later", [("ex4_audit.ipynb", SOURCE_DIR / "ex4_audit.ipynb")])
+    source, feedback = hub_exchange(hub.service_url, tokens["prof"], COURSE, tmp_path / "copy")
+    source.bring()
+    with contextlib.closing(socket.socket()) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    _away, missed = hub_exchange(f"http://127.0.0.1:{port}/services/x/", tokens["prof"], COURSE, tmp_path / "copy")
+    missed.publish_pages(answer["secret"], {"ex4_audit": "<p>sent later</p>"})
+    assert len(list((tmp_path / "copy" / "pending").iterdir())) == 1
+    assert feedback.read(answer["secret"], "ex4_audit") is None, "the service has no page yet"
+    assert feedback.flush() == 1
+    assert list((tmp_path / "copy" / "pending").iterdir()) == []
+    assert feedback.read(answer["secret"], "ex4_audit") == "<p>sent later</p>"
