@@ -4,8 +4,10 @@ nbgrader's exchange is pluggable (``c.ExchangeFactory.<action>``, ``nbgrader/exc
 Each exchange this package ships is a subpackage here; the grading side reaches all of them
 through :mod:`.api` alone (a contract in pyproject.toml), and nothing here imports grading code::
 
-    api              the one way in for the grading side (``serve/``, ``doctor/``): the rules
-                     below, re-exported
+    api              the one way in for the grading side (``serve/``, ``doctor/``): submissions in
+                     (``Submissions``) and feedback out (``Feedback``), each exchange's pair
+                     (``folder_exchange``, ``hub_exchange``), and the rules below, re-exported
+    errors           ``Unreachable``: an exchange that cannot be reached now (tried again later)
     folder/          nbgrader's file exchange, where a unix owner is an identity
       owners         a submission folder is a student's when that student's unix user owns it
                      (``refusal``, ``owner_of``)
@@ -16,6 +18,8 @@ through :mod:`.api` alone (a contract in pyproject.toml), and nothing here impor
                      the instructor's): ``exchange_problems``, ``ExchangeSafety``
       collect        ``OwnerCheckedCollect``, the course's ``c.ExchangeFactory.collect``
                      (imports nbgrader; loaded by ``nbgrader_config.py``, not by :mod:`.api`)
+      source         ``FolderSubmissions``: submissions in, the inbound folder read in place
+      feedback       ``Publisher``: feedback out, pages where ``fetch_feedback`` finds them
 
     hub/             the hub exchange, where the hub's login names the sender (docs/course.md, "Exchange
                      through the hub")
@@ -33,6 +37,6 @@ through :mod:`.api` alone (a contract in pyproject.toml), and nothing here impor
       client         the plug-in's calls to it, with the user's ``JUPYTERHUB_API_TOKEN``
       plugin         the classes a course selects with ``c.ExchangeFactory.<action>``: nbgrader's
                      folder-exchange code run on a private view the service fills (imports nbgrader)
-
-The grading side does not use the hub exchange yet: grading on submit reads the folder exchange.
+      source         ``HubCopy``: grading on submit from the service, submissions copied from its
+                     listing into the grader's private folder, pages posted back to it
 """

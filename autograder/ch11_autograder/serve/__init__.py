@@ -2,11 +2,12 @@
 
     ch11-grade serve --course DIR
 
-Modules: :mod:`.policy` (the instructor's traits, read from the course's nbgrader config),
-:mod:`.inbound` (submission folders, owner-checked and read as hostile input), :mod:`.queue`
+Modules: :mod:`.policy` (the instructor's traits, read from the course's nbgrader config, and which
+exchange: the folder, or the hub exchange service), :mod:`.inbound` (submission folders, whose by the
+exchange's rule and read as hostile input), :mod:`.queue`
 (the durable SQLite queue: fairness, attempts, what was published), :mod:`.watch` (file
 watching plus periodic rescans), :mod:`.status` (the pages a student fetches),
-:mod:`.publish` (writing them where ``nbgrader fetch_feedback`` finds them), :mod:`.prune` (old
+:mod:`.publish` (the exchange's feedback out: where ``nbgrader fetch_feedback`` finds them), :mod:`.prune` (old
 practice runs removed by a fixed rule: disk stays bounded), :mod:`.live_report` (the practice
 course's class report, refreshed in a child process as submissions finish), :mod:`.deadline` (each
 student's due date and whether a submission came after it, by nbgrader's rules), :mod:`.extend`

@@ -1,11 +1,13 @@
 """Submissions in nbgrader's inbound folder, read as hostile input.
 
 A submission is a folder ``<student>+<assignment>+<timestamp>+<random>`` that the student's
-``nbgrader submit`` wrote. Anyone can write into ``inbound``, so a folder is a student's only
-when that student's unix user owns it: the rule of :func:`..exchange.api.refusal`, the
-one ``collect`` applies. Its files are opened relative to the folder's descriptor with
-``O_NOFOLLOW``: symbolic links, devices and FIFOs are skipped, never followed or opened;
-every file must be owned by the folder's owner; every read is capped.
+``nbgrader submit`` wrote (or the exchange's :meth:`..exchange.api.Submissions.bring` copied). In the folder
+exchange anyone can write into ``inbound``, so a folder is a student's only when that student's unix user
+owns it: the rule of :func:`..exchange.api.refusal`, the one ``collect`` applies, and the default of
+:func:`read_folder`; the exchange in use gives its own (:meth:`..exchange.api.Submissions.refusal`). Its
+files are opened relative to the folder's descriptor with ``O_NOFOLLOW``: symbolic links, devices and
+FIFOs are skipped, never followed or opened; every file must be owned by the folder's owner; every read
+is capped.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import errno
 import os
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,11 +94,14 @@ class Snapshot:
     arrived: float = 0.0
 
 
-def read_folder(inbound: Path, folder: Folder, notebooks: set[str], *, contents: bool = True) -> Snapshot:
-    """Read ``folder`` (see the module): the owner check first, then its files. ``contents=False`` reads only the
-    timestamp and the secret and lists the notebooks (their bytes are read when the submission is graded)."""
+def read_folder(inbound: Path, folder: Folder, notebooks: set[str], *, contents: bool = True,
+                whose: Callable[[str, str], str | None] | None = None) -> Snapshot:
+    """Read ``folder`` (see the module): whose it is first, then its files. ``contents=False`` reads only the
+    timestamp and the secret and lists the notebooks (their bytes are read when the submission is graded).
+    ``whose(name, student)`` says why the folder is not that student's (default: the folder exchange's owner
+    rule, :func:`..exchange.api.refusal`, in ``inbound``)."""
     snap = Snapshot()
-    why = refusal(str(inbound), folder.name, folder.student)
+    why = refusal(str(inbound), folder.name, folder.student) if whose is None else whose(folder.name, folder.student)
     if why is not None:
         snap.refused = why
         return snap

@@ -11,6 +11,11 @@
     c.ServePolicy.report_every = 10                # refresh the practice class report after every 10 finished...
     c.ServePolicy.report_minutes = 15              # ...or 15 minutes after the last, if any finished; 0, 0: never
     c.ServePolicy.after_due_date = "stop"          # or "grade": practice grading of submissions after the due date
+    c.ServePolicy.exchange = "folder"              # or "hub": submissions from the hub exchange service
+
+With ``exchange = "hub"`` the service is the one the course's plug-in uses (``c.HubExchange.service_url``,
+default ``$CH11_EXCHANGE_URL``), called with an instructor's hub token (``c.HubExchange.api_token``, default
+``$JUPYTERHUB_API_TOKEN``).
 
 :func:`load_settings` reads them, with the exchange root and the course id, the way nbgrader
 finds its own configuration: the Jupyter config path (``/etc/jupyter``, ``~/.jupyter``, ...),
@@ -20,7 +25,7 @@ then the course directory's ``nbgrader_config.py``, later files winning.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from traitlets import Enum, Float, Integer, Unicode
@@ -30,12 +35,17 @@ from traitlets.config.loader import ConfigFileNotFound, PyFileConfigLoader
 from ..course_layout import CONFIG, EXCHANGE_FEEDBACK, EXCHANGE_INBOUND
 from ..exchange.api import ExchangeSafety
 
-__all__ = ["FEEDBACK_LEVELS", "ServePolicy", "ServeSettings", "load_config", "load_settings"]
+__all__ = ["FEEDBACK_LEVELS", "HUB_COPY", "STATE_DIR", "ServePolicy", "ServeSettings", "load_config",
+           "load_settings"]
 
 #: What a student sees of a graded submission before the due date (see :class:`ServePolicy`).
 FEEDBACK_LEVELS = ("full", "properties", "score")
 #: nbgrader's default exchange root.
 DEFAULT_EXCHANGE = "/usr/local/share/nbgrader/exchange"
+#: The service's own files inside the practice course: queue.db, job folders, logs, the verdict cache.
+STATE_DIR = ".ch11-serve"
+#: With the hub exchange, the submissions copied from its service and the pages posted back (in the state folder).
+HUB_COPY = "hub-exchange"
 
 
 class ServePolicy(Configurable):
@@ -89,6 +99,17 @@ class ServePolicy(Configurable):
     ).tag(config=True)
     sandbox = Unicode("", help="Backend for student code, as ch11-grade batch --sandbox; empty: $CH11_SANDBOX or "
                                "bwrap.").tag(config=True)
+    exchange = Enum(
+        ["folder", "hub"], default_value="folder",
+        help="Where submissions come from and feedback goes: 'folder', nbgrader's exchange folder "
+             "(c.Exchange.root; owners checked); 'hub', the hub exchange service the course's plug-in uses "
+             "(c.HubExchange.service_url, called with the instructor's hub token c.HubExchange.api_token), its "
+             "submissions copied into the practice course's state folder and the practice feedback posted back "
+             "(docs/course.md, \"Exchange through the hub\").",
+    ).tag(config=True)
+    hub_poll_seconds = Float(
+        2.0, min=0.1, help="With exchange = 'hub': seconds between two askings of the service for new submissions.",
+    ).tag(config=True)
 
 
 @dataclass(frozen=True)
@@ -103,6 +124,8 @@ class ServeSettings:
         practice: the practice course directory (absolute).
         instructor: who must own the course's folder in the exchange (``c.ExchangeSafety.instructor``; empty:
             the user running the service).
+        hub_url, hub_token: with ``policy.exchange == "hub"``, the hub exchange service and the instructor's hub
+            token it is called with.
     """
 
     course: Path
@@ -111,9 +134,19 @@ class ServeSettings:
     policy: ServePolicy
     practice: Path
     instructor: str = ""
+    hub_url: str = ""
+    hub_token: str = field(default="", repr=False)
+
+    @property
+    def hub_copy(self) -> Path:
+        """With the hub exchange, the grader's private folder of copied submissions (``exchange/hub/source.py``)."""
+        return self.practice / STATE_DIR / HUB_COPY
 
     @property
     def inbound(self) -> Path:
+        """The folder of submission folders the service reads: the exchange's, or its copy of the hub's."""
+        if self.policy.exchange == "hub":
+            return self.hub_copy / "inbound"
         return self.exchange / self.course_id / EXCHANGE_INBOUND
 
     @property
@@ -146,7 +179,8 @@ def load_settings(course: Path, config: Config | None = None) -> ServeSettings:
     """The service's settings for ``course``.
 
     Raises:
-        ValueError: no course id is configured (nbgrader's exchange needs one).
+        ValueError: no course id is configured (nbgrader's exchange needs one); with ``exchange = "hub"``, no
+            service URL or no token.
     """
     course = course.resolve()
     config = load_config(course) if config is None else config
@@ -156,5 +190,15 @@ def load_settings(course: Path, config: Config | None = None) -> ServeSettings:
     exchange = Path(str(config.Exchange.get("root", "") or DEFAULT_EXCHANGE))
     policy = ServePolicy(config=config)
     practice = Path(policy.practice_directory)
+    hub_url = hub_token = ""
+    if policy.exchange == "hub":
+        hub_url = str(config.HubExchange.get("service_url", "") or os.environ.get("CH11_EXCHANGE_URL", ""))
+        hub_token = str(config.HubExchange.get("api_token", "") or os.environ.get("JUPYTERHUB_API_TOKEN", ""))
+        if not hub_url:
+            raise ValueError(f"{course}: c.ServePolicy.exchange is 'hub' but no c.HubExchange.service_url (or "
+                             f"$CH11_EXCHANGE_URL) names the service")
+        if not hub_token:
+            raise ValueError(f"{course}: c.ServePolicy.exchange is 'hub' but no instructor's hub token is given "
+                             f"(c.HubExchange.api_token or $JUPYTERHUB_API_TOKEN)")
     return ServeSettings(course, exchange, course_id, policy, practice if practice.is_absolute() else course / practice,
-                         ExchangeSafety(config=config).instructor)
+                         ExchangeSafety(config=config).instructor, hub_url, hub_token)

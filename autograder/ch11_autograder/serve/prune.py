@@ -52,7 +52,7 @@ from ..batch.ledger import Ledger
 from ..textsafe import escape
 from ..trusted import verdict_cache
 from .policy import ServeSettings, load_config
-from .publish import Publisher
+from .publish import Feedback
 from .queue import STATES, Queue, Submission
 from .status import pages_digest
 
@@ -108,7 +108,7 @@ def kept_pages(rows: Iterable[Submission], keep_runs: int) -> set[int]:
     return keep
 
 
-def prune(settings: ServeSettings, queue: Queue, publisher: Publisher, now: float, *,
+def prune(settings: ServeSettings, queue: Queue, publisher: Feedback, now: float, *,
           compact: Callable[[], tuple[int, int] | None] | None = None) -> PruneReport:
     """Apply the rule of the module once (see there); returns what it did.
 
@@ -117,7 +117,7 @@ def prune(settings: ServeSettings, queue: Queue, publisher: Publisher, now: floa
     without it the ledger is compacted under the batch lock taken here (:func:`compact_ledger`).
 
     Raises:
-        OSError: the feedback directory cannot be opened safely (as :class:`.publish.Publisher`).
+        OSError: the feedback directory cannot be opened safely (as :class:`..exchange.api.Publisher`).
     """
     policy, report = settings.policy, PruneReport()
     rows = queue.in_state(*STATES)
@@ -144,7 +144,7 @@ def prune(settings: ServeSettings, queue: Queue, publisher: Publisher, now: floa
     return report
 
 
-def unpublish(queue: Queue, publisher: Publisher, sub: Submission) -> int | None:
+def unpublish(queue: Queue, publisher: Feedback, sub: Submission) -> int | None:
     """Remove ``sub``'s published pages while they are exactly what the service published (then it is marked
     :data:`PRUNED`); returns how many files went, or ``None`` when they were no longer the service's (marked
     :data:`LEFT`, left in place). A submission without pages (or already pruned or left) is not touched: 0."""
@@ -164,7 +164,7 @@ def unpublish(queue: Queue, publisher: Publisher, sub: Submission) -> int | None
     return removed
 
 
-def drop_refusal_pages(queue: Queue, publisher: Publisher, student: str, *, keep: int) -> int:
+def drop_refusal_pages(queue: Queue, publisher: Feedback, student: str, *, keep: int) -> int:
     """Unpublish the pages of ``student``'s refused submissions but the ``keep`` newest (by :func:`unpublish`'s
     rule); returns how many files went. The scanner calls it after each refusal it publishes, so a student's
     refusals hold at most ``keep`` pages per notebook whatever they write into the inbound folder."""
@@ -204,7 +204,7 @@ class Pruner:
     ``say`` gets the one line of each run (the service's log); a failed run is said, not raised: pruning
     must never stop grading, and the next run tries again."""
 
-    def __init__(self, settings: ServeSettings, queue: Queue, publisher: Publisher, *,
+    def __init__(self, settings: ServeSettings, queue: Queue, publisher: Feedback, *,
                  clock: Callable[[], float], say: Callable[[str], None]) -> None:
         self.settings, self.queue, self.publisher = settings, queue, publisher
         self.clock, self.say = clock, say

@@ -3,8 +3,12 @@
 :class:`Service` ties the parts together; ``ch11-grade serve --course DIR`` runs :meth:`Service.run`.
 
 * A **scanner** thread (woken by :class:`.watch.Watcher`, and at least every ``rescan_seconds``)
-  reads every new folder of ``<exchange>/<course>/inbound`` (:mod:`.inbound`: the owner check of
-  ``collect``, hostile-safe reads), records it in the :class:`.queue.Queue` (queued, or refused
+  has the exchange bring what arrived (:meth:`..exchange.api.Submissions.bring`: nothing to do for the folder
+  exchange, whose ``<exchange>/<course>/inbound`` is read where it is; with ``ServePolicy.exchange = "hub"``
+  the hub exchange service is asked every ``hub_poll_seconds`` for what it kept since, each copied into the
+  practice course's state folder, and the pages go back to the service), then reads every new submission folder
+  (:mod:`.inbound`: whose it is by the exchange's rule, for the folder exchange the owner check of ``collect``;
+  hostile-safe reads), records it in the :class:`.queue.Queue` (queued, or refused
   with the reason: not the student's folder, no notebook of the assignment, attempts used up)
   and publishes its status page; queued students' pages show their position and expected wait.
 * The **main** thread grades, on a :class:`..batch.session.GradingSession` kept open for the
@@ -52,7 +56,7 @@ from ..batch.course import course_step
 from ..batch.records import format_score
 from ..batch.session import GradingSession
 from ..course_layout import AUTOGRADED, CONFIG, FEEDBACK, GRADEBOOK, SOURCE, assignment_source, student_folder
-from ..exchange.api import exchange_problems, identity_problem, instructor_uid
+from ..exchange.api import Feedback, Submissions, Unreachable, folder_exchange, hub_exchange, instructor_uid
 from ..paths import ASSIGNMENT
 from ..textsafe import escape
 from ..trusted.verdict_cache import lookups_in_log
@@ -60,17 +64,13 @@ from .budget import Budget
 from .deadline import DeadlineReader, Deadlines, DeadlinesUnreadable, format_due, submitted_at
 from .inbound import SECRET_FILE, TIMESTAMP_FILE, parse_folder, read_folder, ready
 from .live_report import LiveReport
-from .policy import ServeSettings
+from .policy import STATE_DIR, ServeSettings
 from .prune import Pruner, drop_refusal_pages
-from .publish import Publisher
 from .queue import Queue, Submission
 from .status import feedback_page, pages_digest, status_page
 from .watch import Watcher
 
 __all__ = ["STATE_DIR", "IdentityRefused", "Service", "Stopped"]
-
-#: The service's own files inside the practice course: queue.db, job folders, logs, the verdict cache.
-STATE_DIR = ".ch11-serve"
 
 #: Per student, the refused submissions whose status pages stay published (the newest): however many folders a
 #: student writes into the inbound folder, their refusals publish at most this many pages per notebook.
@@ -114,7 +114,8 @@ class Service:
         self.state = self.practice / STATE_DIR
         self.state.mkdir(mode=0o700, exist_ok=True)
         self.queue = Queue(self.state / "queue.db")
-        self.publisher = Publisher(settings.feedback)
+        #: Submissions in and feedback out (:mod:`..exchange.api`).
+        self.source, self.publisher = self._open_exchange()
         self.notebooks = {p.name for p in assignment_source(settings.course, assignment).glob("*.ipynb")}
         self.publish_lock = threading.Lock()
         self.work = threading.Event()
@@ -126,8 +127,11 @@ class Service:
         self._deadline_reader = DeadlineReader(settings.course / GRADEBOOK, assignment)
         #: Why the gradebook's due dates cannot be read, as last said (``None``: they can).
         self._unreadable: str | None = None
-        #: Why folder owners cannot tell students apart, as last said (``None``: they can).
+        #: Why no submission may be taken (the exchange can be taken over, folder owners cannot tell students
+        #: apart), as last said (``None``: they may).
         self.identity: str | None = None
+        #: Why the exchange could not be reached, as last said (``None``: it could).
+        self._unreachable: str | None = None
         #: The batch grader kept open (opened by :meth:`hand_out`, closed when the service stops).
         self.session: GradingSession | None = None
         #: Submissions handed to the session and not finished yet, by student.
@@ -155,6 +159,15 @@ class Service:
         shutil.copytree(assignment_source(course, self.assignment), assignment_source(practice, self.assignment),
                         dirs_exist_ok=True)
 
+    def _open_exchange(self) -> tuple[Submissions, Feedback]:
+        """The course's exchange (``ServePolicy.exchange``): nbgrader's folder (``c.Exchange.root``), or the hub
+        exchange service, copied into :attr:`ServeSettings.hub_copy`."""
+        settings = self.settings
+        if self.policy.exchange == "hub":
+            return hub_exchange(settings.hub_url, settings.hub_token, settings.course_id, settings.hub_copy,
+                                poll_seconds=self.policy.hub_poll_seconds)
+        return folder_exchange(settings.exchange, settings.course_id, self.instructor, settings.feedback)
+
     def say(self, line: str) -> None:
         """One line for the instructor (the service's terminal or journal)."""
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(self.clock()))
@@ -162,17 +175,31 @@ class Service:
 
     # ------------------------------------------------------------------ scanning
 
+    def _reach(self) -> None:
+        """The exchange brings what arrived, and is sent the pages it could not be sent before; an exchange that
+        cannot be reached is said once (what is here already is still taken)."""
+        unreachable: str | None = None
+        try:
+            self.publisher.flush()
+            self.source.bring()
+        except Unreachable as exc:
+            unreachable = str(exc)
+        if unreachable != self._unreachable:
+            self._unreachable = unreachable
+            self.say(f"waiting  {escape(unreachable)}: tried again at the next scan" if unreachable
+                     else "reached  the exchange again")
+
     def scan(self) -> int:
         """Record every new, complete submission folder of the inbound folder; returns how many were queued."""
-        inbound = self.settings.inbound
+        self._reach()
+        inbound = self.source.inbound
         try:
             names = os.listdir(inbound)
         except FileNotFoundError:
             return 0
         # An exchange taken over (a course folder renamed and replaced meanwhile) or students whose accounts share a
         # uid: nothing is taken while it lasts (no probe file here: it would wake the watcher, which would scan again).
-        problem = self._exchange_problem() or identity_problem(
-            str(inbound), [n.split("+", 1)[0] for n in names if n.count("+") == 3], probe=False)
+        problem = self.source.problem(names)
         if problem != self.identity:
             self.identity = problem
             self.say(f"refused  every submission: {escape(problem)}" if problem else "identity  the exchange is "
@@ -203,9 +230,9 @@ class Service:
             if folder is None:
                 self._skipped.add(name)
                 continue
-            if not ready(inbound, name, now):
+            if not self.source.whole and not ready(inbound, name, now):
                 continue
-            snap = read_folder(inbound, folder, self.notebooks, contents=False)
+            snap = read_folder(inbound, folder, self.notebooks, contents=False, whose=self.source.refusal)
             if snap.refused is None and snap.secret is None:
                 snap.refused = "it has no valid submission_secret.txt (submit with nbgrader submit)"
             if snap.refused is None:
@@ -266,8 +293,7 @@ class Service:
         digest = pages_digest(pages)
         if sub.published == digest or sub.secret is None:
             return
-        for notebook, page in sorted(pages.items()):
-            self.publisher.publish(sub.secret, notebook.removesuffix(".ipynb"), page)
+        self.publisher.publish_pages(sub.secret, {nb.removesuffix(".ipynb"): page for nb, page in pages.items()})
         self.queue.mark_published(sub.id, digest)
 
     def publish_status(self, sub: Submission, position: int = 0, expected_wait: float = 0.0) -> None:
@@ -410,7 +436,7 @@ class Service:
         folder = parse_folder(sub.folder, self.assignment)
         if folder is None:
             return "not a submission folder"
-        snap = read_folder(self.settings.inbound, folder, self.notebooks)
+        snap = read_folder(self.source.inbound, folder, self.notebooks, whose=self.source.refusal)
         if snap.refused is not None:
             return snap.refused
         dest = job / sub.student / self.assignment
@@ -476,7 +502,7 @@ class Service:
             IdentityRefused: another user can take over the exchange, or folder owners in the inbound folder
                 cannot tell students apart (said first).
         """
-        problem = self._exchange_problem() or identity_problem(str(self.settings.inbound))
+        problem = self.source.problem()
         if problem is not None:
             self.say(f"refused  to start: {escape(problem)}")
             self.queue.close()
@@ -486,11 +512,6 @@ class Service:
         for sub in recovered:
             self.say(f"resume   {escape(sub.student)} {escape(sub.stamp)} (was being graded when the service stopped)")
         return recovered
-
-    def _exchange_problem(self) -> str | None:
-        """Each way another user can take over the exchange's root or the course's folder, in one line, or ``None``."""
-        problems = exchange_problems(self.settings.exchange, self.settings.course_id, self.instructor)
-        return "; and ".join(problems) or None
 
     # ------------------------------------------------------------------ stopping
 
@@ -570,12 +591,12 @@ class Service:
         """Serve until :attr:`stopping` is set or a stop signal arrives (then it returns normally, the queue
         consistent and closed): scanner thread + grading here."""
         self.start()
-        watcher = Watcher(self.settings.inbound, self.policy.rescan_seconds)
+        watcher = Watcher(self.source.inbound, self.policy.rescan_seconds)
         scanner = threading.Thread(target=self._scan_loop, args=(watcher,), name="ch11-serve-scan", daemon=True)
         try:
             with self._stoppable():
                 self._open_session()  # the grader's set-up, once, before the first submission needs it
-                self.say(f"serving  {self.settings.inbound} -> practice course {self.practice} "
+                self.say(f"serving  {self.source.where()} -> practice course {self.practice} "
                          f"(feedback level {self.policy.feedback_level}, {self.policy.attempts} attempts per "
                          f"{self.policy.window_minutes:g} min, {self.policy.workers} workers)")
                 self.scan()  # what arrived while the service was down
@@ -606,7 +627,7 @@ class Service:
                 self.scan()
             except Exception:  # a scan that fails is retried at the next wake; grading goes on
                 log.exception("scanning the inbound folder failed")
-            watcher.wait()
+            watcher.wait(self.source.poll_seconds)
 
 
 def _cache_note(record: SubmissionRecord | None) -> str:

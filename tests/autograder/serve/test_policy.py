@@ -59,3 +59,29 @@ def test_no_course_id_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 def test_unknown_feedback_level_is_refused() -> None:
     with pytest.raises(TraitError):
         ServePolicy(feedback_level="everything")
+
+
+def test_the_hub_exchange_is_chosen_by_a_trait_and_named_as_the_plug_in_names_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``exchange = "hub"``: the service and token of ``c.HubExchange`` (else ``$CH11_EXCHANGE_URL`` and
+    ``$JUPYTERHUB_API_TOKEN``); submissions read from the copy in the practice course's state folder; without a
+    service or a token, refused in words. The token is never in the settings' repr (a log line)."""
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path / "nowhere"))
+    monkeypatch.setenv("JUPYTER_CONFIG_PATH", str(tmp_path / "nowhere"))
+    monkeypatch.delenv("CH11_EXCHANGE_URL", raising=False)
+    monkeypatch.delenv("JUPYTERHUB_API_TOKEN", raising=False)
+    body = 'c.CourseDirectory.course_id = "ch11"\nc.ServePolicy.exchange = "hub"\n'
+    course = write_config(tmp_path / "course", body)
+    with pytest.raises(ValueError, match=r"no c.HubExchange.service_url \(or \$CH11_EXCHANGE_URL\) names the service"):
+        load_settings(course)
+    monkeypatch.setenv("CH11_EXCHANGE_URL", "http://hub/services/x/")
+    with pytest.raises(ValueError, match=r"no instructor's hub token is given"):
+        load_settings(course)
+    monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "server-token")
+    settings = load_settings(course)
+    assert (settings.hub_url, settings.hub_token) == ("http://hub/services/x/", "server-token")
+    assert settings.inbound == course.resolve() / "practice" / ".ch11-serve" / "hub-exchange" / "inbound"
+    write_config(course, body + 'c.HubExchange.service_url = "http://a/"\nc.HubExchange.api_token = "made"\n')
+    settings = load_settings(course)
+    assert (settings.hub_url, settings.hub_token) == ("http://a/", "made") and "made" not in repr(settings)
+    assert load_settings(write_config(tmp_path / "folder", 'c.CourseDirectory.course_id = "c"\n')).hub_url == ""

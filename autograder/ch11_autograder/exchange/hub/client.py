@@ -16,7 +16,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -41,10 +41,12 @@ class ServiceError(RuntimeError):
 
 @dataclass(frozen=True)
 class ServiceClient:
-    """The service at ``url`` (``<hub>/services/<name>/``), called with ``token``."""
+    """The service at ``url`` (``<hub>/services/<name>/``), called with ``token``, each call at most ``timeout``
+    seconds."""
 
     url: str
-    token: str
+    token: str = field(repr=False)
+    timeout: float = TIMEOUT
 
     def _request(self, method: str, path: str, query: Mapping[str, str] | None = None, body: BinaryIO | None = None,
                  headers: Mapping[str, str] | None = None) -> Any:
@@ -57,7 +59,7 @@ class ServiceClient:
             body.seek(0)
         request = urllib.request.Request(address, data=body, method=method, headers=sent)
         try:
-            return urllib.request.urlopen(request, timeout=TIMEOUT)
+            return urllib.request.urlopen(request, timeout=self.timeout)
         except urllib.error.HTTPError as err:
             raise ServiceError(f"the exchange service refused: {_said(err)} (HTTP {err.code})", err.code) from None
         except (urllib.error.URLError, OSError) as err:
@@ -69,13 +71,23 @@ class ServiceClient:
         with self._request("GET", "courses") as response:
             return cast(dict[str, Any], json.loads(response.read()))
 
-    def view(self, course: str, parts: Iterable[str], into: Path, *, assignment: str = "", student: str = "") -> None:
+    def submissions_since(self, course: str, cursor: str) -> dict[str, Any]:
+        """The submissions of ``course`` kept since ``cursor`` (an instructor's call; see :mod:`.service`):
+        ``{"submissions": [{"student", "assignment", "timestamp", "key"}], "cursor", "more"}``."""
+        path = f"courses/{urllib.parse.quote(course, safe='')}/submissions"
+        with self._request("GET", path, {"after": cursor} if cursor else None) as response:
+            return cast(dict[str, Any], json.loads(response.read()))
+
+    def view(self, course: str, parts: Iterable[str], into: Path, *, assignment: str = "", student: str = "",
+             key: str = "") -> None:
         """The service's ``view`` of ``course`` (see :mod:`.service`), merged into the folder ``into``."""
         query = {"parts": ",".join(parts)}
         if assignment:
             query["assignment"] = assignment
         if student:
             query["student"] = student
+        if key:
+            query["key"] = key
         with tempfile.TemporaryFile() as download:
             with self._request("GET", f"courses/{urllib.parse.quote(course, safe='')}/view", query) as response:
                 shutil.copyfileobj(response, download)

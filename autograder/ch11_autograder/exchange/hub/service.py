@@ -13,12 +13,22 @@ The API (under the prefix), each answer JSON ``{"error": "..."}`` on a refusal:
 
 ``GET  api/courses``
     the caller's name, their courses and role in each, and the upload cap.
-``GET  api/courses/<course>/view?parts=outbound,feedback,inbound[&assignment=][&student=]``
+``GET  api/courses/<course>/view?parts=outbound,feedback,inbound[&assignment=][&student=][&key=]``
     a ``.tar.gz`` laid out as nbgrader's folder exchange is under its root: ``<course>/outbound/<a>/``
     (every member of the course), ``<course>/feedback/<hash>.html`` named as nbgrader 0.9.3+ names
     it from the submission's ``submission_secret.txt`` (a student gets their own submissions'
     only, an instructor the course's), ``<course>/inbound/<student>+<a>+<timestamp>+<key>/`` (instructors
-    only). A student naming another ``student`` is refused.
+    only). A student naming another ``student`` is refused. ``key`` keeps the one submission of that key
+    (as the listing below names it).
+``GET  api/courses/<course>/submissions?after=<cursor>[&limit=]``  (instructors)
+    the submissions kept since ``cursor`` (empty: from the first), oldest first, at most ``limit`` (default
+    and cap :data:`LIST_LIMIT`): ``{"submissions": [{"student", "assignment", "timestamp", "key"}],
+    "cursor", "more"}``. Asked again with the ``cursor`` answered, it lists each submission kept since, so a
+    grader polling it misses none: the cursor never passes a submission still being written (it stops at
+    the earliest key of an upload in flight), and a key is taken when its upload has arrived, so one kept
+    later has a key at or after the cursor (the service's clock must not step back). A submission may be
+    listed twice (several kept in one microsecond, cut by ``limit``): the caller skips the keys it has.
+    One folder listing per student.
 ``POST api/courses/<course>/released/<assignment>[?force=1]``  (instructors; body: the files, ``.tar.gz``)
     releases it; an assignment released already is refused (409) unless ``force``.
 ``POST api/courses/<course>/submissions/<assignment>``  (students; body: the files, ``.tar.gz``)
@@ -44,6 +54,7 @@ import asyncio
 import datetime as dt
 import json
 import os
+import re
 import sys
 import tempfile
 import urllib.parse
@@ -60,12 +71,15 @@ from .archive import BadArchive, Limits, unpack
 from .identity import Hub, caller_for, token_of
 from .names import BadName, checked
 from .packing import packed
-from .storage import Storage, StorageError, Submission
+from .storage import Storage, StorageError, Submission, submission_key
 
 __all__ = ["main", "make_app"]
 
 T = TypeVar("T")
 _CHUNK = 1 << 16
+#: The most submissions one listing answers (the caller asks again with the cursor for the rest).
+LIST_LIMIT = 200
+_KEY = re.compile(r"[0-9]{8}T[0-9]{6}\.[0-9]{6}Z")
 
 
 def _feedback_name(secret: str, notebook_id: str) -> str:
@@ -82,9 +96,10 @@ class _Base(RequestHandler):
     hub: Hub
     limits: Limits
     caller: Caller
+    writing: list[str]
 
-    def initialize(self, store: Storage, hub: Hub, limits: Limits) -> None:
-        self.store, self.hub, self.limits = store, hub, limits
+    def initialize(self, store: Storage, hub: Hub, limits: Limits, writing: list[str]) -> None:
+        self.store, self.hub, self.limits, self.writing = store, hub, limits, writing
 
     async def prepare(self) -> None:
         try:
@@ -135,6 +150,9 @@ class _View(_Base):
             student = self.arg("student")
             if student:
                 student = checked("student name", student)
+            key = self.arg("key")
+            if key and not _KEY.fullmatch(key):
+                raise Refused(400, f"the submission key {key!r} is not of the form YYYYmmddTHHMMSS.ffffffZ")
             if role == "student":
                 if "inbound" in parts:
                     raise Refused(403, f"{self.caller.name} is a student of {course!r}: only its instructors see "
@@ -142,7 +160,7 @@ class _View(_Base):
                 if student and student != self.caller.name:
                     raise Refused(403, f"{self.caller.name} may see only their own work, not {student!r}'s")
                 student = self.caller.name
-            body = await self.blocking(lambda: self._pack(course, parts, assignment, student))
+            body = await self.blocking(lambda: self._pack(course, parts, assignment, student, key))
         except (Refused, BadName) as err:
             self._refuse(err if isinstance(err, Refused) else Refused(400, str(err)))
             return
@@ -153,20 +171,21 @@ class _View(_Base):
                 await self.flush()
         self.finish()
 
-    def _submissions(self, course: str, assignment: str, student: str) -> list[Submission]:
+    def _submissions(self, course: str, assignment: str, student: str, key: str = "") -> list[Submission]:
         found = []
         for who in [student] if student else self.store.students(course):
             for what in [assignment] if assignment else self.store.assignments_of(course, who):
-                found += self.store.submissions(course, who, what)
+                found += [s for s in self.store.submissions(course, who, what) if not key or s.key == key]
         return found
 
-    def _pack(self, course: str, parts: list[str], assignment: str, student: str) -> IO[bytes]:
+    def _pack(self, course: str, parts: list[str], assignment: str, student: str, key: str = "") -> IO[bytes]:
         entries: list[tuple[str, Path | None]] = [(course, None)]
         if "outbound" in parts:
             entries.append((f"{course}/outbound", None))
             entries += [(f"{course}/outbound/{r.assignment}", r.path) for r in self.store.released(course)
                         if not assignment or r.assignment == assignment]
-        submissions = self._submissions(course, assignment, student) if {"feedback", "inbound"} & set(parts) else []
+        submissions = (self._submissions(course, assignment, student, key) if {"feedback", "inbound"} & set(parts)
+                       else [])
         if "inbound" in parts:
             entries.append((f"{course}/inbound", None))
             # nbgrader's own folder name, the storage key where its random string goes (unique per submission).
@@ -182,6 +201,40 @@ class _View(_Base):
                 for html in sorted(feedback.path.glob("*.html")):
                     entries.append((f"{course}/feedback/{_feedback_name(secret, html.stem)}", html))
         return packed(entries)
+
+
+class _Listing(_Base):
+    """The submissions kept since a cursor (see the module): what a grader polls."""
+
+    async def get(self, course: str) -> None:
+        try:
+            course = course_of(course)
+            instructor_of(self.caller, course)
+            after = self.arg("after")
+            if after and not _KEY.fullmatch(after):
+                raise Refused(400, f"the cursor {after!r} is not a submission key (YYYYmmddTHHMMSS.ffffffZ)")
+            limit = self.arg("limit") or str(LIST_LIMIT)
+            if not limit.isdigit() or not 0 < int(limit) <= LIST_LIMIT:
+                raise Refused(400, f"the limit {limit!r} is not a number from 1 to {LIST_LIMIT}")
+            # Taken before the folders are listed: whatever is kept from now on has a key at or after it.
+            bound = min([submission_key(dt.datetime.now(dt.UTC)), *self.writing])
+            found = await self.blocking(lambda: self._since(course, after, bound))
+        except Refused as refused:
+            self._refuse(refused)
+            return
+        shown, more = found[:int(limit)], len(found) > int(limit)
+        self.finish({"submissions": [{"student": s.student, "assignment": s.assignment, "timestamp": s.timestamp,
+                                      "key": s.key} for s in shown],
+                     "cursor": found[int(limit)].key if more else bound, "more": more})
+
+    def _since(self, course: str, after: str, bound: str) -> list[Submission]:
+        """The submissions of ``course`` with ``after <= key < bound``, by key."""
+        found = []
+        for student in self.store.students(course):
+            for assignment in self.store.assignments_of(course, student):
+                found += [s for s in self.store.submissions(course, student, assignment, since=after)
+                          if s.key < bound]
+        return sorted(found, key=lambda s: (s.key, s.student, s.assignment))
 
 
 @stream_request_body
@@ -266,8 +319,15 @@ class _Submit(_Upload):
         name = self.caller.name
         if not any(r.assignment == assignment for r in await self.blocking(lambda: self.store.released(course))):
             raise Refused(404, f"{assignment!r} is not released to {course!r}: nothing to submit it to")
-        sub = await self.blocking(lambda: self.keep(lambda staged: self.store.submit(
-            course, name, assignment, staged, dt.datetime.now(dt.UTC))))
+        # The time is taken here, on the loop, and its key counts as being written until the submission is kept or
+        # refused: a listing's cursor stops before it (``_Listing``).
+        when = dt.datetime.now(dt.UTC)
+        self.writing.append(submission_key(when))
+        try:
+            sub = await self.blocking(lambda: self.keep(lambda staged: self.store.submit(
+                course, name, assignment, staged, when)))
+        finally:
+            self.writing.remove(submission_key(when))
         secret = (sub.path / "submission_secret.txt").read_text("utf-8")
         return {"student": sub.student, "assignment": sub.assignment, "timestamp": sub.timestamp, "secret": secret}
 
@@ -302,10 +362,12 @@ def make_app(store: Storage, hub: Hub, prefix: str, limits: Limits | None = None
     """The service's routes under ``prefix`` (``/services/<name>/``)."""
     prefix = "/" + prefix.strip("/") + "/" if prefix.strip("/") else "/"
     part = r"([^/]+)"
-    settings = {"store": store, "hub": hub, "limits": limits or Limits()}
+    # The keys of the submissions being written now (``_Submit``), shared by every handler (the loop's thread only).
+    settings = {"store": store, "hub": hub, "limits": limits or Limits(), "writing": []}
     return Application([
         (f"{prefix}api/courses", _Courses, settings),
         (f"{prefix}api/courses/{part}/view", _View, settings),
+        (f"{prefix}api/courses/{part}/submissions", _Listing, settings),
         (f"{prefix}api/courses/{part}/released/{part}", _Release, settings),
         (f"{prefix}api/courses/{part}/submissions/{part}", _Submit, settings),
         (f"{prefix}api/courses/{part}/feedback/{part}/{part}", _Feedback, settings),

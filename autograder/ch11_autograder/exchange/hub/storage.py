@@ -259,12 +259,13 @@ class Storage:
         self._commit(staged, final, replace=False)
         return Submission(course, student, assignment, key, timestamp, final)
 
-    def submissions(self, course: str, student: str, assignment: str) -> list[Submission]:
-        """``student``'s submissions of ``assignment`` in ``course``, oldest first."""
+    def submissions(self, course: str, student: str, assignment: str, *, since: str = "") -> list[Submission]:
+        """``student``'s submissions of ``assignment`` in ``course``, oldest first (``since``: those whose key is
+        not before it, their ``timestamp.txt`` alone read)."""
         folder = (self._course(course) / "submissions" / checked("student name", student)
                   / checked("assignment id", assignment))
         return [Submission(course, student, assignment, key, (folder / key / "timestamp.txt").read_text("utf-8"),
-                           folder / key) for key in _listing(folder)]
+                           folder / key) for key in _listing(folder) if key >= since]
 
     def students(self, course: str) -> list[str]:
         """The students with a submission kept in ``course``, by name."""

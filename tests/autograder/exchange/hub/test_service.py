@@ -348,3 +348,54 @@ def test_a_service_killed_mid_upload_keeps_what_was_committed_and_nothing_else(
     opened = [str(p) for p in hub.storage.rglob("*") if p.lstat().st_mode & 0o077]
     assert opened == [], opened
     assert restarted
+
+
+def _listing(hub: ExchangeHub, token: str, after: str = "", limit: int | None = None) -> tuple[int, Any]:
+    query = urllib.parse.urlencode({**({"after": after} if after else {}), **({"limit": limit} if limit else {})})
+    return call(hub, "GET", f"courses/{COURSE}/submissions" + (f"?{query}" if query else ""), token)
+
+
+def test_the_listing_gives_each_submission_kept_since_a_cursor_once_in_order(hub: ExchangeHub,
+                                                                             tokens: dict[str, str]) -> None:
+    """What a grader polls: from the cursor it was last given, the submissions kept since, oldest first; a limit
+    cuts the answer and its cursor goes on from the cut; each one listed is what ``view`` gives for its key."""
+    release(hub, tokens, "ps2")
+    status, start = _listing(hub, tokens["prof"])
+    assert status == 200 and start["more"] is False, start
+    made = []
+    for who in ("alice", "bob", "alice"):
+        status, answer = call(hub, "POST", f"courses/{COURSE}/submissions/ps2", tokens[who],
+                              tar_gz(member("problem1.ipynb", NOTEBOOK), member("who.txt", who.encode())))
+        assert status == 200, answer
+        made.append((who, "ps2", answer["timestamp"]))
+
+    status, since = _listing(hub, tokens["prof"], start["cursor"])
+    assert status == 200 and since["more"] is False
+    assert [(s["student"], s["assignment"], s["timestamp"]) for s in since["submissions"]] == made
+    assert _listing(hub, tokens["prof"], since["cursor"])[1]["submissions"] == [], "listed again from its cursor"
+
+    status, first = _listing(hub, tokens["prof"], start["cursor"], limit=2)
+    assert status == 200 and first["more"] is True and len(first["submissions"]) == 2
+    status, rest = _listing(hub, tokens["prof"], first["cursor"], limit=2)
+    assert [s["timestamp"] for s in first["submissions"] + rest["submissions"]] == [m[2] for m in made]
+    assert rest["more"] is False and rest["cursor"] >= since["cursor"]
+
+    last = since["submissions"][-1]
+    status, data = call(hub, "GET", f"courses/{COURSE}/view?parts=inbound&assignment=ps2&student=alice&key="
+                        + last["key"], tokens["prof"])
+    assert status == 200, data
+    folder = f"{COURSE}/inbound/alice+ps2+{last['timestamp']}+{last['key']}"
+    assert [n for n in names_in(data) if n.count("/") == 2] == [folder]
+    assert f"{folder}/who.txt" in names_in(data)
+
+
+def test_the_listing_is_the_instructors_alone_and_its_cursor_a_key(hub: ExchangeHub, tokens: dict[str, str]) -> None:
+    for who in ("alice", "other"):
+        status, answer = _listing(hub, tokens[who])
+        assert status == 403 and answer["error"].startswith(f"{who} is not an instructor of the course 'ch11'"), answer
+    status, answer = _listing(hub, tokens["prof"], "../x")
+    assert status == 400 and answer["error"] == "the cursor '../x' is not a submission key (YYYYmmddTHHMMSS.ffffffZ)"
+    status, answer = _listing(hub, tokens["prof"], limit=100000)
+    assert status == 400 and "is not a number from 1 to" in answer["error"]
+    status, answer = call(hub, "GET", f"courses/{COURSE}/view?parts=inbound&key=..", tokens["prof"])
+    assert status == 400 and answer["error"] == "the submission key '..' is not of the form YYYYmmddTHHMMSS.ffffffZ"
