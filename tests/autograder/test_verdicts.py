@@ -273,8 +273,21 @@ def test_a_sequence_of_calls_is_shown_numbered_with_the_failing_one_marked():
     pasted = Failure("v", "v holds.", "mismatch", expected=1, got=2,
                      calls=("exact_gradient(1, 3.0)", "exact_gradient(True, 3.0)"))
     assert "    to reproduce, run in a fresh kernel:\n        exact_gradient(1, 3.0)\n" in pasted.message()
-    assert pasted.headline("exact_gradient").startswith(
-        "First thing to fix: exact_gradient, call 2 of a sequence (exact_gradient(True, 3.0))")
+    assert pasted.headline("exact_gradient") == (
+        "First thing to fix: the 2nd call of exact_gradient in a sequence of 2 calls (exact_gradient(True, 3.0)): "
+        "expected 1, got 2")
+
+
+def test_a_headline_counts_the_calls_of_the_students_functions_not_the_statements():
+    # Five statements, one call of the student's: the others set up its arguments and read one back.
+    setup = ("chain = make_chain(16, 5, width=3, seed=11)", "z0 = np.array([0.3, -0.2, 0.5], dtype=np.float64)",
+             "rng = np.random.default_rng(2)", "checkpointed_cotangents(chain, z0, 4, rng, matched=True)")
+    mutated = Failure("l", "l holds.", "mismatch", expected=0.3, got=-0.25, calls=(*setup, "z0"))
+    assert mutated.headline("checkpointed_cotangents") == (
+        "First thing to fix: what checkpointed_cotangents(chain, z0, 4, rng, matched=True) leaves in z0: "
+        "expected 0.3, got -0.25")
+    assert "call 5" not in mutated.headline("checkpointed_cotangents")
+    assert "        z0" in mutated.message().splitlines()  # the statements to paste are all still shown
 
 
 def test_a_sequence_shown_as_statements_is_not_listed_again():

@@ -35,7 +35,11 @@ class Mismatch(Exception):
             student can paste into a fresh kernel after their notebook's cells, in order, the failing call
             last (``("f(1, 3.0)", "f(True, 3.0)")``, written with :func:`call_statement`); the feedback shows
             them as the way to reproduce it (``Failure.calls``). Leave out earlier calls that raised: pasted
-            into one cell, the first raise would stop the cell before the failing call.
+            into one cell, the first raise would stop the cell before the failing call. Write each call of
+            the student's functions as a statement of its own (its value, or an attribute read off it:
+            ``f(x).cotangents``), names it uses as assignments (``rng = np.random.default_rng(2)``), and what
+            the call left in an argument as an expression after it (``z0``): the page's first line counts and
+            names the calls alone (``trusted.pasted_calls``).
     """
 
     def __init__(self, inputs: Mapping[str, Any], expected: Any, got: Any, note: str = "",

@@ -27,6 +27,7 @@ import numpy as np
 from ..protocol import Kept, Once, Record, RngSeed
 from ..textsafe import one_line
 from .differences import first_difference, focused_value
+from .pasted_calls import read_statements
 
 __all__ = [
     "NOTHING",
@@ -164,11 +165,14 @@ class Failure:
 
     def subject(self, task: str) -> str:
         """The failing call in a student's words: ``exact_gradient(True, 3.0)``, or ``exact_gradient with
-        x=True, y=3.0``; the visible checks as such."""
+        x=True, y=3.0``; after earlier calls, counted and named as calls of the student's functions, never
+        as statements (``the 2nd call of exact_gradient in a sequence of 2 calls (exact_gradient(True, 3.0))``,
+        ``what checkpointed_cotangents(chain, z0, 4, rng) leaves in z0``: :mod:`.pasted_calls`); the visible
+        checks as such."""
         if self.property == _VISIBLE_CHECKS:
             return "the checks shown in this cell"
         if self.calls:
-            return f"{task}, call {len(self.calls)} of a sequence ({self.calls[-1]})"
+            return read_statements(self.calls).subject(task)
         if self.call:
             return self.call
         inputs = _plain_inputs(self.inputs)

@@ -15,6 +15,9 @@ statement of the sequence, run one by one, shows the record the page expected.
 Exercise 5's history checks return records and arrays, so their failures are compared where the page says
 they differ (its ``differs:`` line: a field, key or index, expected and got): the pasted statements' last
 value, read there, is what the page got, and without the history it is not (:data:`EX5_CASES`).
+
+The first line of the cell words each such failure by the calls of the student's functions alone, the failing one
+counted and named among them (:data:`HEADLINES`), never by the statements that set up or read back a name.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from ch11_autograder.authoring import kill_table
 from ch11_autograder.authoring.submissions import answer_sources, fill, read
 from ch11_autograder.paths import RELEASE_DIR, SOURCE_DIR
 from ch11_autograder.trusted.verdict_page import verdict_text
-from ch11_autograder.trusted.verdicts import verdict_outputs
+from ch11_autograder.trusted.verdicts import FIRST_TO_FIX, CellVerdict, task_name, verdict_outputs
 from jupyter_client.manager import start_new_kernel
 from support.exercise_grading import CALL_TIMEOUT, entry
 from support.reader_answers import answers
@@ -95,11 +98,15 @@ CASES = {
 
 
 @functools.cache
-def _verdict_text(name: str) -> str:
-    case = CASES[name]()
+def _verdict(name: str) -> CellVerdict:
+    """The verdict of the test cell case ``name`` (of :data:`CASES` or :data:`EX5_CASES`) fails, graded once."""
+    case = {**CASES, **EX5_CASES}[name]()
     cells = kill_table.notebook_cells(case.key, append={case.cell: case.source})
-    verdicts = kill_table.grade(case.key, cells, CALL_TIMEOUT)
-    return verdict_text({"outputs": verdict_outputs(verdicts[case.tests])})
+    return kill_table.grade(case.key, cells, CALL_TIMEOUT)[case.tests]
+
+
+def _verdict_text(name: str) -> str:
+    return verdict_text({"outputs": verdict_outputs(_verdict(name))})
 
 
 def _block(text: str, prop: str) -> list[str]:
@@ -334,13 +341,6 @@ def ex5_without_history(statements: list[str]) -> list[str]:
                                                              r"make_chain)\(.*", line)] + statements[-1:]
 
 
-@functools.cache
-def _ex5_verdict_text(name: str) -> str:
-    case = EX5_CASES[name]()
-    cells = kill_table.notebook_cells(case.key, append={case.cell: case.source})
-    return verdict_text({"outputs": verdict_outputs(kill_table.grade(case.key, cells, CALL_TIMEOUT)[case.tests])})
-
-
 def _same(a: float, b: float) -> bool:
     return a == b or (math.isnan(a) and math.isnan(b))
 
@@ -348,7 +348,7 @@ def _same(a: float, b: float) -> bool:
 @pytest.mark.parametrize("name", sorted(EX5_CASES))
 def test_exercise_5s_shown_calls_reproduce_the_failure_in_a_fresh_kernel(name):
     case = EX5_CASES[name]()
-    block = _block(_ex5_verdict_text(name), case.prop)
+    block = _block(_verdict_text(name), case.prop)
     statements = snippet(block)
     assert len(statements) > 1, "\n".join(block)
     where = difference(block)
@@ -364,8 +364,53 @@ def test_exercise_5s_check_fails_a_snippet_without_its_history():
     read back without the call that changed it gives the page's expected, not its got."""
     name = "ex5_z0_mutated"
     case = EX5_CASES[name]()
-    block = _block(_ex5_verdict_text(name), case.prop)
+    block = _block(_verdict_text(name), case.prop)
     statements = snippet(block)
     where = difference(block)
     alone = _read_back(_cells_before(case), ex5_without_history(statements), where)
     assert _same(alone, where.expected) and not _same(alone, where.got)
+
+
+# --------------------------------------------------------------------------- the first line of the cell
+
+#: What the first line says goes wrong, for each case's history check: the failing call counted and named among
+#: the calls of the student's functions (never the statements that set up or read back a name), and its input.
+#: The lines said before counted statements: "extended_tape, call 2 of a sequence (...)", "checkpointed_cotangents,
+#: call 5 of a sequence (z0)" for one call and a read-back, "store_all_cotangents, call 4 of a sequence (...)" for
+#: two calls after two set-ups.
+HEADLINES = {
+    "ex1_repeated_calls": "the 2nd call of extended_tape in a sequence of 2 calls (extended_tape(True, 0.75))",
+    "ex2_sweep_mutates_ks": "what fd_sweep(x=np.float32(2.1), y=np.float32(2.9), ks=ks, scheme='forward', wrt='x') "
+                            "leaves in ks",
+    "ex3_best_block_length_cache": "the 3rd call of best_block_length in a sequence of 3 calls "
+                                   "(best_block_length(9973.0))",
+    "ex3_block_table_warm_start": "the 7th call of block_table in a sequence of 7 calls "
+                                  "(block_table([999, 1000, 63, 64, 9, 10]))",
+    "ex4_second_call": "the 2nd call of audit_marks in a sequence of 2 calls (audit_marks())",
+    "ex5_store_all_repeated_calls": "the 3rd call of store_all_cotangents in a sequence of 3 calls "
+                                    "(store_all_cotangents(..., ..., np.random.default_rng(1)))",
+    "ex5_used_generator": "the 2nd call of checkpointed_cotangents in a sequence of 2 calls "
+                          "(checkpointed_cotangents(..., ..., 4, rng, matched=True).cotangents)",
+    "ex5_z0_mutated": "what checkpointed_cotangents(chain, z0, 4, rng, matched=True) leaves in z0",
+    "ex5_used_chain": "store_all_cotangents(chain, z0, np.random.default_rng(2)), after 1 call of "
+                      "checkpointed_cotangents",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HEADLINES))
+def test_the_first_line_counts_and_names_calls_of_the_students_functions(name):
+    """The history check's failure, worded as the cell's first line words its failure: the call that goes
+    wrong among the calls shown to paste, which stay as they are (set-ups and read-backs included). Where that
+    failure is the cell's first thing to fix, the page's first line says it."""
+    case = {**CASES, **EX5_CASES}[name]()
+    verdict = _verdict(name)
+    (failure,) = [f for f in verdict.failures if f.property == case.prop]
+    line = failure.headline(task_name(verdict.grade_id))
+    assert line.startswith(f"{FIRST_TO_FIX} {HEADLINES[name]}: "), line
+    shown = snippet(_block(_verdict_text(name), case.prop))
+    assert shown == list(failure.calls) and len(shown) >= 2
+    first = _verdict_text(name).splitlines()[0]
+    if verdict.headline() == line:
+        assert first == line
+    else:  # another check's failure comes first in this cell: it is the page's first line
+        assert first == verdict.headline() and "of a sequence" not in first, first
