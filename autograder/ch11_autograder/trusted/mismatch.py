@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..protocol import Once, RngSeed, wire_equal
+from ..protocol import Laid, Once, RngSeed, wire_equal
 from .roundtrip import roundtrip
 
 __all__ = [
@@ -117,12 +117,15 @@ def pasteable(value: Any) -> str:
     numpy 2 writes its scalars as source already (``np.float32(0.75)``, ``np.True_``); what ``repr`` writes that
     does not run is spelt out: a non-finite float (``float('nan')``), an array (``np.array([...], dtype=...)``),
     a generator argument (:class:`~..protocol.Once`: ``iter([...])``), a generator made from a seed
-    (:class:`~..protocol.RngSeed`: ``np.random.default_rng(seed)``).
+    (:class:`~..protocol.RngSeed`: ``np.random.default_rng(seed)``), an array in another layout
+    (:class:`~..protocol.Laid`: ``np.array(np.array([[1.0, 2.0]]), order='F')``).
     """
     if isinstance(value, RngSeed):
         return f"np.random.default_rng({value.seed!r})"
     if isinstance(value, Once):
         return f"iter({pasteable(list(value.items))})"
+    if isinstance(value, Laid):
+        return value.source(pasteable(value.values))
     if isinstance(value, float) and not math.isfinite(value):
         return f"float({repr(value)!r})"
     if isinstance(value, np.floating) and not np.isfinite(value):

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..protocol import Kept, Once, Record
+from ..protocol import Kept, Laid, Once, Record
 from ..textsafe import one_line
 from .differences import first_difference, focused_value
 
@@ -599,6 +599,8 @@ def _format(value: Any, depth: int) -> str:
         return "{" + ", ".join(items) + "}"
     if isinstance(value, range | Once):
         return repr(value)  # range(16, 4097), iter([16, 64]): as the student's code received it
+    if isinstance(value, Laid):
+        return value.source(_format(value.values, depth + 1))  # the layout the student's code received
     if isinstance(value, Kept):
         return repr(value)  # its label: the grader's name for a shared object, e.g. "chain"
     return f"<{type(value).__name__}>"
