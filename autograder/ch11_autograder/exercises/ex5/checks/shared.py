@@ -14,6 +14,7 @@ from trainable_harness import make_chain
 
 from ....api.suite import (
     Call,
+    Laid,
     Misconception,
     Mismatch,
     Property,
@@ -23,6 +24,8 @@ from ....api.suite import (
     StudentError,
     hypothesis_property,
     in_process_student,
+    laid,
+    layout_kind,
 )
 from ...catalogue import WrongAnswer, catalogue, fails_of
 from ..contract import COTANGENT_RTOL
@@ -77,16 +80,28 @@ def _chain(case: Mapping[str, Any]):
 def _shown(case: Mapping[str, Any], *, block_size: bool = True, **extra: Any) -> dict[str, Any]:
     """The counterexample as the student reads it (and as a misconception implementation receives it)."""
     shown = {key: case[key] for key in CASE_KEYS if block_size or key != "block_size"}
+    shown["z0"] = _sent_z0(case)  # as it was sent: the feedback's call rebuilds its memory layout
     shown.update(extra)
     return shown
 
 
 def _from_shown(shown: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Inverse of :func:`_shown`: the case and the extra entries."""
+    """Inverse of :func:`_shown`: the case and the extra entries.
+
+    A z0 shown in a memory layout of its own becomes the case's z0 and z0_layout.
+    """
     case = {key: value for key, value in shown.items() if key in CASE_KEYS}
     case.setdefault("block_size", 1)
+    case["z0_layout"] = None
+    if isinstance(case.get("z0"), Laid):
+        case["z0"], case["z0_layout"] = case["z0"].values, layout_kind(case["z0"])
     extra = {key: value for key, value in shown.items() if key not in CASE_KEYS}
     return case, extra
+
+
+def _sent_z0(case: Mapping[str, Any]) -> np.ndarray | Laid:
+    """z0 as the properties that check its accepted forms send it: in the case's drawn memory layout."""
+    return laid(case["z0"], case.get("z0_layout"))
 
 
 # --------------------------------------------------------------------------- callers
@@ -224,7 +239,8 @@ def _reference_replayed(case: Mapping[str, Any], matched: bool) -> ref.ReplayRun
 def _checkpointed_call(case: Mapping[str, Any], matched: bool, block_size: Any = None) -> Call:
     """``checkpointed_cotangents`` on ``case`` (with ``block_size`` in place of the case's, if given)."""
     k = case["block_size"] if block_size is None else block_size
-    return Call("checkpointed_cotangents", (_chain(case), case["z0"], k, RngSeed(case["seed"])), {"matched": matched})
+    args = (_chain(case), _sent_z0(case), k, RngSeed(case["seed"]))
+    return Call("checkpointed_cotangents", args, {"matched": matched})
 
 
 # --------------------------------------------------------------------------- misconceptions
@@ -275,7 +291,11 @@ def _unpack_case(shown: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _unpack_pair(shown: Mapping[str, Any]) -> dict[str, Any]:
-    return dict(shown)
+    pair = dict(shown)
+    for name in ("saved", "replayed"):
+        if isinstance(pair.get(name), Laid):
+            pair[name], pair[f"{name}_layout"] = pair[name].values, layout_kind(pair[name])
+    return pair
 
 
 @dataclass(frozen=True)
