@@ -213,7 +213,7 @@ def _decode_array(obj: dict[str, Any], request: bool, path: str, depth: int) -> 
     layout = obj.get("layout")
     if layout is not None and not request:
         raise ProtocolError(f"{path}.layout", "an array layout may only be sent to the worker, not returned")
-    _expect_keys(obj, _ARRAY_KEYS if layout is None else _LAID_ARRAY_KEYS, path)
+    _expect_keys(obj, set(_ARRAY_KEYS if layout is None else _LAID_ARRAY_KEYS), path)
     name = obj["dtype"]
     if not isinstance(name, str) or name not in DTYPES:
         raise ProtocolError(

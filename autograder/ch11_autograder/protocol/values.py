@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -179,15 +179,16 @@ def lay_out(values: np.ndarray, order: str, view: str, writeable: bool) -> np.nd
     (``np.broadcast_to`` to its own shape), which numpy refuses to write into. :meth:`Laid.source` spells
     the same steps as source. The caller checks the layout first (:func:`layout_problem`).
     """
+    memory: Literal["C", "F"] = "F" if order == "F" else "C"
     if view == "transposed":
-        out = np.array(values.T, order=order).T
+        out = np.array(values.T, order=memory).T
     elif view == "strided":
         buffer = values
         for axis in range(values.ndim):
             buffer = np.repeat(buffer, 2, axis=axis)
-        out = np.array(buffer, order=order)[(slice(None, None, 2),) * values.ndim]
+        out = np.array(buffer, order=memory)[(slice(None, None, 2),) * values.ndim]
     else:
-        out = np.array(values, order=order)
+        out = np.array(values, order=memory)
     return out if writeable else np.broadcast_to(out, out.shape)
 
 
