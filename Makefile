@@ -8,7 +8,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-fast test-slurm test-dask test-page docker-engine browser hub slurm lint demo example wheel release clean bytecode
+.PHONY: test test-fast test-slurm test-dask test-page test-page-hub test-readers docker-engine browser hub slurm lint demo example wheel release clean bytecode
 
 $(STAMP): requirements/lock.txt pyproject.toml harness/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,22 +35,28 @@ lint: $(STAMP)
 # Every tier (see tests/conftest.py), with a Docker engine (installed and started
 # first when missing and this runs as root: .ci/docker-engine.sh), Debian's
 # Chromium for the browser and hub tiers (installed when missing: .ci/browser.sh) and Debian's
-# configurable-http-proxy for the hub tier (.ci/hub.sh). The dask, slurm and page tiers are
-# opt-in (`make test-dask`, `make test-slurm`, `make test-page`): they keep CI under 60 minutes.
+# configurable-http-proxy for the hub tier (.ci/hub.sh). The dask, slurm, page and readers tiers are
+# opt-in (`make test-dask`, `make test-slurm`, `make test-page`, `make test-readers`): they keep CI under 60 minutes.
+# Two lanes at once (.ci/lanes.py): the hub tier, mostly waiting on hub starts and pages, beside the rest.
 test: lint bytecode docker-engine browser hub
-	$(PY) -m pytest -m "not slurm and not dask and not page"
+	$(PY) .ci/lanes.py -m "not slurm and not dask and not page and not readers"
 
 # While developing: everything but the Docker image, the hostile-corpus batches, the
 # batch grader's whole-class runs, the exchange tier's course loop with unix users, the
 # hub tier, the page's install steps on fresh Debian containers and the Dask cluster and Slurm.
 test-fast: lint bytecode
-	$(PY) -m pytest -m "not docker and not hostile_batch and not class_batch and not exchange and not hub and not page and not dask and not slurm"
+	$(PY) -m pytest -m "not docker and not hostile_batch and not class_batch and not exchange and not hub and not page and not dask and not slurm and not readers"
 
 # Opt-in (not in `test` or CI): the demo class graded on a one-node Slurm cluster that the test
 # starts (tests/slurm/), with Debian's slurm-wlm and munge (installed when missing: .ci/slurm.sh).
 # Time and load: docs/batch.md ("Tests and their time").
 test-slurm: $(STAMP) slurm
 	$(PY) -m pytest -m slurm -rP tests/slurm
+
+# Opt-in (not in `test` or CI): the readers' corpus graded whole, all twenty wrong answers (tests/readers/;
+# `make test` grades the first answer of each exercise). About 4 minutes more on an idle 2-core machine.
+test-readers: $(STAMP)
+	$(PY) -m pytest -m readers -rP tests/readers
 
 # Opt-in (not in `test` or CI): grading on a real Dask scheduler and two workers on 127.0.0.1
 # (tests/autograder/batch/test_cluster.py, about 5 minutes on an idle machine). The fast tests
@@ -65,6 +71,11 @@ test-dask: $(STAMP)
 # (tests/page/test_page_runner.py, a toy page in local bash) stay in `test`.
 test-page: $(STAMP) docker-engine
 	$(PY) -m pytest -m page -rP tests/page
+
+# The page's hub path alone on Debian 12 (docs/course.md, "The page's hub path on a fresh Debian 12"):
+# the installed machine is cached as a local image keyed on the install steps (the first run installs).
+test-page-hub: $(STAMP) docker-engine browser
+	$(PY) -m pytest -m page -rP tests/page/test_hub_term.py
 
 docker-engine:
 	bash .ci/docker-engine.sh
@@ -104,6 +115,13 @@ clean:
 .PHONY: bench
 bench: bytecode
 	$(PY) bench/run.py
+
+# The hub exchange service under a class of 300 submitting within 5 minutes (not part of `test` or CI: about
+# 8 minutes; a stand-in for the hub's REST API, no hub). Method and results: bench/README.md ("The hub
+# exchange service under a class"); numbers land in bench/results/hub_exchange_load.json.
+.PHONY: bench-hub-load
+bench-hub-load: bytecode
+	$(PY) bench/hub_exchange_load.py
 
 # Mutation testing of the hidden suites (not part of `test` or CI: it grades about 900 mutants,
 # see docs/mutation.md for the measured time). Rewrites mutation/results/ and the tables of

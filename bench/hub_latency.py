@@ -15,6 +15,9 @@ returns; it stops when every notebook's page in the exchange's feedback folder i
 feedback (polled every 0.1 s), i.e. when ``fetch_feedback`` would bring it. Reported: every
 latency, their median and 95th percentile, the load averages before and after.
 
+This is the folder exchange. The same through the hub exchange's plug-in is not measured: grading on
+submit does not yet take submissions from the hub exchange service (bench/README.md).
+
 A number is only meaningful on an idle machine: every student's server, the hub, the proxy,
 Chromium and the gradings share its cores. Nothing is asserted.
 """

@@ -1,7 +1,7 @@
 """Test-suite tiers, and the grading image built while other tests run.
 
-``make test`` (what CI runs) runs every tier but ``slurm`` and ``dask``; ``make test-fast`` leaves
-out the heavy ones:
+``make test`` (what CI runs) runs every tier but ``slurm``, ``dask``, ``page`` and ``readers``;
+``make test-fast`` leaves out the heavy ones:
 
 * ``docker``: tests that build the grading image and grade inside it;
 * ``hostile_batch``: the hostile corpus graded as one batch per backend (the
@@ -31,6 +31,9 @@ out the heavy ones:
   50 minutes per Debian version on a loaded 2-core machine, past CI's time); ``make test`` and
   ``make test-fast`` leave it out. The runner's own tests (``tests/page/test_page_runner.py``, a
   toy page in local bash) carry no mark and run in every tier.
+* ``readers``: the readers' corpus (``tests/readers/``) graded whole, twenty wrong answers through
+  ``ch11-grade batch``. Opt-in: ``make test-readers``; ``make test`` grades its gate instead, the first
+  answer of each exercise (the same tests, a quarter of the grading), and ``make test-fast`` neither.
 * ``dask``: grading on a real ``dask scheduler`` and two ``dask worker`` processes on
   127.0.0.1 (``tests/autograder/batch/test_cluster.py``: the demo class equal to local
   workers', a worker SIGKILLed mid-batch, a killed coordinator resumed, hostile cases, a

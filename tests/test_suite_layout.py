@@ -14,7 +14,8 @@ of its tier. What these tests hold to, read from the sources (no collection, no 
   (``batch_support.graded_demo_class``, or ``assert_graded_as_locally``, which compares
   with it) is marked ``class_batch`` or ``docker``;
 * every test that starts Chromium or a Jupyter server (``support.browser``: ``require_browser``,
-  ``chromium``, ``jupyter_server``) is marked ``browser`` or ``hub``;
+  ``chromium``, ``jupyter_server``) is marked ``browser``, ``hub`` or ``page`` (the page's hub path in a
+  fresh container, driven from the host's Chromium);
 * every test that starts a JupyterHub (``support.hub``: ``require_hub``, ``start_hub``) is marked ``hub``;
 * every test that grades on a real Dask scheduler and workers (the ``dask_cluster`` fixture of
   tests/autograder/batch/test_cluster.py) is marked ``dask``;
@@ -39,7 +40,8 @@ import pytest
 from ch11_autograder import paths
 from support.paths import TESTS_DIR
 
-TIERS = frozenset({"docker", "hostile_batch", "class_batch", "browser", "exchange", "hub", "page", "dask", "slurm"})
+TIERS = frozenset({"docker", "hostile_batch", "class_batch", "browser", "exchange", "hub", "page", "dask", "slurm",
+                   "readers"})
 
 #: (what a test reaches, the names that reach it, the tiers a test reaching it must carry one of).
 RULES = (
@@ -49,7 +51,7 @@ RULES = (
     ("the demo class graded by the batch", frozenset({"graded_demo_class", "assert_graded_as_locally"}),
      frozenset({"class_batch", "docker"})),
     ("a browser or the Jupyter server", frozenset({"require_browser", "chromium", "jupyter_server"}),
-     frozenset({"browser", "hub"})),
+     frozenset({"browser", "hub", "page"})),
     ("a JupyterHub", frozenset({"require_hub", "start_hub"}), frozenset({"hub"})),
     ("a Dask scheduler and workers", frozenset({"dask_cluster"}), frozenset({"dask"})),
     ("a Slurm controller and node", frozenset({"one_node_slurm", "slurm_cluster"}), frozenset({"slurm"})),

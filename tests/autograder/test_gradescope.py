@@ -324,3 +324,34 @@ def test_setup_sh_installs_without_network_then_grades(tmp_path, inputs):
     assert our_contract(data) == []
     assert data["score"] == 0 and "ex1_fanout.ipynb: malformed JSON" in data["output"]
     assert data["extra_data"]["status"] == "error"
+
+
+# --------------------------------------------------------------------------- the results' first line
+
+
+def _captured_text(exercise: str, label: str, grade_id: str) -> str:
+    """A test cell's verdict text as the grader wrote it for a catalogue submission (tests/behaviour)."""
+    from behaviour import capture
+    from ch11_autograder.trusted.verdict_page import verdict_text
+
+    return verdict_text({"outputs": capture.read_catalogue_fixture(exercise)[f"{exercise}/{label}"][grade_id]})
+
+
+def test_the_first_line_is_the_feedback_pages_own():
+    """Gradescope's first line comes from the feedback page's code (``verdict_page``): a correct submission's
+    one line; a stub's task reworded as the page's top line says it, not the cell's long not-answered text;
+    otherwise the first failing cell's first thing to fix."""
+    from ch11_autograder.gradescope.results import _first_line, _test
+    from ch11_autograder.trusted.verdict_page import notebook_line, read_verdict_text
+
+    full = _captured_text("ex4", "reference", "ex4_audit_marks_tests")
+    stub = _captured_text("ex4", "stubs", "ex4_audit_marks_tests")
+    wrong = _captured_text("ex4", "general_dag", "ex4_audit_marks_tests")
+    name = "ex4_audit: audit_marks"
+    assert _first_line([_test(name, "1.1", 4.0, 4.0, full, "visible")], 4.0, 4.0) == \
+        notebook_line([(name, read_verdict_text(full))], 4.0, 4.0)[0] == "Every autograded check passed: 4 / 4"
+    assert stub.startswith("[NOT ANSWERED]")
+    assert _first_line([_test(name, "1.1", 0.0, 4.0, stub, "visible")], 0.0, 4.0) == \
+        f"{name}: not answered yet (it still raises NotImplementedError)."
+    line = _first_line([_test(name, "1.1", 3.2, 4.0, wrong, "visible")], 3.2, 4.0)
+    assert line == f"{name}: {wrong.splitlines()[0]}" and wrong.startswith("First thing to fix: audit_marks")

@@ -241,3 +241,19 @@ def test_an_argument_set_up_and_read_back_is_one_call_not_a_sequence():
     assert not _is_a_sequence(one)
     assert _is_a_sequence(two)
     assert _is_a_sequence(unparsed)
+
+
+def test_calls_sharing_an_object_the_statements_set_up_are_not_a_sequence_on_fresh_arguments():
+    """Exercise 5's used-generator check shows ``rng = ...`` and two calls given ``rng``: the history is in the
+    generator both calls are given, which an entry's implementation is given too, so a stateless entry (a replay
+    rebuilt from the seed) may explain it; two calls on fresh arguments stay a sequence."""
+    from ch11_autograder.trusted.misconception_naming import _is_a_sequence
+
+    shared = Mismatch({"seed": 2}, 1.0, 2.0, "drew before",
+                      calls=("rng = np.random.default_rng(2)", "f(make_chain(4, 1), rng)",
+                             "f(make_chain(4, 1), rng).cotangents"))
+    fresh = Mismatch({"seed": 2}, 1.0, 2.0, "kept", calls=("rng = np.random.default_rng(2)",
+                                                           "f(make_chain(4, 1), np.random.default_rng(2))",
+                                                           "f(make_chain(4, 1), np.random.default_rng(3))"))
+    assert not _is_a_sequence(shared)
+    assert _is_a_sequence(fresh)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from ch11_autograder.protocol import Once, Record, RngSeed, wire_equal
 from ch11_autograder.trusted.cell_suite import Property
-from ch11_autograder.trusted.mismatch import Mismatch, call_statement, expect_equal, pasteable
+from ch11_autograder.trusted.mismatch import Misconception, Mismatch, call_statement, expect_equal, pasteable
 from ch11_autograder.trusted.suite import run_property
 from support.local_session import LocalSession
 from trainable_harness import CheckpointCost
@@ -50,3 +50,35 @@ def test_a_call_reads_as_the_statement_a_student_pastes():
     assert call_statement("f", (True, float("nan")), {"wrt": "x"}) == "f(True, float('nan'), wrt='x')"
     assert call_statement("audit_marks") == "audit_marks()"
     assert Mismatch({}, 1, 2, calls=("f(1)", "f(True)")).calls == ("f(1)", "f(True)")
+
+
+def _off_by_one(n):
+    return n + 1
+
+
+def _outcome(implementation):
+    def run(**inputs):
+        return f"returned {implementation(**inputs)}"
+
+    return run
+
+
+_KILLS = ({"tests_a": frozenset({"sums_values"})},)
+
+
+def test_a_rewrapped_misconception_keeps_its_name_advice_row_and_history_but_not_its_function():
+    wrong = Misconception("off by one", "count from zero", _off_by_one, function="total", fails=_KILLS, history=True)
+    rewrapped = wrong.rewrapped(_outcome)
+    assert (rewrapped.name, rewrapped.advice, rewrapped.fails, rewrapped.history) == (
+        "off by one", "count from zero", _KILLS, True)
+    assert rewrapped.implementation(n=2) == "returned 3"
+    # The wrapped implementation predicts an outcome, not what `total` returns: it must not be probed against it.
+    assert rewrapped.function == ""
+    assert wrong.function == "total" and wrong.implementation(n=2) == 3
+
+
+def test_a_rewrapped_misconception_keeps_its_function_only_when_asked():
+    wrong = Misconception("off by one", "count from zero", _off_by_one, function="total", fails=_KILLS)
+    kept = wrong.rewrapped(lambda implementation: implementation, keep_function=True)
+    assert kept.function == "total" and kept.fails == _KILLS and kept.history is False
+    assert kept.implementation(n=4) == 5

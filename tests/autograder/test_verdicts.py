@@ -8,7 +8,7 @@ import math
 import nbformat
 import numpy as np
 import pytest
-from ch11_autograder.protocol import Record
+from ch11_autograder.protocol import Record, RngSeed
 from ch11_autograder.trusted.verdicts import CellVerdict, Failure, format_value, score_for, verdict_outputs
 from nbgrader.utils import determine_grade
 from trainable_harness import TapeNode
@@ -135,6 +135,8 @@ def test_failure_message_layout():
         (np.array([0.5, 1.0], dtype=np.float32), "array([0.5, 1. ], dtype=float32, shape=(2,))"),
         (Record("CheckpointCost", {"depth": 4}), "CheckpointCost(depth=4)"),
         ([TapeNode(2.0), TapeNode(6.0, ((0, 3.0),))], "tape of 2 nodes [#0: 2.0; #1: 6.0 <- [(0, 3.0)]]"),
+        # A seeded generator as the student's code received it, not the grader's request type.
+        (RngSeed(7), "np.random.default_rng(7)"),
     ],
 )
 def test_format_value(value, text):

@@ -66,6 +66,7 @@ SCREENSHOTS = BUILD_DIR / "hub"
 #: The service's command line, as the page's block gives it (what finds its process).
 SERVE_NEEDLE = "serve --course"
 NBGRADER_MENU, STEP_MS = hub_support.NBGRADER_MENU, hub_support.STEP_MS
+_assignments_tab, _rows = hub_support.assignments_tab, hub_support.list_rows
 
 
 @dataclass
@@ -127,22 +128,6 @@ def _open_file(context, course: Observed, role: str, path: str, shot: str) -> st
         return tab.evaluate("document.body.innerText")
     finally:
         tab.close()
-
-
-def _assignments_tab(page) -> None:
-    hub_support.wait_for_lab(page)
-    page.locator(NBGRADER_MENU).click()
-    page.locator('#jp-mainmenu-nbgrader li[data-command="nbgrader:open-assignment-list"]').click()
-    page.locator("#released_assignments_list").wait_for(timeout=STEP_MS)
-
-
-def _rows(page, name: str, count: int):
-    rows = page.locator(f"#{name}_assignments_list > .list_item")
-    deadline = time.monotonic() + STEP_MS / 1000
-    while rows.count() != count:
-        assert time.monotonic() < deadline, f"the {name} list never had {count} rows: {page.inner_text('body')[-2000:]}"
-        time.sleep(0.2)
-    return rows
 
 
 def _open_lab(course: Observed, context, role: str):

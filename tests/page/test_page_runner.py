@@ -109,6 +109,28 @@ def test_a_mark_must_announce_a_block_and_be_well_formed():
         page_steps(TOY.replace("page-run: after", "page-run: make-file"), {"<dir>": "/tmp", "<who>": ME})
 
 
+FILE_PAGE = TOY + """
+<!-- page-run: config-one as=<who> file=<dir>/conf.py -->
+```python
+c = get_config()
+home = "$HOME"   # as written: nothing is expanded
+```
+
+<!-- page-run: config-two as=<who> file=<dir>/conf.py -->
+```python
+c.Two = `echo not run`
+```
+"""
+
+
+def test_a_file_block_is_appended_to_its_file_as_written(tmp_path):
+    steps = page_steps(FILE_PAGE.replace("cat <dir>/made/two\n", ""), {"<dir>": str(tmp_path), "<who>": ME})
+    assert [s.name for s in steps][-2:] == ["config-one", "config-two"]
+    run_steps(steps, LocalBash())
+    assert (tmp_path / "conf.py").read_text() == (
+        'c = get_config()\nhome = "$HOME"   # as written: nothing is expanded\nc.Two = `echo not run`\n')
+
+
 def test_a_step_for_another_user_is_refused_locally(tmp_path):
     (step,) = page_steps(TOY, {"<dir>": str(tmp_path), "<who>": "someone-else"}, only=["make-file"])
     with pytest.raises(PageStepError, match="runs as someone-else"):
@@ -135,6 +157,28 @@ def test_the_page_marks_its_install_steps_in_order_with_the_checkout_replaced():
     assert "/opt/ch11/grader/bin/pip install -r requirements/lock.txt" in grader and grader.rstrip().endswith(" .")
 
 
+HUB_PATH = ("admin-user", "admin-graders", "admin-profile", "admin-exchange", "admin-jupyter-dir",
+            "admin-nbgrader-config", "admin-hub-dir", "admin-hub-config", "admin-hub-services", "admin-start-hub",
+            "instructor-week1", "instructor-due-date")
+NAMES = {"<checkout>": "/opt/ch11/checkout", "<user>": "alice", "<password>": "pw", "<instructor>": "instructor",
+         "<student1>": "alice", "<student2>": "bob", "<graders>": "ch11-graders",
+         "<exchange>": "/usr/local/share/nbgrader/exchange"}
+
+
+def test_the_page_marks_its_hub_path_in_order_and_root_blocks_keep_files_readable():
+    steps = page_steps(_page(), NAMES, only=HUB_PATH)
+    assert [s.name for s in steps] == list(HUB_PATH)
+    by_name = {s.name: s for s in steps}
+    assert {s.user for s in steps} == {"root", "instructor"}
+    # Under root's umask 077 a file or folder made without umask 022 is root's alone.
+    for name in ("admin-profile", "admin-exchange", "admin-jupyter-dir", "admin-hub-dir"):
+        assert by_name[name].script.startswith("umask 022\n"), name
+    assert "chmod 1777 /usr/local/share/nbgrader/exchange" in by_name["admin-exchange"].script
+    assert by_name["admin-hub-services"].script.startswith("cat >> /etc/jupyterhub/jupyterhub_config.py <<")
+    assert '"user": "instructor"' in by_name["admin-hub-services"].script
+    assert by_name["instructor-due-date"].script.startswith("cd ~/course\n")
+
+
 def test_a_planted_wrong_install_line_is_what_the_tier_would_run():
     page = _page()
     planted = page.replace("/opt/ch11/grader/bin/pip install -r requirements/lock.txt",
@@ -148,7 +192,7 @@ def test_every_placeholder_the_page_uses_in_its_marked_blocks_is_in_its_table():
     table = placeholders(_page())
     assert {"<checkout>", "<user>", "<instructor>", "<exchange>", "<course>", "<hub>"} <= set(table)
     # No value is missing but for the names the marked blocks use; page_steps fails on any other.
-    used = {name for _step, user, _line, body in page_runner._blocks(_page())
+    used = {name for _step, user, _file, _line, body in page_runner._blocks(_page())
             for name in page_runner.PLACEHOLDER.findall("\n".join(body) + user)}
     assert used <= set(table)
 

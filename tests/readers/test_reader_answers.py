@@ -1,18 +1,21 @@
 """The readers' corpus (``tests/readers/``): twenty wrong answers, each really wrong and caught by the grader.
 
-The corpus is graded once, as ``tests/support/reader_answers.py`` grades it (a class made from it, graded by
+The corpus is graded as ``tests/support/reader_answers.py`` grades it (a class made from it, graded by
 ``ch11-grade batch`` into a new course), and the script's table is read back: every answer's notebook scores
 below its points, the cell of the function the answer redefines loses points, and each losing cell's page
 shows a highlighted first line. The manifest is held to its files and the source notebooks, and the script's
 own command line runs.
+
+Two gradings share these tests: ``make test`` grades the gate (the first answer of each exercise,
+:func:`reader_answers.gate`: about a quarter of the time), the ``readers`` tier (``make test-readers``) all twenty.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -63,24 +66,46 @@ def test_a_manifest_that_does_not_match_its_files_is_refused(tmp_path):
         reader_answers.answers(corpus)
 
 
-@functools.cache
-def _graded(base: Path) -> tuple[Path, list[ReaderRow]]:
+def _graded(base: Path, names: tuple[str, ...] | None) -> tuple[Path, list[ReaderRow]]:
     course = base / "readers-course"
-    klass = reader_answers.build_class(base / "readers-class")
+    klass = reader_answers.build_class(base / "readers-class", names=names)
     reader_answers.grade(klass, course)
-    return course, reader_answers.rows(course)
+    return course, reader_answers.rows(course, names=names)
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    return _graded(tmp_path_factory.mktemp("readers"))
+@dataclass(frozen=True)
+class Graded:
+    """One grading of the corpus: its answers (``None``: all), its course and its table."""
+
+    names: tuple[str, ...] | None
+    course: Path
+    table: list[ReaderRow]
+
+
+@pytest.fixture(scope="module", params=[pytest.param("gate", id="gate"),
+                                        pytest.param("all", id="all", marks=pytest.mark.readers)])
+def graded(request, tmp_path_factory):
+    names = reader_answers.gate() if request.param == "gate" else None
+    course, table = _graded(tmp_path_factory.mktemp(f"readers-{request.param}"), names)
+    return Graded(names, course, table)
+
+
+def test_the_gate_is_the_first_answer_of_each_exercise():
+    gate = reader_answers.gate()
+    answers = reader_answers.answers()
+    assert [a.exercise for a in answers if a.name in gate] == ["ex1", "ex2", "ex3", "ex4", "ex5"]
+    for name in gate:
+        exercise = next(a.exercise for a in answers if a.name == name)
+        assert next(a.name for a in answers if a.exercise == exercise) == name
+    with pytest.raises(ValueError, match="no answer named"):
+        reader_answers.build_class(Path("/nonexistent"), names=["no_such_answer"])
 
 
 @pytest.mark.slow
 @pytest.mark.class_batch
 def test_every_answer_loses_points_in_the_test_cell_of_its_answer_cell(graded):
-    _course, table = graded
-    assert len(table) == 20
+    table = graded.table
+    assert [row.answer.name for row in table] == list(graded.names or [a.name for a in reader_answers.answers()])
     for row in table:
         assert row.points == NOTEBOOK_POINTS[row.answer.notebook], row.answer.name
         assert row.score < row.points, f"{row.answer.name} earned full marks: {row.score} / {row.points}"
@@ -93,7 +118,7 @@ def test_every_answer_loses_points_in_the_test_cell_of_its_answer_cell(graded):
 @pytest.mark.slow
 @pytest.mark.class_batch
 def test_the_table_names_each_answer_its_mistake_its_score_and_its_first_lines(graded):
-    _course, table = graded
+    table = graded.table
     text = reader_answers.render(table)
     for number, row in enumerate(table, start=1):
         assert f"{number:2d}. {row.answer.exercise} {row.answer.name} ({row.answer.function})" in text
@@ -106,11 +131,11 @@ def test_the_table_names_each_answer_its_mistake_its_score_and_its_first_lines(g
 @pytest.mark.slow
 @pytest.mark.class_batch
 def test_the_script_prints_the_table_of_a_graded_course(graded):
-    course, table = graded
-    done = subprocess.run([sys.executable, str(SCRIPT), "--graded", str(course)], capture_output=True, text=True,
-                          check=False)
+    selection = [] if graded.names is None else ["--answers", "gate"]
+    done = subprocess.run([sys.executable, str(SCRIPT), "--graded", str(graded.course), *selection],
+                          capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.rstrip("\n") == reader_answers.render(table)
+    assert done.stdout.rstrip("\n") == reader_answers.render(graded.table)
 
 
 def test_the_script_refuses_a_course_without_the_corpus_pages(tmp_path):

@@ -34,17 +34,22 @@ def write_user_config(user: User, exchange: Path, course_id: str, extra: str = "
     course_users.chown_tree(folder, user)
 
 
-def answer_exercise4(user: User, marker: str, *, wrong: str | None = None, extra_code: str = "") -> None:
-    """Fill the fetched Exercise 4 as the student would (``wrong``: a catalogued mistake's name; ``extra_code``
-    appended to the audit answer; ``marker`` in the written answer), and drop the notebooks not done."""
-    folder = user.home / ASSIGNMENT
-    released = nbformat.read(folder / f"{NOTEBOOK}.ipynb", as_version=4)
+def exercise4_answered(released: str, marker: str, *, wrong: str | None = None, extra_code: str = "") -> str:
+    """The released Exercise 4 notebook's text ``released``, filled as :func:`answer_exercise4` fills it."""
     answers = answer_sources(nbformat.read(SOURCE_DIR / f"{NOTEBOOK}.ipynb", as_version=4))
     answers["ex4_mathematical_object"] = f"My reading of the paper. {marker}"
     mistakes = [e for e in catalogue("ex4") if e.name == wrong] if wrong else []
     answers["ex4_audit_marks"] += extra_code
-    nb = fill(released, answers, wrong=mistakes)
-    (folder / f"{NOTEBOOK}.ipynb").write_text(nbformat.writes(nb) + "\n")
+    nb = fill(nbformat.reads(released, as_version=4), answers, wrong=mistakes)
+    return nbformat.writes(nb) + "\n"
+
+
+def answer_exercise4(user: User, marker: str, *, wrong: str | None = None, extra_code: str = "") -> None:
+    """Fill the fetched Exercise 4 as the student would (``wrong``: a catalogued mistake's name; ``extra_code``
+    appended to the audit answer; ``marker`` in the written answer), and drop the notebooks not done."""
+    folder = user.home / ASSIGNMENT
+    released = (folder / f"{NOTEBOOK}.ipynb").read_text()
+    (folder / f"{NOTEBOOK}.ipynb").write_text(exercise4_answered(released, marker, wrong=wrong, extra_code=extra_code))
     for other in folder.glob("*.ipynb"):
         if other.stem != NOTEBOOK:
             other.unlink()

@@ -22,6 +22,7 @@ except under CI (``$CI`` set), where it fails.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 import re
@@ -41,6 +42,7 @@ from pathlib import Path
 
 from support import browser, course_users, tier_gate
 from support.course_users import User
+from support.page_runner import PageStep, PageStepError
 from support.paths import DOCS_DIR
 from support.serve_exchange import ServedCourse, wait_for
 
@@ -93,8 +95,10 @@ def require_hub() -> None:
 
 def page_blocks(page: Path = COURSE_PAGE, marks: tuple[str, ...] = BLOCK_MARKS) -> dict[str, str]:
     """The page's fenced blocks of ``marks`` (``python`` or plain shell), by mark; exactly one each."""
-    blocks = [textwrap.dedent(m.group(2)) for m in
-              re.finditer(r"^([ \t]*)```(?:python)?\n(.*?)^\1```$", page.read_text(), re.M | re.S)]
+    # Every fence is paired, whatever its language, so that a closing fence never opens a block.
+    blocks = [textwrap.dedent(m.group(3)) for m in
+              re.finditer(r"^([ \t]*)```([\w-]*)\n(.*?)^\1```$", page.read_text(), re.M | re.S)
+              if m.group(2) in ("", "python")]
     found = {}
     for mark in marks:
         having = [b for b in blocks if mark in b]
@@ -369,6 +373,24 @@ class Terminal:
         return int(status.group(1)), out
 
 
+@dataclass(frozen=True)
+class TerminalTarget:
+    """Runs the page's steps of ``user`` (``page_runner``'s target) in their JupyterLab :class:`Terminal`, as typed
+    there: each step's script through ``bash -euo pipefail`` started from the terminal's shell, so it has the
+    terminal's environment (its PATH), from the user's home."""
+
+    terminal: Terminal
+    user: str
+    timeout: float = 900.0
+
+    def run(self, step: PageStep) -> subprocess.CompletedProcess[str]:
+        if step.user != self.user:
+            raise PageStepError(step.name, step.line, f"runs as {step.user}, and this terminal is {self.user}'s")
+        encoded = base64.b64encode(step.script.encode()).decode()
+        status, out = self.terminal.run(f"cd && echo {encoded} | base64 -d | bash -euo pipefail", self.timeout)
+        return subprocess.CompletedProcess(step.name, status, out)
+
+
 def log_in(page: object, hub_url: str, user: User, password: str, then: str) -> None:
     """The hub's login form as a person fills it, then wait for ``then`` (a URL glob) to load."""
     page.goto(f"{hub_url}/hub/login")
@@ -386,6 +408,24 @@ STEP_MS = 120_000
 def wait_for_lab(page) -> None:
     """Until JupyterLab has loaded (its Nbgrader menu is there: nbgrader's lab extension too)."""
     page.locator(NBGRADER_MENU).wait_for(timeout=STEP_MS)
+
+
+def assignments_tab(page) -> None:
+    """Nbgrader > Assignments in the user's JupyterLab, once its released list is there."""
+    wait_for_lab(page)
+    page.locator(NBGRADER_MENU).click()
+    page.locator('#jp-mainmenu-nbgrader li[data-command="nbgrader:open-assignment-list"]').click()
+    page.locator("#released_assignments_list").wait_for(timeout=STEP_MS)
+
+
+def list_rows(page, name: str, count: int):
+    """The rows of the Assignments tab's ``name`` list (released, fetched, submitted), once there are ``count``."""
+    rows = page.locator(f"#{name}_assignments_list > .list_item")
+    deadline = time.monotonic() + STEP_MS / 1000
+    while rows.count() != count:
+        assert time.monotonic() < deadline, f"the {name} list never had {count} rows: {page.inner_text('body')[-2000:]}"
+        time.sleep(0.2)
+    return rows
 
 
 # --------------------------------------------------------------------------- a served course behind the hub

@@ -157,13 +157,27 @@ def exchange_hub(root: Path) -> Iterator[ExchangeHub]:
         _end_service(storage)
 
 
-def _end_service(storage: Path) -> None:
-    """SIGKILL to the exchange service of this hub if it outlived the hub (found by its storage folder)."""
+def service_pids(storage: Path) -> list[int]:
+    """The pids of the exchange service processes keeping ``storage`` (found by their command line)."""
     needle = f"exchange.hub.service\0--storage\0{storage}\0".encode()
+    found = []
     for pid in hub_support.processes_of({os.getuid()}):
         with contextlib.suppress(OSError):
             if needle in Path(f"/proc/{pid}/cmdline").read_bytes():
-                os.kill(pid, signal.SIGKILL)
+                found.append(pid)
+    return found
+
+
+def _end_service(storage: Path) -> None:
+    """SIGKILL to the exchange service of this hub if it outlived the hub (found by its storage folder)."""
+    for pid in service_pids(storage):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def wait_for_service(running: ExchangeHub, timeout: float = hub_support.HUB_START_TIMEOUT) -> None:
+    """Until the exchange service answers through the hub's proxy (a restarted one too)."""
+    _wait_for_service(running, timeout)
 
 
 def _wait_for_service(running: ExchangeHub, timeout: float = hub_support.HUB_START_TIMEOUT) -> None:

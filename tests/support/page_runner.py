@@ -15,6 +15,10 @@ before its opening fence (indentation aside; no blank line between)::
 * The block's lines, with the fence's indentation taken off, are one script run by
   ``bash -euo pipefail`` from ``/``: a block works from the directory it ``cd``s to, not from the
   one a previous block left, and the first failing command fails it.
+* ``<!-- page-run: STEP as=USER file=PATH -->`` marks a block that is a file's text (a config
+  block the page says to put in ``PATH``): the step appends the block's lines to ``PATH`` as
+  ``USER`` (two blocks of one file, in page order, make the file), with the mode the file
+  already has, or the umask's when it is new.
 
 The placeholders. The page's table under a heading ``Placeholders`` (a Markdown table whose first
 column is the placeholder in backticks, ``<checkout>``, and whose second says what it stands for)
@@ -53,7 +57,10 @@ __all__ = [
     "run_steps",
 ]
 
-MARKER = re.compile(r"^\s*<!--\s*page-run:\s*(?P<step>[a-z0-9][a-z0-9-]*)\s+as=(?P<user>\S+)\s*-->\s*$")
+MARKER = re.compile(r"^\s*<!--\s*page-run:\s*(?P<step>[a-z0-9][a-z0-9-]*)\s+as=(?P<user>\S+)"
+                    r"(?:\s+file=(?P<file>\S+))?\s*-->\s*$")
+#: The end of a file block's text in the script that appends it (no page line is this).
+_FILE_END = "CH11_PAGE_BLOCK_END"
 FENCE = re.compile(r"^(?P<indent>\s*)```[\w-]*\s*$")
 PLACEHOLDER = re.compile(r"<[a-z][a-z0-9_-]*>")
 _TABLE_ROW = re.compile(r"^\|\s*`(?P<name><[a-z][a-z0-9_-]*>)`\s*\|\s*(?P<meaning>[^|]+?)\s*\|")
@@ -116,8 +123,8 @@ def placeholders(page: str) -> dict[str, str]:
     return table
 
 
-def _blocks(page: str) -> Iterable[tuple[str, str, int, list[str]]]:
-    """(step, user, line of the marker, the block's lines) for every marked block, in page order.
+def _blocks(page: str) -> Iterable[tuple[str, str, str | None, int, list[str]]]:
+    """(step, user, file or None, line of the marker, the block's lines) for every marked block, in page order.
 
     Lines inside fenced blocks are text, never marks (the page shows the mark's syntax in one).
     """
@@ -133,7 +140,7 @@ def _blocks(page: str) -> Iterable[tuple[str, str, int, list[str]]]:
         if not mark:
             if "page-run:" in line:
                 raise PageError(f"line {i + 1}: malformed page-run mark {line.strip()!r} "
-                                "(expected <!-- page-run: STEP as=USER -->)")
+                                "(expected <!-- page-run: STEP as=USER --> or ... as=USER file=PATH -->)")
             i += 1
             continue
         step = mark["step"]
@@ -146,7 +153,9 @@ def _blocks(page: str) -> Iterable[tuple[str, str, int, list[str]]]:
         indent = len(opening["indent"])
         end = _closing_fence(lines, i + 1)
         body = [text[indent:] if text[:indent].strip() == "" else text for text in lines[i + 2:end]]
-        yield step, mark["user"], i + 1, body
+        if mark["file"] and _FILE_END in body:
+            raise PageError(f"line {i + 1}: the block of {step!r} holds a line {_FILE_END}")
+        yield step, mark["user"], mark["file"], i + 1, body
         i = end + 1
 
 
@@ -175,10 +184,12 @@ def page_steps(page: str, values: Mapping[str, str], only: Sequence[str] | None 
     if extra:
         raise PageError(f"values given for {', '.join(extra)}, which the page's placeholder table does not list")
     steps = []
-    for step, user, line, body in _blocks(page):
+    for step, user, file, line, body in _blocks(page):
         if only is not None and step not in only:
             continue
         script = _substitute("\n".join(body), values) + "\n"
+        if file is not None:  # a quoted here-document: the text goes in as written, nothing expanded
+            script = f"cat >> {_substitute(file, values)} <<'{_FILE_END}'\n{script}{_FILE_END}\n"
         who = _substitute(user, values)
         left = sorted(set(PLACEHOLDER.findall(script + " " + who)))
         if left:
@@ -234,6 +245,23 @@ class DockerTarget:
         script = f"umask {self.umask}\n{step.script}"
         return subprocess.run([*argv, self.container, "bash", "-euo", "pipefail", "-c", script],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=self.timeout)
+
+    def start(self, step: PageStep, output: str) -> None:
+        """Start ``step`` (a command that runs until stopped: the hub) in the background, its output to the
+        file ``output`` in the container (as a service manager's journal: not a terminal); returns at once.
+
+        Raises:
+            PageStepError: ``docker exec --detach`` itself failed (the step's own failure shows in ``output``).
+        """
+        argv = ["docker", "exec", "--detach", "--user", step.user, "--workdir", "/"]
+        for name, value in sorted(self.env.items()):
+            argv += ["--env", f"{name}={value}"]
+        script = f"umask {self.umask}\nexec >>{output} 2>&1 </dev/null\n{step.script}"
+        done = subprocess.run([*argv, self.container, "bash", "-euo", "pipefail", "-c", script],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+        if done.returncode != 0:
+            raise PageStepError(step.name, step.line, f"could not be started (docker exec exited {done.returncode})",
+                                _tail(done.stdout))
 
 
 def run_steps(steps: Sequence[PageStep], target: Target, log: Path | None = None) -> dict[str, float]:

@@ -12,10 +12,11 @@ it with ``ch11-grade batch``, the path an instructor's class takes; :func:`rows`
 feedback page: the notebook's score, and for each test cell that lost points the function it checks, its
 score and the page's highlighted first line (``<p class="ch11-headline ch11-fix">``).
 
-    .venv/bin/python tests/support/reader_answers.py [--course DIR] [--workers N]
-    .venv/bin/python tests/support/reader_answers.py --graded DIR
+    .venv/bin/python tests/support/reader_answers.py [--course DIR] [--workers N] [--answers gate|NAME,...]
+    .venv/bin/python tests/support/reader_answers.py --graded DIR [--answers gate|NAME,...]
 
-prints the table (one block per answer); ``--graded`` reads a course graded before instead of grading.
+prints the table (one block per answer); ``--graded`` reads a course graded before instead of grading;
+``--answers`` keeps the named answers only (``gate``: the first of each exercise, what ``make test`` grades).
 ``bench/results/reader_first_lines.md`` keeps its output on a given commit, with the first lines judged by hand.
 """
 
@@ -28,6 +29,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -127,9 +129,37 @@ def answers(corpus: Path = CORPUS) -> list[ReaderAnswer]:
     return out
 
 
-def build_class(dest: Path, corpus: Path = CORPUS) -> Path:
-    """Write the corpus as a class under ``dest`` (one student per answer, one notebook each)."""
+def gate(corpus: Path = CORPUS) -> tuple[str, ...]:
+    """The names of the corpus's first answer of each exercise (manifest order): the sample ``make test`` grades.
+
+    The whole corpus is the ``readers`` tier (``make test-readers``): grading all twenty answers costs minutes of
+    CI that one answer per exercise does not, and the sample still runs every exercise's pages through the script.
+    """
+    first: dict[str, str] = {}
     for answer in answers(corpus):
+        first.setdefault(answer.exercise, answer.name)
+    return tuple(first.values())
+
+
+def _chosen(corpus: Path, names: Collection[str] | None) -> list[ReaderAnswer]:
+    """The corpus's answers, only those named in ``names`` when given (manifest order).
+
+    Raises:
+        ValueError: ``names`` holds a name the manifest does not.
+    """
+    every = answers(corpus)
+    if names is None:
+        return every
+    unknown = sorted(set(names) - {a.name for a in every})
+    if unknown:
+        raise ValueError(f"{corpus / 'manifest.json'}: no answer named {unknown}")
+    return [a for a in every if a.name in names]
+
+
+def build_class(dest: Path, corpus: Path = CORPUS, names: Collection[str] | None = None) -> Path:
+    """Write the corpus (or its answers in ``names``) as a class under ``dest`` (one student per answer, one
+    notebook each)."""
+    for answer in _chosen(corpus, names):
         solved = answer_sources(read(SOURCE_DIR / f"{answer.notebook}.ipynb"))
         solved[answer.cell] = "\n\n\n".join([solved[answer.cell].rstrip(), answer.source.rstrip() + "\n"])
         nb = fill(read(RELEASE_DIR / f"{answer.notebook}.ipynb"), solved)
@@ -152,14 +182,15 @@ def grade(klass: Path, course: Path, workers: int = 2) -> None:
         raise RuntimeError(f"ch11-grade batch exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
 
 
-def rows(course: Path, corpus: Path = CORPUS) -> list[ReaderRow]:
-    """Each answer's autograded score and losing cells, read from its feedback page in ``course``.
+def rows(course: Path, corpus: Path = CORPUS, names: Collection[str] | None = None) -> list[ReaderRow]:
+    """Each answer's (or each in ``names``) autograded score and losing cells, read from its feedback page in
+    ``course``.
 
     Raises:
         ValueError: a page is missing or shows no autograded test cell (the batch did not grade it).
     """
     out = []
-    for answer in answers(corpus):
+    for answer in _chosen(corpus, names):
         page_path = course / FEEDBACK / answer.name / ASSIGNMENT / f"{answer.notebook}.html"
         if not page_path.is_file():
             raise ValueError(f"{answer.name}: no feedback page {page_path}")
@@ -208,15 +239,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--graded", type=Path, default=None,
                         help="a course the corpus was graded into already: print its table without grading")
+    parser.add_argument("--answers", default=None,
+                        help="comma-separated answer names: only these (all twenty by default; --answers gate for "
+                             "the first answer of each exercise)")
     args = parser.parse_args(argv)
+    names = None if args.answers is None else gate() if args.answers == "gate" else args.answers.split(",")
     if args.graded is not None:
-        print(render(rows(args.graded)))
+        print(render(rows(args.graded, names=names)))
         return 0
     with tempfile.TemporaryDirectory(prefix="ch11-readers-") as scratch:
         course = args.course or Path(scratch) / "course"
-        klass = build_class(Path(scratch) / "class")
+        klass = build_class(Path(scratch) / "class", names=names)
         grade(klass, course, args.workers)
-        print(render(rows(course)))
+        print(render(rows(course, names=names)))
     return 0
 
 

@@ -11,7 +11,8 @@ Suites and properties:
     :func:`hypothesis_property` (a check run over hypothesis examples),
     :class:`Mismatch` (what a check raises on a wrong answer; its ``calls``, each written by
     :func:`call_statement` or spelt with :func:`pasteable`, reproduce a failure that depends on earlier
-    calls or on what a call did to its arguments), :func:`expect_equal`,
+    calls or on what a call did to its arguments; a :class:`Source` is shown as written: a name the
+    statements set up), :func:`expect_equal`,
     :class:`Misconception` (a catalogued mistake the feedback may name),
     :data:`MAX_EVIDENCE`.
 
@@ -46,7 +47,7 @@ from ..trusted.cell_suite import CellSuite, Property
 from ..trusted.differences import with_article
 from ..trusted.hypothesis_properties import MAX_EVIDENCE, hypothesis_property
 from ..trusted.in_process import in_process_student
-from ..trusted.mismatch import Misconception, Mismatch, call_statement, expect_equal, pasteable
+from ..trusted.mismatch import Misconception, Mismatch, Source, call_statement, expect_equal, pasteable
 from ..trusted.registry import register
 from ..trusted.roundtrip import roundtrip
 from ..trusted.student import Replies, Session, Student, Watched
@@ -70,6 +71,7 @@ __all__ = [
     "Replies",
     "RngSeed",
     "Session",
+    "Source",
     "Student",
     "StudentError",
     "Unencodable",

@@ -32,7 +32,7 @@ from ..batch.merge import autograded_cells
 from ..batch.records import SubmissionRecord
 from ..batch.report import format_score
 from ..course_layout import AUTOGRADED, GRADEBOOK, student_folder
-from ..trusted.verdict_page import read_verdict_text, verdict_text
+from ..trusted.verdict_page import all_passed_line, cell_line, read_verdict_text, verdict_text
 from ..trusted.verdicts import task_name
 
 __all__ = ["VISIBILITIES", "failure_results", "results_for", "write_results"]
@@ -52,12 +52,14 @@ def _cell_text(cell: Any) -> str:
 def _first_line(tests: list[dict[str, Any]], total: float, possible: float) -> str:
     """The results' first line: every autograded check passed, or the first failing test's first line."""
     if tests and all(t["score"] >= t["max_score"] for t in tests):
-        return f"Every autograded check passed: {format_score(total)} / {format_score(possible)}"
+        return all_passed_line(total, possible)
     for test in tests:
         if test["score"] < test["max_score"]:
             sections = read_verdict_text(test["output"])
-            line = sections.headline or test["output"].split("\n", 1)[0]
-            return f"{test['name']}: {line}"
+            if not sections.shaped:  # a notebook not submitted or not graded: its own one line says why
+                return f"{test['name']}: {test['output'].split(chr(10), 1)[0]}"
+            line = cell_line(test["name"], sections)
+            return line if line.startswith(test["name"]) else f"{test['name']}: {line}"
     return ""
 
 

@@ -122,10 +122,14 @@ class Record:
 class RngSeed:
     """Request-only: the worker receives ``numpy.random.default_rng(seed)``.
 
-    ``seed`` is a non-negative int below ``2**MAX_INT_BITS``.
+    ``seed`` is a non-negative int below ``2**MAX_INT_BITS``. Its repr is what the student's code received, as
+    source (``np.random.default_rng(7)``): feedback and pasted snippets show it so.
     """
 
     seed: int
+
+    def __repr__(self) -> str:
+        return f"np.random.default_rng({self.seed!r})"
 
 
 @dataclass(frozen=True)

@@ -47,11 +47,23 @@ def feedback_name(secret: str, notebook_id: str) -> str:
 
 
 class Publisher:
-    """Writes pages into one feedback directory (created with nbgrader's mode when absent)."""
+    """Writes pages into one feedback directory (created with nbgrader's mode when absent).
+
+    Raises:
+        FileNotFoundError: the directory's parent, the course's folder in the exchange, does not exist yet (the
+            instructor's first ``release_assignment`` makes it); the message says so.
+    """
 
     def __init__(self, feedback_dir: Path) -> None:
         self.feedback_dir = feedback_dir
         if not os.path.lexists(feedback_dir):
+            if not os.path.lexists(feedback_dir.parent):
+                # Not errno's bare "No such file or directory": a service started before Week 1's release (a hub
+                # starts its services at once) must say what is missing and what makes it.
+                raise FileNotFoundError(
+                    f"{feedback_dir.parent}: the course has no folder in the exchange yet; the instructor's first "
+                    "nbgrader release_assignment makes it (docs/course.md, \"Week 1\"), and the service serves "
+                    "from its next start")
             os.mkdir(feedback_dir, FEEDBACK_MODE)
             os.chmod(feedback_dir, FEEDBACK_MODE)  # past the umask, as nbgrader's ensure_directory
 

@@ -24,10 +24,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..textsafe import escape_html
+from ..trusted.verdict_page import all_passed_line, not_answered_short
 from ..trusted.verdicts import (
     FIRST_TO_FIX,
-    FULL_MARKS,
     VERDICT_METADATA_KEY,
+    full_marks_line,
     known_mistake_sentence,
     not_answered_line,
     task_name,
@@ -135,7 +136,7 @@ def _top_line(records: Sequence[Mapping[str, Any]], level: str) -> str:
     if all(_full(r) for r in records):
         got = sum(float(r.get("score") or 0) for r in records)
         points = sum(float(r.get("points") or 0) for r in records)
-        return f'<p class="headline full">Every autograded check passed: {got:g} / {points:g}</p>'
+        return f'<p class="headline full">{escape_html(all_passed_line(got, points))}</p>'
     first = next(r for r in records if not _full(r))
     line = (_headline(first) if level != "score" else
             f"{FIRST_TO_FIX} {_task(first)} ({_num(first.get('score'))} / {_num(first.get('points'))} points).")
@@ -143,16 +144,21 @@ def _top_line(records: Sequence[Mapping[str, Any]], level: str) -> str:
 
 
 def _headline(record: Mapping[str, Any]) -> str:
-    """A cell's first line from its record: full marks, not answered, or the first failing check in words."""
+    """A cell's first line from its record: full marks, not answered, or the first failing check in words.
+
+    Full marks and not answered are said as the full feedback page says them (``full_marks_line``,
+    ``not_answered_short``). The first thing to fix names the function and the check and what it checks, not
+    the input, expected and got that the full page's line has: the ``properties`` level shows no
+    counterexample inputs or values (``ServePolicy.feedback_level``).
+    """
     task = _task(record)
     props = [p for p in record.get("properties") or [] if isinstance(p, Mapping)]
     failed = [p for p in props if p.get("outcome") != "passed"]
     if not failed:
-        points = f"{_num(record.get('score'))} / {_num(record.get('points'))} points"
-        return f"{FULL_MARKS} every check of {task} passed ({points})."
+        return full_marks_line(task, _float(record.get("score")), _float(record.get("points")))
     answered = [p for p in failed if p.get("unanswered") is not True]
     if not answered:
-        return f"{task}: not answered yet (it still raises NotImplementedError)."
+        return not_answered_short(task)
     first = answered[0]
     outcome = str(first.get("outcome", "")).replace("_", " ")
     return f"{FIRST_TO_FIX} {task}: {first.get('name', '')} ({outcome}): {first.get('description', '')}"
@@ -219,6 +225,13 @@ def _cell_rows(record: Mapping[str, Any], level: str) -> str:
         folded = (f"\n<details><summary>{count} check{'s' if count != 1 else ''} passed</summary><table>{header}"
                   f"{''.join(passed_rows)}</table></details>")
     return head + note + table + folded
+
+
+def _float(value: Any) -> float:
+    try:
+        return round(float(value), 6)
+    except (TypeError, ValueError):
+        return math.nan
 
 
 def _num(value: Any) -> str:

@@ -203,10 +203,31 @@ def _is_a_sequence(mismatch: Mismatch) -> bool:
     """Whether ``mismatch``'s evidence is a sequence of calls on fresh arguments (a repeated-calls check: the
     calls share nothing but what the function keeps), not one call. A sequence over shared objects (inputs
     naming the ``failing_call``: Exercise 5's chain and generator) carries its history in those arguments,
-    which an entry's implementation is given, so any entry may explain it."""
-    if _FAILING_CALL_INPUT in mismatch.inputs:
+    which an entry's implementation is given, so any entry may explain it; so does a sequence whose statements
+    pass one name they set up to more than one call (``rng = ...``, then two calls given ``rng``)."""
+    if _FAILING_CALL_INPUT in mismatch.inputs or _shares_an_object(mismatch.calls):
         return False
     return "calls" in mismatch.inputs or sum(map(_is_a_call, mismatch.calls)) > 1
+
+
+def _shares_an_object(statements: Sequence[str]) -> bool:
+    """Whether two or more calls of ``statements`` are given one name the statements assign: the calls share
+    that object (a generator, a chain), whose state carries the history."""
+    assigned: set[str] = set()
+    given: dict[str, int] = {}
+    for statement in statements:
+        try:
+            tree = ast.parse(statement)
+        except SyntaxError:
+            return False  # unreadable: counted as a sequence on fresh arguments, never as fewer calls
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign):
+                assigned.update(t.id for t in node.targets if isinstance(t, ast.Name))
+            elif isinstance(node, ast.Call):
+                names = {a.id for a in [*node.args, *(k.value for k in node.keywords)] if isinstance(a, ast.Name)}
+                for name in names:
+                    given[name] = given.get(name, 0) + 1
+    return any(given.get(name, 0) > 1 for name in assigned)
 
 
 def _is_a_call(statement: str) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -16,6 +16,7 @@ from .roundtrip import roundtrip
 __all__ = [
     "Misconception",
     "Mismatch",
+    "Source",
     "call_statement",
     "expect_equal",
     "pasteable",
@@ -89,6 +90,22 @@ class Misconception:
     fails: tuple[Mapping[str, frozenset[str]], ...] = field(default=(), compare=False)
     history: bool = False
 
+    def rewrapped(self, wrap: Callable[[Callable[..., Any]], Callable[..., Any]], *,
+                  keep_function: bool = False) -> Misconception:
+        """This misconception with ``implementation`` replaced by ``wrap(implementation)``.
+
+        Kept: ``name``, ``advice``, ``fails``, ``history``. Replaced: ``implementation``.
+        ``function`` is dropped (set to ``""``, so the misconception is named on the evidence
+        alone, never probed) unless ``keep_function``. Drop it when ``wrap`` predicts something
+        other than what the student's function returns for the same keyword arguments (an
+        outcome such as ``"raised TypeError"``, the last answer of a replayed sequence, what a call
+        leaves of its argument): probing would compare the student's return value with a
+        prediction of something else. Keep it only when the wrapped implementation still predicts
+        that return value (it only adapts how the inputs are passed).
+        """
+        return replace(self, implementation=wrap(self.implementation),
+                       function=self.function if keep_function else "")
+
 
 def expect_equal(
     inputs: Mapping[str, Any],
@@ -111,6 +128,14 @@ def expect_equal(
 
 
 
+@dataclass(frozen=True)
+class Source:
+    """Python source a pasted statement shows as written: a name earlier statements set up (``chain``), or an
+    expression that builds an argument (``make_chain(16, 5, width=3, seed=11)``)."""
+
+    text: str
+
+
 def pasteable(value: Any) -> str:
     """``value`` as Python source that rebuilds it in the student's notebook (numpy imported as ``np``).
 
@@ -118,10 +143,13 @@ def pasteable(value: Any) -> str:
     does not run is spelt out: a non-finite float (``float('nan')``), an array (``np.array([...], dtype=...)``),
     a generator argument (:class:`~..protocol.Once`: ``iter([...])``), a generator made from a seed
     (:class:`~..protocol.RngSeed`: ``np.random.default_rng(seed)``), an array in another layout
-    (:class:`~..protocol.Laid`: ``np.array(np.array([[1.0, 2.0]]), order='F')``).
+    (:class:`~..protocol.Laid`: ``np.array(np.array([[1.0, 2.0]]), order='F')``). A :class:`Source` is its own
+    text.
     """
+    if isinstance(value, Source):
+        return value.text
     if isinstance(value, RngSeed):
-        return f"np.random.default_rng({value.seed!r})"
+        return repr(value)
     if isinstance(value, Once):
         return f"iter({pasteable(list(value.items))})"
     if isinstance(value, Laid):

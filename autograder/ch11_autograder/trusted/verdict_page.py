@@ -26,7 +26,16 @@ from typing import Any
 
 from .verdicts import FIRST_TO_FIX, FULL_MARKS, NOT_ANSWERED_ERROR
 
-__all__ = ["VerdictSections", "notebook_line", "read_verdict_text", "verdict_html", "verdict_text"]
+__all__ = [
+    "VerdictSections",
+    "all_passed_line",
+    "cell_line",
+    "not_answered_short",
+    "notebook_line",
+    "read_verdict_text",
+    "verdict_html",
+    "verdict_text",
+]
 
 _SUMMARY = re.compile(r"\d+ of \d+ checks passed \(\S+ / \S+ points\)\.")
 _BLOCK_STARTS = ("[FAIL] ", "[NOT ANSWERED] ")
@@ -123,14 +132,29 @@ def notebook_line(headlines: list[tuple[str, VerdictSections]], score: float, po
     every cell has full marks, else the first cell's headline that is not (``headlines``: (task, sections)
     in notebook order; ``score`` and ``points``: the notebook's autograded points)."""
     if headlines and all(sections.full for _task, sections in headlines):
-        return f"Every autograded check passed: {score:g} / {points:g}", True
+        return all_passed_line(score, points), True
     for task, sections in headlines:
         if sections.full:
             continue
-        if not sections.shaped:
-            return f"{task}: could not be graded; see its cell below.", False
-        line = sections.headline
-        if line.startswith(_NOT_ANSWERED):
-            line = f"{task}: not answered yet (it still raises {NOT_ANSWERED_ERROR})."
-        return f"Autograded points: {score:g} / {points:g}. {line}", False
+        return f"Autograded points: {score:g} / {points:g}. {cell_line(task, sections)}", False
     return "", False
+
+
+def all_passed_line(score: float, points: float) -> str:
+    """The one line at the top of a correct notebook's page (feedback, practice, Gradescope)."""
+    return f"Every autograded check passed: {score:g} / {points:g}"
+
+
+def not_answered_short(task: str) -> str:
+    """A task whose stub still raises, in the one line at the top of a page."""
+    return f"{task}: not answered yet (it still raises {NOT_ANSWERED_ERROR})."
+
+
+def cell_line(task: str, sections: VerdictSections) -> str:
+    """A cell that is not at full marks, as the line at the top of a page says it: its headline (the first
+    thing to fix), a task not answered yet in short, or that it could not be graded."""
+    if not sections.shaped:
+        return f"{task}: could not be graded; see its cell below."
+    if sections.headline.startswith(_NOT_ANSWERED):
+        return not_answered_short(task)
+    return sections.headline

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..protocol import Kept, Laid, Once, Record
+from ..protocol import Kept, Laid, Once, Record, RngSeed
 from ..textsafe import one_line
 from .differences import first_difference, focused_value
 
@@ -399,7 +399,7 @@ class CellVerdict:
         the first failure that has them, else the first); a task not answered yet says so."""
         task = task_name(self.grade_id)
         if not self.failures:
-            return f"{FULL_MARKS} every check of {task} passed ({_points(self.score)} / {_points(self.points)} points)."
+            return full_marks_line(task, self.score, self.points)
         answered = [failure for failure in self.failures if not failure.unanswered()]
         if not answered:
             return _unanswered_message(self.failures, whole=not self.passed)
@@ -464,6 +464,12 @@ def _unanswered_message(failures: Sequence[Failure], *, whole: bool) -> str:
     called = list(dict.fromkeys(f.call.split("(", 1)[0] for f in failures if f.call))
     where = next((f.where for f in failures if f.where), "")
     return not_answered_line([f.property for f in failures], whole=whole, called=called, where=where)
+
+
+def full_marks_line(task: str, score: float, points: float) -> str:
+    """A cell's first line when every check of it passed (the feedback page, the practice page and Gradescope
+    say it alike): ``Full marks: every check of audit_marks passed (4 / 4 points).``"""
+    return f"{FULL_MARKS} every check of {task} passed ({_points(score)} / {_points(points)} points)."
 
 
 def not_answered_line(names: Sequence[str], *, whole: bool, called: Sequence[str] = (), where: str = "") -> str:
@@ -597,8 +603,9 @@ def _format(value: Any, depth: int) -> str:
         if len(value) > MAX_SHOWN_ITEMS:
             items.append(f"... ({len(value)} entries)")
         return "{" + ", ".join(items) + "}"
-    if isinstance(value, range | Once):
-        return repr(value)  # range(16, 4097), iter([16, 64]): as the student's code received it
+    if isinstance(value, range | Once | RngSeed):
+        # range(16, 4097), iter([16, 64]), np.random.default_rng(7): as the student's code received it
+        return repr(value)
     if isinstance(value, Laid):
         return value.source(_format(value.values, depth + 1))  # the layout the student's code received
     if isinstance(value, Kept):

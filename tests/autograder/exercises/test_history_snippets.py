@@ -12,12 +12,15 @@ the notebook prints it) where the page expected a raise; without the history it 
 Where the failing call misbehaves alone too (a record unlike the one an earlier call gave), an earlier
 statement of the sequence, run one by one, shows the record the page expected.
 
-Exercise 5's history checks (a chain or generator used by earlier calls) do not show statements yet.
+Exercise 5's history checks return records and arrays, so their failures are compared where the page says
+they differ (its ``differs:`` line: a field, key or index, expected and got): the pasted statements' last
+value, read there, is what the page got, and without the history it is not (:data:`EX5_CASES`).
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import queue
 import re
 from dataclasses import dataclass
@@ -237,3 +240,132 @@ def test_a_failure_of_one_call_shows_no_sequence():
     text = verdict_text({"outputs": verdict_outputs(kill_table.grade(case.key, cells, CALL_TIMEOUT)[case.tests])})
     block = _block(text, case.prop)
     assert snippet(block) == [] and _field(block, "inputs")
+
+
+
+# --------------------------------------------------------------------------- Exercise 5
+
+PREVIOUS_GENERATOR = """
+_store_all_given = store_all_cotangents
+_previous_rng = None
+
+
+def store_all_cotangents(chain, z0, rng):
+    # Each call draws from the generator the call before it was given (kept, then handed on).
+    global _previous_rng
+    if not isinstance(rng, np.random.Generator):
+        return _store_all_given(chain, z0, rng)  # refused as the reference refuses it
+    use, _previous_rng = (rng if _previous_rng is None else _previous_rng), rng
+    return _store_all_given(chain, z0, use)
+"""
+
+EX5_CASES = {
+    # Repeated calls: each call draws from the generator the call before it was given (state kept between calls).
+    "ex5_store_all_repeated_calls": lambda: Case("ex5", "ex5_replay", "ex5_store_all_cotangents", PREVIOUS_GENERATOR,
+                                                 "ex5_store_all_cotangents_tests", "store_all_repeated_calls"),
+    # A generator passed that drew before: a replay rebuilt from rng's seed sequence.
+    "ex5_used_generator": lambda: Case("ex5", "ex5_replay", "ex5_checkpointed_cotangents",
+                                       entry("ex5", "rewound_from_seed_sequence").source,
+                                       "ex5_checkpointed_cotangents_tests", "checkpointed_used_generator"),
+    # Argument mutation: the forward pass writes its states into the caller's z0.
+    "ex5_z0_mutated": lambda: Case("ex5", "ex5_replay", "ex5_checkpointed_cotangents",
+                                   entry("ex5", "z0_updated_in_place").source, "ex5_checkpointed_cotangents_tests",
+                                   "checkpointed_leaves_arguments"),
+    # A chain that earlier calls used: the work read off the chain's running counter.
+    "ex5_used_chain": lambda: Case("ex5", "ex5_replay", "ex5_store_all_cotangents",
+                                   entry("ex5", "counts_read_off_chain").source, "ex5_store_all_cotangents_tests",
+                                   "store_all_used_chain", upto="ex5_checkpointed_cotangents"),
+}
+
+#: Read in the kernel after the pasted statements: the last statement's value as the page compares it (a run
+#: as its counts and cotangents, as ``checks/calls.py``'s summaries), at the place the page says it differs.
+_PROBE = """
+def _as_compared(value):
+    if type(value).__name__ == "ReplayRun":
+        return {"counts": (value.forward_evaluations, value.replayed_evaluations, value.peak_states),
+                "cotangents": value.cotangents}
+    return value
+
+
+_at = _as_compared(_last)
+for _step in PATH:
+    _at = _as_compared(_at[_step])
+float(_at)
+"""
+_STEP = re.compile(r"key '(?P<key>[^']*)'|index (?P<index>\d+(?:, \d+)*)")
+_DIFFERS = re.compile(r"^(?P<path>.*): expected (?P<expected>\S+), got (?P<got>[^\s,]+)")
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Where the page says expected and got differ, and the two numbers it shows there."""
+
+    path: tuple[object, ...]
+    expected: float
+    got: float
+
+
+def difference(block: list[str]) -> Difference:
+    line = _field(block, "differs")
+    found = _DIFFERS.match(line)
+    assert found, "\n".join(block)
+    path: list[object] = []
+    for step in _STEP.finditer(found.group("path")):
+        if step.group("key") is not None:
+            path.append(step.group("key"))
+        else:
+            indices = tuple(int(i) for i in step.group("index").split(", "))
+            path.append(indices[0] if len(indices) == 1 else indices)
+    return Difference(tuple(path), float(found.group("expected")), float(found.group("got")))
+
+
+def _read_back(setup: list[str], statements: list[str], where: Difference) -> float:
+    """The pasted statements run as one cell, the last one's value read at the page's place of difference."""
+    code = "\n".join([*statements[:-1], f"_last = {statements[-1]}"])
+    ran, probed = run_in_fresh_kernel(setup, [code, _PROBE.replace("PATH", repr(where.path))])
+    assert not ran.raised and not probed.raised, (ran, probed, statements)
+    return float(probed.shown)
+
+
+def ex5_without_history(statements: list[str]) -> list[str]:
+    """The statements that set up the arguments (``name = ...`` given no other call), then the last statement:
+    the failing call on fresh arguments, or an argument read back without the call that changed it."""
+    return [line for line in statements[:-1] if re.fullmatch(r"\w+ = (np\.array|np\.random\.default_rng|"
+                                                             r"make_chain)\(.*", line)] + statements[-1:]
+
+
+@functools.cache
+def _ex5_verdict_text(name: str) -> str:
+    case = EX5_CASES[name]()
+    cells = kill_table.notebook_cells(case.key, append={case.cell: case.source})
+    return verdict_text({"outputs": verdict_outputs(kill_table.grade(case.key, cells, CALL_TIMEOUT)[case.tests])})
+
+
+def _same(a: float, b: float) -> bool:
+    return a == b or (math.isnan(a) and math.isnan(b))
+
+
+@pytest.mark.parametrize("name", sorted(EX5_CASES))
+def test_exercise_5s_shown_calls_reproduce_the_failure_in_a_fresh_kernel(name):
+    case = EX5_CASES[name]()
+    block = _block(_ex5_verdict_text(name), case.prop)
+    statements = snippet(block)
+    assert len(statements) > 1, "\n".join(block)
+    where = difference(block)
+    setup = _cells_before(case)
+    pasted = _read_back(setup, statements, where)
+    alone = _read_back(setup, ex5_without_history(statements), where)
+    assert _same(pasted, where.got), f"page: got {where.got} at {where.path}; the pasted calls give {pasted}"
+    assert not _same(alone, where.got), f"without the earlier calls the failure shows too: {alone}"
+
+
+def test_exercise_5s_check_fails_a_snippet_without_its_history():
+    """The check above fails when the shown statements leave out what the failure needs: the z0 mutation
+    read back without the call that changed it gives the page's expected, not its got."""
+    name = "ex5_z0_mutated"
+    case = EX5_CASES[name]()
+    block = _block(_ex5_verdict_text(name), case.prop)
+    statements = snippet(block)
+    where = difference(block)
+    alone = _read_back(_cells_before(case), ex5_without_history(statements), where)
+    assert _same(alone, where.expected) and not _same(alone, where.got)

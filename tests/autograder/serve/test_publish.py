@@ -85,3 +85,14 @@ def test_read_and_remove_go_through_the_same_names_and_follow_no_link(tmp_path: 
     assert publisher.read(SECRET, "ex4_audit") is None
     assert publisher.remove(SECRET, "ex4_audit")  # the link itself
     assert victim.read_text() == "untouched" and list(feedback.iterdir()) == []
+
+
+def test_a_course_without_its_exchange_folder_is_refused_in_words(tmp_path: Path) -> None:
+    """Before the instructor's first release the course has no folder in the exchange: the service says so and
+    what makes it, rather than errno's bare line, and makes nothing."""
+    exchange = tmp_path / "exchange"
+    exchange.mkdir()
+    with pytest.raises(FileNotFoundError, match=r"ch11-course: the course has no folder in the exchange yet; the "
+                                                r"instructor's first nbgrader release_assignment makes it"):
+        Publisher(exchange / "ch11-course" / "feedback")
+    assert list(exchange.iterdir()) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import re
 
+import pytest
 from ch11_autograder.serve.budget import Budget
 from ch11_autograder.serve.queue import Submission
 from ch11_autograder.serve.status import feedback_page, status_page, wait_text
@@ -202,3 +203,28 @@ def test_a_student_with_an_extension_reads_their_own_due_date() -> None:
     assert "Due date: 2026-12-16 17:00 UTC (your extension included)." in status_page(sub("queued"), "ex4_audit",
                                                                                         budget=own)
     assert "extension" not in status_page(sub("queued"), "ex4_audit", budget=Budget(1, 6, 60, 0.0, due="x"))
+
+
+@pytest.mark.slow
+def test_the_practice_pages_lines_are_the_feedback_pages_own_on_graded_cells() -> None:
+    """Exercise 4 graded for real (the reference, the released stub): the practice page's line for a correct
+    cell is the full page's headline, its top line the full page's, and a stub's task is said as the full
+    page's top line says it (~10 s: two gradings of one cell)."""
+    from ch11_autograder.authoring import kill_table
+    from ch11_autograder.trusted.verdict_page import notebook_line, read_verdict_text, verdict_text
+    from ch11_autograder.trusted.verdicts import verdict_outputs
+    from support.exercise_grading import CALL_TIMEOUT
+
+    grade_id = "ex4_audit_marks_tests"
+    for released in (False, True):
+        verdict = kill_table.grade("ex4", kill_table.notebook_cells("ex4", released=released), CALL_TIMEOUT)[grade_id]
+        nb = {"cells": [{"cell_type": "code", "metadata": {VERDICT_METADATA_KEY: verdict.record()}}]}
+        page = feedback_page("ex4_audit", "t1", "properties", nb, verdict.score, verdict.points)
+        body = page.split("<body>", 1)[1]
+        lines = re.findall(r'<p class="headline (?:full|fix)">(.*?)</p>', body)
+        full_page = read_verdict_text(verdict_text({"outputs": verdict_outputs(verdict)}))
+        top, _ = notebook_line([("audit_marks", full_page)], verdict.score, verdict.points)
+        if released:
+            assert verdict.score == 0 and lines == [html.escape(top.split(". ", 1)[1], quote=False)] * 2
+        else:
+            assert lines == [html.escape(top, quote=False), html.escape(verdict.headline(), quote=False)]

@@ -4,9 +4,10 @@ Run by the hub (``c.JupyterHub.services``; docs/course.md, "Exchange through the
 
     python -m ch11_autograder.exchange.hub.service --storage /var/lib/nbgrader-exchange
 
-It listens where the hub's ``JUPYTERHUB_SERVICE_URL`` says, under ``JUPYTERHUB_SERVICE_PREFIX``, and
-asks the hub at ``JUPYTERHUB_API_URL`` with its ``JUPYTERHUB_API_TOKEN`` (all four set by the hub for
-a service it runs; a missing one stops it with a line naming it). Every request carries the caller's
+It listens where the hub's ``JUPYTERHUB_SERVICE_URL`` says (its port, and its host unless ``--ip`` names
+another address), under ``JUPYTERHUB_SERVICE_PREFIX``, and asks the hub at ``JUPYTERHUB_API_URL`` with
+its ``JUPYTERHUB_API_TOKEN`` (all four set by the hub for a service it runs; a missing one stops it
+with a line naming it). Every request carries the caller's
 hub token; :func:`.identity.caller_for` turns it into a name and groups, and :mod:`.access` decides.
 The API (under the prefix), each answer JSON ``{"error": "..."}`` on a refusal:
 
@@ -28,10 +29,12 @@ The API (under the prefix), each answer JSON ``{"error": "..."}`` on a refusal:
     ``<notebook>.html`` files, ``.tar.gz``; header ``X-Submission-Secret``)
     the feedback for the submission of that time, whose secret must be the one given.
 
-Uploads are refused over the cap (413, on ``Content-Length`` before a byte is read) and on any
+Uploads are refused without a ``Content-Length`` (411) and over the cap (413, on ``Content-Length``, both before a
+byte is read) and on any
 rule of :mod:`.archive` (400); ids break no rule of :mod:`.names` (400). Everything is kept by
 :class:`.storage.Storage`. The blocking work (unpacking, packing, renaming into place) runs in a
-thread pool, so one large upload does not hold the others' requests.
+thread pool, so one large upload does not hold the others' requests. Every request is logged on
+stderr, one line each (tornado's access log: status, method, path, time taken).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO, TypeVar, cast
 
 from tornado.httpserver import HTTPServer
+from tornado.log import enable_pretty_logging
 from tornado.web import Application, RequestHandler, stream_request_body
 
 from .access import Caller, Refused, course_of, courses_of, instructor_of, member_of, student_of
@@ -193,7 +197,13 @@ class _Upload(_Base):
             return
         length = self.request.headers.get("Content-Length")
         cap = self.limits.total_bytes
-        if length is not None and (not length.isdigit() or int(length) > cap):
+        if length is None:
+            # A chunked body over the cap would only be cut off (tornado closes the connection, the client sees a
+            # reset): with its length said first, the refusal is a 413 in words before a byte is read.
+            self._refuse(Refused(411, f"the upload does not say its length (Content-Length): send it with its length; "
+                                      f"the exchange's cap is {cap} bytes"))
+            return
+        if not length.isdigit() or int(length) > cap:
             self._refuse(Refused(413, f"the upload of {length} bytes is over the exchange's cap of {cap} bytes"))
             return
         self.request.connection.set_max_body_size(cap)  # type: ignore[union-attr]
@@ -318,10 +328,15 @@ def main(argv: list[str] | None = None) -> None:
                         help="the folder only this service reads (made 0700 when missing)")
     parser.add_argument("--upload-cap", type=int, default=Limits().total_bytes,
                         help="the largest upload in bytes (default %(default)s)")
+    parser.add_argument("--ip", default="",
+                        help="the address to listen on (default: the host of $JUPYTERHUB_SERVICE_URL). Where that URL "
+                             "names something other than this machine, as a Kubernetes Service's name does on Zero "
+                             "to JupyterHub, give 0.0.0.0")
     args = parser.parse_args(argv)
     hub = Hub(_environment("JUPYTERHUB_API_URL"), _environment("JUPYTERHUB_API_TOKEN"),
               _environment("JUPYTERHUB_SERVICE_NAME"))
     where = urllib.parse.urlsplit(_environment("JUPYTERHUB_SERVICE_URL"))
+    ip = args.ip or where.hostname or "127.0.0.1"
     prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX") or f"/services/{hub.service_name}/"
     try:
         store = Storage.open(args.storage, create=True)
@@ -329,11 +344,14 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"nbgrader hub exchange: {err}")
     limits = Limits(total_bytes=args.upload_cap, file_bytes=min(Limits().file_bytes, args.upload_cap))
 
+    # One line per request on stderr (tornado's access log: status, method, path, caller's address, time), where
+    # the hub's own output goes for a service it starts. No token is in a path, so none is logged.
+    enable_pretty_logging()
+
     async def serve() -> None:
         server = HTTPServer(make_app(store, hub, prefix, limits), max_body_size=args.upload_cap)
-        server.listen(where.port or 80, where.hostname or "127.0.0.1")
-        print(f"nbgrader hub exchange: serving {prefix} at {where.hostname}:{where.port}, storage {store.root}",
-              flush=True)
+        server.listen(where.port or 80, ip)
+        print(f"nbgrader hub exchange: serving {prefix} at {ip}:{where.port or 80}, storage {store.root}", flush=True)
         await asyncio.Event().wait()
 
     asyncio.run(serve())

@@ -116,6 +116,19 @@ def _fsync_tree(top: Path) -> None:
         _fsync_path(Path(folder))
 
 
+def _private_folders(path: Path, root: Path) -> None:
+    """Make each missing folder from ``root`` down to ``path`` with mode 0700 (``Path.mkdir(parents=True)`` gives
+    the parents it makes the umask's default, 0755), each one's parent fsynced so that it outlives a power loss."""
+    here = root
+    for part in path.relative_to(root).parts:
+        here = here / part
+        try:
+            os.mkdir(here, 0o700)
+        except FileExistsError:
+            continue
+        _fsync_path(here.parent)
+
+
 def _write_text(path: Path, text: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as out:
@@ -163,8 +176,24 @@ class Storage:
         shutil.rmtree(store._tmp, ignore_errors=True)
         for folder in (store._tmp, store._courses):
             os.makedirs(folder, 0o700, exist_ok=True)
+        store._tighten()
         _fsync_path(root)
         return store
+
+    def _tighten(self) -> None:
+        """Make the first four levels of folders under ``courses/`` 0700 (``<course>/<kind>/<student>/<assignment>``,
+        the folders above a submission's entry): a storage written before they were made so has the umask's 0755
+        there."""
+        level = [self._courses]
+        for _depth in range(4):
+            below = []
+            for folder in level:
+                for entry in os.scandir(folder):
+                    if entry.is_dir(follow_symlinks=False):
+                        if stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode) != 0o700:
+                            os.chmod(entry.path, 0o700)
+                        below.append(Path(entry.path))
+            level = below
 
     def staging(self) -> Path:
         """A fresh path under ``tmp/`` that does not exist yet, for ``archive.unpack`` to make."""
@@ -189,7 +218,7 @@ class Storage:
     def _commit(self, staged: Path, final: Path, *, replace: bool) -> None:
         staged = self._staged(staged)
         _fsync_tree(staged)
-        final.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _private_folders(final.parent, self.root)
         if os.path.lexists(final):
             if not replace:
                 raise StorageError(f"{str(final.relative_to(self.root))!r} exists already")

@@ -11,6 +11,8 @@ from __future__ import annotations
 import http.client
 import io
 import json
+import os
+import signal
 import tarfile
 import time
 import urllib.parse
@@ -60,6 +62,17 @@ def call(hub: ExchangeHub, method: str, path: str, token: str | None, body: byte
     if response.getheader("Content-Type", "").startswith("application/json"):
         return response.status, json.loads(data)
     return response.status, data
+
+
+def open_upload(hub: ExchangeHub, token: str, header: str, value: str) -> http.client.HTTPConnection:
+    """A submission of ``ps1`` begun by hand: the request line, the token and one length header (``header``:
+    ``value``) sent, the headers not ended, so that a test sends the body as it chooses."""
+    where = urllib.parse.urlsplit(hub.service_url)
+    connection = http.client.HTTPConnection(where.hostname, where.port, timeout=120)
+    connection.putrequest("POST", f"{where.path}api/courses/{COURSE}/submissions/ps1")
+    connection.putheader("Authorization", f"token {token}")
+    connection.putheader(header, value)
+    return connection
 
 
 def names_in(data: bytes) -> list[str]:
@@ -190,12 +203,8 @@ def test_a_hostile_upload_is_refused_and_nothing_is_written(hub: ExchangeHub, to
 def test_an_upload_over_the_cap_is_refused_before_it_is_read(hub: ExchangeHub, tokens: dict[str, str]) -> None:
     release(hub, tokens, "ps1")
     before = _outside(hub)
-    where = urllib.parse.urlsplit(hub.service_url)
-    connection = http.client.HTTPConnection(where.hostname, where.port, timeout=120)
     # Only the headers and a little of the claimed body are sent: the refusal comes on the header.
-    connection.putrequest("POST", f"{where.path}api/courses/{COURSE}/submissions/ps1")
-    connection.putheader("Authorization", f"token {tokens['bob']}")
-    connection.putheader("Content-Length", str(hub_exchange.UPLOAD_CAP + 1))
+    connection = open_upload(hub, tokens["bob"], "Content-Length", str(hub_exchange.UPLOAD_CAP + 1))
     connection.endheaders(b"x" * 1024)
     response = connection.getresponse()
     answer = json.loads(response.read())
@@ -206,6 +215,22 @@ def test_an_upload_over_the_cap_is_refused_before_it_is_read(hub: ExchangeHub, t
     big = tar_gz(member("problem1.ipynb", NOTEBOOK), member("big.bin", b"\0" * (hub_exchange.UPLOAD_CAP + 10)))
     status, answer = call(hub, "POST", f"courses/{COURSE}/submissions/ps1", tokens["bob"], big)
     assert status == 400 and f"is larger than {hub_exchange.UPLOAD_CAP} bytes" in answer["error"]
+    assert _outside(hub) == before
+
+
+def test_an_upload_without_its_length_is_refused_before_it_is_read(hub: ExchangeHub, tokens: dict[str, str]) -> None:
+    """A chunked body says no length: refused in words on the headers (cut off at the cap instead, the client would
+    see only a reset connection)."""
+    release(hub, tokens, "ps1")
+    before = _outside(hub)
+    connection = open_upload(hub, tokens["bob"], "Transfer-Encoding", "chunked")
+    connection.endheaders(b"10000\r\n" + os.urandom(65536) + b"\r\n")
+    response = connection.getresponse()
+    answer = json.loads(response.read())
+    connection.close()
+    assert response.status == 411
+    assert answer["error"] == (f"the upload does not say its length (Content-Length): send it with its length; the "
+                               f"exchange's cap is {hub_exchange.UPLOAD_CAP} bytes")
     assert _outside(hub) == before
 
 
@@ -228,6 +253,98 @@ def test_an_id_with_a_slash_or_dotdot_is_refused(hub: ExchangeHub, tokens: dict[
     assert _outside(hub) == before
 
 
+@pytest.mark.parametrize(("method", "path", "words"), [
+    ("POST", f"courses/{COURSE}/released/..", "the assignment id '..' is refused: it starts with a dot"),
+    ("POST", f"courses/{COURSE}/released/ps1%2F..%2Fx", "the assignment id 'ps1/../x' is refused: it contains '..'"),
+    ("POST", f"courses/{COURSE}/feedback/ps1/..?timestamp=x", "the student name '..' is refused: it starts with a dot"),
+    ("POST", f"courses/{COURSE}/feedback/ps1/a%2Fb?timestamp=x", "the student name 'a/b' is refused: it contains '/'"),
+    ("GET", f"courses/{COURSE}/view?parts=inbound&assignment=..%2Fps1",
+     "the assignment id '../ps1' is refused: it starts with a dot"),
+    ("GET", f"courses/{COURSE}/view?parts=inbound&student=alice%2F..%2Fbob",
+     "the student name 'alice/../bob' is refused: it contains '..'"),
+])
+def test_an_instructors_id_with_a_slash_or_dotdot_is_refused(hub: ExchangeHub, tokens: dict[str, str], method: str,
+                                                             path: str, words: str) -> None:
+    """The ids of the instructors' calls (release, feedback, the view's query) follow the same rules."""
+    release(hub, tokens, "ps1")
+    before = _outside(hub)
+    body = tar_gz(member("problem1.html", b"<p>feedback</p>")) if method == "POST" else None
+    status, answer = call(hub, method, path, tokens["prof"], body)
+    assert status == 400 and words in answer["error"], answer
+    assert _outside(hub) == before
+
+
 def test_the_storage_is_the_services_alone(hub: ExchangeHub) -> None:
     assert hub.storage.stat().st_mode & 0o777 == 0o700
     assert tree(hub.storage / "tmp") == {}
+
+
+def _spooling_to_disk(pid: int, storage: Path) -> bool:
+    """Whether process ``pid`` holds a file open under ``storage/tmp`` (an upload's body past its first MiB)."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(f"{storage / 'tmp'}/"):
+            return True
+    return False
+
+
+def _inbound(hub: ExchangeHub, tokens: dict[str, str]) -> list[str]:
+    """The submission folders of ps1 the service shows the instructor."""
+    status, data = call(hub, "GET", f"courses/{COURSE}/view?parts=inbound&assignment=ps1", tokens["prof"])
+    assert status == 200, data
+    return [n for n in names_in(data) if n.count("/") == 2 and n.startswith(f"{COURSE}/inbound/")]
+
+
+def test_a_service_killed_mid_upload_keeps_what_was_committed_and_nothing_else(
+        hub: ExchangeHub, tokens: dict[str, str]) -> None:
+    """SIGKILL while a submission's body is arriving; the hub restarts the service (a managed service that exits is
+    started again), which serves the submissions committed before and nothing of the one cut off."""
+    release(hub, tokens, "ps1")
+    status, kept = call(hub, "POST", f"courses/{COURSE}/submissions/ps1", tokens["bob"],
+                        tar_gz(member("problem1.ipynb", NOTEBOOK), member("kept.txt", b"committed before the kill")))
+    assert status == 200, kept
+    before = tree(hub.storage / "courses")
+    listed = _inbound(hub, tokens)
+    assert any(n.startswith(f"{COURSE}/inbound/bob+ps1+{kept['timestamp']}+") for n in listed), listed
+    [pid] = hub_exchange.service_pids(hub.storage)
+
+    # Random bytes do not compress: the body is as large as sent, over the 1 MiB the service keeps in memory.
+    body = tar_gz(member("problem1.ipynb", NOTEBOOK), member("big.bin", os.urandom(1_500_000)))
+    assert len(body) < hub_exchange.UPLOAD_CAP
+    connection = open_upload(hub, tokens["alice"], "Content-Length", str(len(body)))
+    try:
+        connection.endheaders()
+        sent, deadline = 0, time.monotonic() + 60
+        # Slowly, in chunks, until the service has the body's spool file open under tmp/; never the whole body.
+        while not _spooling_to_disk(pid, hub.storage):
+            assert time.monotonic() < deadline, "the service never spooled the upload to its storage"
+            if sent < len(body) - 65536:
+                connection.send(body[sent:sent + 65536])
+                sent += 65536
+            time.sleep(0.05)
+        assert sent < len(body)
+        os.kill(pid, signal.SIGKILL)
+    finally:
+        connection.close()
+
+    deadline = time.monotonic() + hub_exchange.hub_support.HUB_START_TIMEOUT
+    while not (restarted := [p for p in hub_exchange.service_pids(hub.storage) if p != pid]):
+        assert time.monotonic() < deadline, "the hub did not start the killed service again"
+        time.sleep(0.5)
+    hub_exchange.wait_for_service(hub)
+
+    assert tree(hub.storage / "tmp") == {}, "staging left behind after the restart"
+    assert tree(hub.storage / "courses") == before, "the storage changed: the cut-off upload left something"
+    assert _inbound(hub, tokens) == listed, "the restarted service lists other submissions than before the kill"
+    # Still the service's alone: the root 0700, and nothing under it open to the group or others.
+    assert hub.storage.stat().st_mode & 0o777 == 0o700
+    opened = [str(p) for p in hub.storage.rglob("*") if p.lstat().st_mode & 0o077]
+    assert opened == [], opened
+    assert restarted

@@ -69,6 +69,33 @@ def test_release_submit_feedback_round_trip(store: Storage) -> None:
     assert tree(store.root / "tmp") == {}
 
 
+def test_every_folder_and_file_under_the_root_is_the_services_alone(store: Storage) -> None:
+    """Not only the root: the folders made on the way to an entry (a course's, a student's) are 0700 too, files
+    0600, whatever the umask, so a root opened by mistake later exposes nothing below it."""
+    old = os.umask(0o022)
+    try:
+        store.release("ch11", "ps1", _staged(store, member("problem1.ipynb", NOTEBOOK)))
+        sub = store.submit("ch11", "alice", "ps1", _staged(store, member("sub/problem1.ipynb", NOTEBOOK)), WHEN)
+        store.add_feedback(sub, _staged(store, member("problem1.html", b"<p>ok</p>")))
+    finally:
+        os.umask(old)
+    modes = {str(p.relative_to(store.root)): p.lstat().st_mode & 0o777 for p in store.root.rglob("*")}
+    assert "courses/ch11/submissions/alice" in modes
+    assert {path: mode for path, mode in modes.items() if mode != (0o700 if (store.root / path).is_dir() else 0o600)} \
+        == {}
+
+
+def test_an_open_makes_the_folders_a_storage_left_open_private(store: Storage) -> None:
+    sub = store.submit("ch11", "alice", "ps1", _staged(store, member("problem1.ipynb", NOTEBOOK)), WHEN)
+    opened = [store.root / "courses" / "ch11", sub.path.parent.parent, sub.path.parent]
+    for folder in opened:
+        os.chmod(folder, 0o755)
+    os.chmod(sub.path / "problem1.ipynb", 0o644)  # an entry's own files are the entry's: left as they are
+    Storage.open(store.root)
+    assert [oct(f.stat().st_mode & 0o777) for f in opened] == [oct(0o700)] * 3
+    assert (sub.path / "problem1.ipynb").stat().st_mode & 0o777 == 0o644
+
+
 def test_an_entry_is_not_overwritten_unless_replaced(store: Storage) -> None:
     store.release("ch11", "ps1", _staged(store, member("a.txt", b"first")))
     with pytest.raises(StorageError, match="'courses/ch11/released/ps1' exists already"):

@@ -233,10 +233,8 @@ def _contract_properties(
     ``returns`` describes the contract's return value for students; ``misconceptions`` and
     ``matches`` are those of the function's value properties (outputs are compared the same way).
     """
-    outcomes = tuple(Misconception(m.name, m.advice, _outcome(m.implementation),
-                                   fails=m.fails, history=m.history) for m in misconceptions)
-    replays = tuple(Misconception(m.name, m.advice, _replayed(m.implementation),
-                                  fails=m.fails, history=m.history) for m in misconceptions)
+    outcomes = tuple(m.rewrapped(_outcome) for m in misconceptions)
+    replays = tuple(m.rewrapped(_replayed) for m in misconceptions)
     same = _same_outcome(matches)
     matches = _outcome_matches(matches)
 

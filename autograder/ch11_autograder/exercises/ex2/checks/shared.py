@@ -72,10 +72,7 @@ def _misconceptions(replaces: str, first: Sequence[str] = ()) -> tuple[Misconcep
     """Catalogue entries for ``replaces`` as misconceptions, entries named in ``first`` tried first."""
     live = (e for e in catalogue("ex2") if e.replaces == replaces and e.name not in STATEFUL)
     entries = in_order("ex2", live, first)
-    return tuple(
-        dataclasses.replace(m, implementation=_as_the_worker_calls(m.implementation))
-        for m in map(misconception, entries)
-    )
+    return tuple(m.rewrapped(_as_the_worker_calls, keep_function=True) for m in map(misconception, entries))
 
 
 # --------------------------------------------------------------------------- comparisons
@@ -244,8 +241,7 @@ def _raises_property(
                 note = f"the contract accepts this argument: the answer must be the one your code gives for ({plain})"
                 raise Mismatch(inputs, own, got, note)
 
-    wrapped = [Misconception(m.name, m.advice, _outcome(m.implementation),
-                             fails=m.fails, history=m.history) for m in misconceptions]
+    wrapped = [m.rewrapped(_outcome) for m in misconceptions]
     return Property(name, description, run, tuple(wrapped), lambda want, got: _same_outcome(want, got, same))
 
 
@@ -334,8 +330,7 @@ def _replayed(misconceptions: Sequence[Misconception]) -> tuple[Misconception, .
 
         return run
 
-    return tuple(Misconception(m.name, m.advice, replay(m.implementation),
-                               fails=m.fails, history=m.history) for m in misconceptions)
+    return tuple(m.rewrapped(replay) for m in misconceptions)
 
 
 def _call_key(call: Mapping[str, Any]) -> str:

@@ -22,7 +22,6 @@ from ....api.suite import (
     Call,
     CellSuite,
     Laid,
-    Misconception,
     Mismatch,
     Once,
     Property,
@@ -499,8 +498,7 @@ def _sweep_left_ks(call: Mapping[str, Any], watched: Watched) -> Any:
     ],
     misconceptions=(
         *_replayed(_SWEEP_WRONG),
-        *(Misconception(m.name, m.advice, _ks_left(m.implementation),
-                        fails=m.fails, history=m.history) for m in _SWEEP_WRONG),
+        *(m.rewrapped(_ks_left) for m in _SWEEP_WRONG),
     ),
     matches=_same_sweep_or_ks,
 )

@@ -84,8 +84,7 @@ def _outcome(function: Callable[..., Any]) -> Callable[..., Any]:
 
 def _raising(misconceptions: Sequence[Misconception]) -> tuple[Misconception, ...]:
     """``misconceptions`` for a property whose ``got`` is a value or ``"raised <Type>"`` (see :func:`_raised`)."""
-    return tuple(Misconception(m.name, m.advice, _outcome(m.implementation),
-                               fails=m.fails, history=m.history) for m in misconceptions)
+    return tuple(m.rewrapped(_outcome) for m in misconceptions)
 
 
 # ---- helpers ----------------------------------------------------------------------------

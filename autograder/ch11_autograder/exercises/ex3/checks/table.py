@@ -244,10 +244,7 @@ def _live(misconceptions: Sequence[Misconception]) -> tuple[Misconception, ...]:
 
         return run
 
-    return tuple(
-        Misconception(m.name, m.advice, live(m.implementation), function=m.function, fails=m.fails, history=m.history)
-        for m in misconceptions
-    )
+    return tuple(m.rewrapped(live, keep_function=True) for m in misconceptions)
 
 
 accepts_iterables = _listed_property(
@@ -356,8 +353,7 @@ def _after_call(misconceptions: Sequence[Misconception]) -> tuple[Misconception,
         return run
 
     # No function to probe: these predict what a call leaves of its argument, not what it returns.
-    return tuple(Misconception(m.name, m.advice, after(m.implementation),
-                               fails=m.fails, history=m.history) for m in misconceptions)
+    return tuple(m.rewrapped(after) for m in misconceptions)
 
 
 leaves_depths_unchanged = _listed_property(

@@ -15,10 +15,13 @@ from ....api.suite import (
     Mismatch,
     Record,
     RngSeed,
+    Source,
     Student,
     StudentError,
     Unencodable,
     Watched,
+    call_statement,
+    pasteable,
     roundtrip,
     wire_equal,
 )
@@ -29,6 +32,7 @@ from .shared import (
     _agrees,
     _bits_equal,
     _chain,
+    _chain_source,
     _checked_run,
     _checkpointed_call,
     _count,
@@ -120,9 +124,13 @@ def _judge_call_sequence(student: Student, sequence: Mapping[str, Any], name: st
         made = [_checkpointed_call(case, call["matched"]) for case, call in zip(cases, calls, strict=True)]
     # The whole sequence in one exchange, in order in the same worker: its state carries over as alone.
     runs = student.batch(made)
+    # Each call as the student pastes it, on a chain built in place: nothing is shared but what the function keeps.
+    pasted = [call_statement(name, (_chain_source(case), *c.args[1:]), c.kwargs)
+              for case, c in zip(cases, made, strict=True)]
     seen: list[tuple[dict[str, Any], Record, Any]] = []
     for position, (call, case, value) in enumerate(zip(calls, cases, runs, strict=True)):
         shown = {"calls": calls, "failing_call": position + 1}
+        statements = tuple(pasted[: position + 1])
         if name == "store_all_cotangents":
             want = ref.store_all_cotangents(_chain(case), case["z0"], np.random.default_rng(case["seed"]))
         else:
@@ -132,7 +140,7 @@ def _judge_call_sequence(student: Student, sequence: Mapping[str, Any], name: st
             same_inputs = _wire_equal_calls(earlier_call, call)
             if same_inputs and not _same_run(run, earlier_run):
                 note = f"Call {position + 1} repeats call {earlier + 1}; it must return the same result."
-                raise Mismatch(shown, _run_summary(earlier_run), _run_summary(run), note)
+                raise Mismatch(shown, _run_summary(earlier_run), _run_summary(run), note, calls=statements)
             # Only another chain, input or seed must change the result: the matched flag alone
             # need not (a replay that ignores it is wrong, but judged elsewhere).
             other_case = not _wire_equal_calls({k: earlier_call[k] for k in CASE_KEYS}, case)
@@ -144,7 +152,7 @@ def _judge_call_sequence(student: Student, sequence: Mapping[str, Any], name: st
                 )
                 expected = {"counts": (want.forward_evaluations, want.replayed_evaluations, want.peak_states),
                             "cotangents": want.cotangents}  # fmt: skip
-                raise Mismatch(shown, expected, _run_summary(run), note)
+                raise Mismatch(shown, expected, _run_summary(run), note, calls=statements)
         seen.append((call, run, want))
 
 
@@ -188,8 +196,13 @@ def _judge_left_arguments(
     watched: Watched,
     reference: ref.ReplayRun,
     reference_rng: np.random.Generator,
+    statement: str,
 ) -> None:
     """z0 unchanged; the caller's rng and the chain's counter moved as the docstring says.
+
+    ``statement``: the call as the student pastes it, its chain, z0 and generator named ``chain``, ``z0`` and
+    ``rng`` (:func:`left_arguments_call`); a failure shows it after the statements that set them up and before
+    the argument it reads back.
 
     The rng and the counter are judged only where the run's own values are right
     (derivatives within the tolerance, forward_evaluations as documented): a replay
@@ -202,6 +215,8 @@ def _judge_left_arguments(
         # As every property of the cell: a value of the wrong form is judged nowhere else.
         raise Mismatch(shown, "a ReplayRun", run, problem)
     args = watched.args
+    setup = (f"chain = {_chain_source(case).text}", f"z0 = {pasteable(case['z0'])}",
+             f"rng = {pasteable(RngSeed(case['seed']))}", statement)
     z0_after = args[1] if len(args) > 1 else None
     if not (isinstance(z0_after, np.ndarray) and _bits_equal(z0_after, case["z0"])):
         raise Mismatch(
@@ -209,6 +224,7 @@ def _judge_left_arguments(
             case["z0"],
             z0_after,
             "z0 as the call left it: the caller's array must not be modified (update a copy, not z0 in place).",
+            calls=(*setup, "z0"),
         )
     if not _agrees(run["cotangents"], reference.cotangents):
         return
@@ -223,6 +239,7 @@ def _judge_left_arguments(
             "How far the caller's rng moved from default_rng(seed) (None: another state). The forward pass draws "
             "once at the random layer and a replay from rng itself draws again; a matched replay draws from a "
             "copy set to the snapshot and never rewinds the caller's generator.",
+            calls=(*setup, "rng.bit_generator.state"),
         )
     if _count(run["forward_evaluations"]) != reference.forward_evaluations:
         return
@@ -234,10 +251,17 @@ def _judge_left_arguments(
             {"chain.forward_evaluations": grew},
             "The chain's counter after the call, on a fresh chain: it grows by every layer application of this "
             "run (do not reset or set it).",
+            calls=(*setup, "chain.forward_evaluations"),
         )
 
 
-def _call_arguments(call: Mapping[str, Any], z0: np.ndarray, chain: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+def left_arguments_call(function: str, *args: Any, **kwargs: Any) -> str:
+    """``function`` called on the names :func:`_judge_left_arguments`' statements set up (``chain``, ``z0``,
+    ``rng``), ``args`` between z0 and rng (a block size), ``kwargs`` after it."""
+    return call_statement(function, (Source("chain"), Source("z0"), *args, Source("rng")), kwargs)
+
+
+def _call_arguments(call: Mapping[str, Any], z0: Any, chain: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """The arguments of one call of a used-chain sequence (see ``strategies.used_chain_sequences``)."""
     name = call["function"]
     if name == "store_all_cotangents":
@@ -296,6 +320,9 @@ def _judge_used_chain(student: Student, sequence: Mapping[str, Any], function: s
         exchanges.append([])
     counter: Any = 0
     fresh: Any = None
+    # The calls made on the shared chain as the student pastes them; one that raised is left out (pasted
+    # into one cell it would stop the cell before the failing call).
+    pasted = [f"chain = {_chain_source(case).text}", f"z0 = {pasteable(z0)}"]
     for exchange in exchanges:
         outcomes = student.batch([made for _, _, made in exchange], stop_on_error=False, return_errors=True)
         for (position, role, _), outcome in zip(exchange, outcomes, strict=True):
@@ -303,6 +330,7 @@ def _judge_used_chain(student: Student, sequence: Mapping[str, Any], function: s
                 counter = None  # it may have applied some layers before it failed: the count is unknown
                 continue
             if role == "other":
+                pasted.append(_pasted_call(sequence["calls"][position]))
                 counter = _counter(outcome.args[0] if outcome.args else None)
                 continue
             if role == "fresh":
@@ -316,18 +344,28 @@ def _judge_used_chain(student: Student, sequence: Mapping[str, Any], function: s
                         problem,
                     )
                 continue
-            counter = _judge_used_call(student, sequence, function, position, fresh, _value(outcome), counter)
+            counter = _judge_used_call(student, sequence, function, position, fresh, _value(outcome), counter,
+                                       tuple(pasted))
+            pasted.append(_pasted_call(sequence["calls"][position]))
+
+
+def _pasted_call(call: Mapping[str, Any]) -> str:
+    """One call of a used-chain sequence as the student pastes it, on the ``chain`` and ``z0`` set up before."""
+    args, kwargs = _call_arguments(call, Source("z0"), Source("chain"))
+    return call_statement(call["function"], args, kwargs)
 
 
 def _judge_used_call(
     student: Student, sequence: Mapping[str, Any], function: str, position: int, fresh: Watched, used: Watched,
-    counter: Any,
+    counter: Any, before: tuple[str, ...] = (),
 ) -> Any:  # fmt: skip
     """The used-chain judgement of call ``position`` (see :func:`_judge_used_chain`); the chain's counter after it.
 
     ``fresh`` and ``used``: the watched call on a fresh chain and on the shared one; ``counter``: the shared
-    chain's counter before the call (``None`` when unknown).
+    chain's counter before the call (``None`` when unknown); ``before``: the statements that set up the chain
+    and z0 and make the calls before this one, as a failure shows them to paste.
     """
+    this = _pasted_call(sequence["calls"][position])
     z0 = sequence["z0"]
     case = {key: sequence[key] for key in ("depth", "random_layer", "width", "chain_seed")}
     call = sequence["calls"][position]
@@ -341,6 +379,7 @@ def _judge_used_call(
             f"Call {position + 1} gets a chain that the calls before it used; it must return what the same "
             "call returns on a fresh chain (expected). Counts are this call's own: a running total read off "
             "chain.forward_evaluations includes the earlier calls.",
+            calls=(*before, this),
         )
     left = used.args[1] if len(used.args) > 1 else None
     changed = not (isinstance(left, np.ndarray) and _bits_equal(left, z0))
@@ -349,7 +388,7 @@ def _judge_used_call(
         # Charged only when the student's own runs leave z0 alone: a run that changes it in place is
         # that run's mistake, which its own cell's properties charge.
         raise Mismatch(shown, {"z0 after the call": z0}, {"z0 after the call": left},
-                       f"Call {position + 1}: replay_report leaves z0 as it was given.")
+                       f"Call {position + 1}: replay_report leaves z0 as it was given.", calls=(*before, this, "z0"))
     after = _counter(used.args[0] if used.args else None)
     if _is_count(after) and _is_count(counter):
         grown, fresh_growth = after - counter, _counter(fresh.args[0] if fresh.args else None)
@@ -360,6 +399,7 @@ def _judge_used_call(
                 {"chain.forward_evaluations grows by": grown},
                 f"Call {position + 1}: the chain's counter grows by this call's layer applications, as it "
                 "does on a fresh chain (do not reset or set it).",
+                calls=(*before, "before = chain.forward_evaluations", this, "chain.forward_evaluations - before"),
             )
     return after
 

@@ -10,7 +10,19 @@ from typing import Any
 import numpy as np
 from ch11_solutions import ex5_replay as ref
 
-from ....api.suite import Call, CellSuite, Mismatch, Record, RngSeed, Student, StudentError, Unencodable
+from ....api.suite import (
+    Call,
+    CellSuite,
+    Mismatch,
+    Record,
+    RngSeed,
+    Source,
+    Student,
+    StudentError,
+    Unencodable,
+    call_statement,
+    pasteable,
+)
 from ..contract import CHECKPOINTED_TESTS, POINTS
 from ..strategies import call_sequences, make_case, replaying_cases, used_chain_sequences
 from .calls import (
@@ -23,6 +35,7 @@ from .calls import (
     _refusals,
     _run_summary,
     _same_run,
+    left_arguments_call,
 )
 from .shared import (
     _CASES,
@@ -38,6 +51,7 @@ from .shared import (
     _agrees,
     _bits_equal,
     _chain,
+    _chain_source,
     _checked_run,
     _checkpointed_call,
     _counts,
@@ -217,7 +231,8 @@ def judge_checkpointed_left_arguments(student: Student, case: Mapping[str, Any])
         reference = ref.checkpointed_cotangents(
             _chain(case), case["z0"], case["block_size"], reference_rng, matched=matched
         )
-        _judge_left_arguments(shown, case, watched, reference, reference_rng)
+        statement = left_arguments_call("checkpointed_cotangents", case["block_size"], matched=matched)
+        _judge_left_arguments(shown, case, watched, reference, reference_rng, statement)
 
 
 def judge_checkpointed_used_chain(student: Student, sequence: Mapping[str, Any]) -> None:
@@ -252,12 +267,17 @@ def judge_checkpointed_used_generator(student: Student, case: Mapping[str, Any])
         want = ref.checkpointed_cotangents(_chain(case), case["z0"], case["block_size"], start, matched=matched)
         got = _run(student, shown, "checkpointed_cotangents", *args, matched=matched)["cotangents"]
         if not _agrees(got, want.cotangents):
+            # Both calls on the one generator, each on a chain of its own as the check sends them.
+            pasted = call_statement("checkpointed_cotangents",
+                                    (_chain_source(case), case["z0"], case["block_size"], Source("rng")),
+                                    {"matched": matched})
             raise Mismatch(
                 shown,
                 want.cotangents,
                 got,
                 "The second call's rng had drawn before: the forward pass draws from its state as given, and the "
                 "replay must repeat those draws (snapshot rng.bit_generator.state), not the seed's first ones.",
+                calls=(f"rng = {pasteable(RngSeed(case['seed']))}", pasted, f"{pasted}.cotangents"),
             )
 
 

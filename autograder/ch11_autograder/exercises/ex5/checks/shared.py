@@ -20,6 +20,7 @@ from ....api.suite import (
     Property,
     Record,
     RngSeed,
+    Source,
     Student,
     StudentError,
     hypothesis_property,
@@ -75,6 +76,12 @@ _PREDICTION_R7 = make_case(16, 7, 3, 11, [0.3, -0.2, 0.5], 4, 2)
 
 def _chain(case: Mapping[str, Any]):
     return make_chain(case["depth"], case["random_layer"], width=case["width"], seed=case["chain_seed"])
+
+
+def _chain_source(case: Mapping[str, Any]) -> Source:
+    """``case``'s chain as a notebook cell builds it (the statements a failure shows to paste)."""
+    return Source(f"make_chain({case['depth']!r}, {case['random_layer']!r}, width={case['width']!r}, "
+                  f"seed={case['chain_seed']!r})")
 
 
 def _shown(case: Mapping[str, Any], *, block_size: bool = True, **extra: Any) -> dict[str, Any]:

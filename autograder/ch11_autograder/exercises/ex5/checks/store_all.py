@@ -18,6 +18,7 @@ from .calls import (
     _judge_used_chain,
     _refusal_calls,
     _refusals,
+    left_arguments_call,
 )
 from .shared import (
     _CASES,
@@ -100,7 +101,7 @@ def judge_store_all_left_arguments(student: Student, case: Mapping[str, Any]) ->
     watched = student.call_watch("store_all_cotangents", _chain(case), _sent_z0(case), RngSeed(case["seed"]))
     reference_rng = np.random.default_rng(case["seed"])
     reference = ref.store_all_cotangents(_chain(case), case["z0"], reference_rng)
-    _judge_left_arguments(shown, case, watched, reference, reference_rng)
+    _judge_left_arguments(shown, case, watched, reference, reference_rng, left_arguments_call("store_all_cotangents"))
 
 
 def judge_store_all_used_chain(student: Student, sequence: Mapping[str, Any]) -> None:
