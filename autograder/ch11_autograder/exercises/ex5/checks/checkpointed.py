@@ -56,7 +56,6 @@ from .shared import (
     _checkpointed_call,
     _counts,
     _form_problem,
-    _plain_property,
     _property,
     _reference_replayed,
     _reference_saved,
@@ -299,13 +298,19 @@ CHECKPOINTED_SUITE = CellSuite(
     CHECKPOINTED_TESTS,
     points=POINTS[CHECKPOINTED_TESTS],
     properties=[
-        _plain_property(
-            "checkpointed_form",
-            "checkpointed_cotangents returns a ReplayRun of the documented form for both streams and raises "
-            "ValueError for a block_size outside [1, depth].",
-            _checkpointed_form,
-            _CASES,
-            (_VISIBLE_BLOCKS,),
+        # With the catalogue's misconceptions like the others: a z0 drawn read-only meets the form check
+        # too, and a write into it is named as the entry that writes into z0 (shared._judge_case).
+        _property(
+            CHECKPOINTED_TESTS,
+            _Spec(
+                "checkpointed_form",
+                "checkpointed_cotangents returns a ReplayRun of the documented form for both streams and raises "
+                "ValueError for a block_size outside [1, depth].",
+                _checkpointed_form,
+                _CASES,
+                (_VISIBLE_BLOCKS,),
+                max_examples=_EXAMPLES // 3,
+            ),
         ),
         _property(
             CHECKPOINTED_TESTS,

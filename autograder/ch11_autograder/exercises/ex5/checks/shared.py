@@ -14,6 +14,7 @@ from trainable_harness import make_chain
 
 from ....api.suite import (
     Call,
+    Kept,
     Laid,
     Misconception,
     Mismatch,
@@ -23,6 +24,7 @@ from ....api.suite import (
     Source,
     Student,
     StudentError,
+    call_statement,
     hypothesis_property,
     in_process_student,
     laid,
@@ -250,6 +252,53 @@ def _checkpointed_call(case: Mapping[str, Any], matched: bool, block_size: Any =
     return Call("checkpointed_cotangents", args, {"matched": matched})
 
 
+# --------------------------------------------------------------------------- a write into a read-only z0
+
+#: numpy's words when code writes into a read-only array.
+_READ_ONLY_WRITE = "assignment destination is read-only"
+_READ_ONLY_NOTE = (
+    "z0 was given read-only and your code wrote into it: the caller's array must not be modified "
+    "(update a copy, not z0 in place)."
+)
+
+
+def _judge_case(judge: Callable[[Student, Any], None], student: Student, case: Any) -> None:
+    """``judge(student, case)``, where a write into a z0 sent read-only fails as a z0 left changed fails.
+
+    The contract accepts z0 in any memory layout and leaves it as it was given. numpy refusing the
+    write into a read-only z0 is that promise broken, seen on the one layout where numpy stops it: the
+    failure is a :class:`Mismatch` on the case, with the call to paste and the note of the changed z0,
+    so the catalogue entry that writes into z0 (run through this same function) explains it and is
+    named, as it is where checkpointed_leaves_arguments finds a writeable z0 changed. Any other
+    exception, and this one on a writeable z0, is the student's error as raised.
+    """
+    try:
+        judge(student, case)
+        return
+    except StudentError as error:
+        if not _wrote_into_read_only_z0(case, error):
+            raise
+        got = f"{error.type}: {error.message}"
+    # Raised outside the handler, with no exception as its context: hypothesis tells failures apart by
+    # their chain, which differs between a batched call and the same call made alone while it shrinks.
+    made = student.made
+    calls: tuple[str, ...] = ()
+    if made is not None and not any(isinstance(a, Kept) for a in (*made[1], *made[2].values())):
+        fn, args, kwargs = made
+        calls = (call_statement(fn, (_chain_source(case), *args[1:]), kwargs),)
+    shown = _shown(case, block_size=made is None or made[0] != "store_all_cotangents")
+    raise Mismatch(shown, "z0 read, never written", got, _READ_ONLY_NOTE, calls=calls)
+
+
+def _wrote_into_read_only_z0(case: Any, error: StudentError) -> bool:
+    """Whether ``error`` is numpy's refusal to write into a read-only array, in a call given ``case``'s
+    z0 read-only (a case of the chain cases, with its drawn ``z0_layout``)."""
+    return (
+        isinstance(case, Mapping) and case.get("z0_layout") == "read_only" and error.type == "ValueError"
+        and error.message == _READ_ONLY_WRITE and all(key in case for key in CASE_KEYS)
+    )  # fmt: skip
+
+
 # --------------------------------------------------------------------------- misconceptions
 
 
@@ -281,7 +330,7 @@ def _misconceptions(grade_id: str, judge: Callable[[Student, Any], None], unpack
 
         def implementation(_entry: WrongAnswer = entry, **shown: Any) -> Any:
             try:
-                judge(_local_student(_entry), unpack(shown))
+                _judge_case(judge, _local_student(_entry), unpack(shown))
             except Mismatch as mismatch:
                 return mismatch
             raise _NoReport(_entry.name)
@@ -328,7 +377,7 @@ def _property(grade_id: str, spec: _Spec) -> Property:
         misconceptions=misconceptions,
     )
     def check(student: Any, case: Any) -> None:
-        spec.judge(student, case)
+        _judge_case(spec.judge, student, case)
 
     return check
 

@@ -33,7 +33,6 @@ from .shared import (
     _chain,
     _checked_run,
     _counts,
-    _plain_property,
     _property,
     _reference_saved,
     _run,
@@ -127,13 +126,19 @@ STORE_ALL_SUITE = CellSuite(
     STORE_ALL_TESTS,
     points=POINTS[STORE_ALL_TESTS],
     properties=[
-        _plain_property(
-            "store_all_form",
-            "store_all_cotangents returns a ReplayRun (float64 cotangents of shape (depth+1, width), integer "
-            "counts) and raises ValueError for a z0 that is not float64 of shape (width,).",
-            _store_all_form,
-            _CASES,
-            (_VISIBLE_STORE_ALL, _ONE_LAYER),
+        # With the catalogue's misconceptions like the others: a z0 drawn read-only meets the form check
+        # too, and a write into it is named as the entry that writes into z0 (shared._judge_case).
+        _property(
+            STORE_ALL_TESTS,
+            _Spec(
+                "store_all_form",
+                "store_all_cotangents returns a ReplayRun (float64 cotangents of shape (depth+1, width), integer "
+                "counts) and raises ValueError for a z0 that is not float64 of shape (width,).",
+                _store_all_form,
+                _CASES,
+                (_VISIBLE_STORE_ALL, _ONE_LAYER),
+                max_examples=_EXAMPLES // 3,
+            ),
         ),
         _property(
             STORE_ALL_TESTS,
