@@ -366,9 +366,9 @@ def fd_sweep(
 
     Args:
         x, y: the point, as for :func:`fd_estimate`.
-        ks: any iterable of integers in ``[0, 149]``, read once: a list, tuple,
-            range, generator or one-dimensional numpy integer array, in any
-            memory layout (a strided view, read-only) (Python or numpy integers).
+        ks: any iterable of integers in ``[0, 149]`` (Python or numpy integers),
+            read once: a list, tuple, range, generator or one-dimensional numpy
+            integer array, in any memory layout (a strided view, read-only).
         scheme, wrt: as for :func:`fd_estimate`.
 
     Raises:
