@@ -366,16 +366,18 @@ def fd_sweep(
 
     Args:
         x, y: the point, as for :func:`fd_estimate`.
-        ks: any iterable of integers in ``[0, 149]``, read once: a list, tuple,
-            range, generator or numpy integer array (Python or numpy integers).
+        ks: any iterable of integers in ``[0, 149]`` (Python or numpy integers),
+            read once: a list, tuple, range, generator or one-dimensional numpy
+            integer array, in any memory layout (a strided view, read-only).
         scheme, wrt: as for :func:`fd_estimate`.
 
     Raises:
         ValueError: ``ks`` is empty or holds a ``k`` out of range, or as
             :func:`fd_estimate` (``x``/``y`` not finite in float32,
             ``scheme``/``wrt`` not one of its values).
-        TypeError: a ``k`` in ``ks`` is not an integer (bools refused), or
-            ``x``/``y`` is not a real number.
+        TypeError: a ``k`` in ``ks`` is not an integer (bools refused; the
+            rows of a two-dimensional array, ``(1, n)`` or ``(n, 1)``, are not
+            integers: refused, not flattened), or ``x``/``y`` is not a real number.
     """
     scheme = _check_choice("scheme", scheme, _SCHEMES)
     wrt = _check_choice("wrt", wrt, _VARIABLES)

@@ -185,12 +185,15 @@ def block_table(depths: Iterable[int] = range(16, 4097)) -> list[BlockChoice]:
 
     Args:
         depths: any iterable of depths as :func:`best_block_length` accepts
-            them: a list, tuple, range, generator or numpy integer array.
+            them: a list, tuple, range, generator or one-dimensional numpy
+            integer array, in any memory layout (a strided view, read-only).
 
     Raises:
         TypeError: ``depths`` is not iterable.
         TypeError, ValueError: as :func:`best_block_length`, for the first bad
             depth in the order given (a later bad depth of another kind does
-            not change which is raised).
+            not change which is raised). The rows of a two-dimensional array,
+            ``(1, n)`` or ``(n, 1)``, are not depths: ``TypeError``, not
+            flattened.
     """
     return [best_block_length(depth) for depth in depths]

@@ -101,7 +101,8 @@ def store_all_cotangents(chain: StochasticChain, z0: np.ndarray, rng: np.random.
 
     Args:
         chain: the chain; its ``forward_evaluations`` counter grows by ``L``.
-        z0: float64 input of shape ``(chain.width,)``; not modified.
+        z0: float64 input of shape ``(chain.width,)``, in any memory layout (C or
+            Fortran order, a strided view, read-only); not modified.
         rng: the generator of the forward pass; it is advanced.
 
     Returns:
@@ -116,7 +117,9 @@ def store_all_cotangents(chain: StochasticChain, z0: np.ndarray, rng: np.random.
         TypeError: ``chain`` is not a ``StochasticChain`` or ``rng`` is not a
             ``numpy.random.Generator`` (a seed is refused, not turned into one).
         ValueError: ``z0`` is not a float64 array of shape ``(width,)`` (a
-            list or an array of another dtype or shape is refused, not converted).
+            list or an array of another dtype or shape is refused, not converted;
+            so is one of the right size in another shape, ``(1, width)`` or
+            ``(width, 1)``, not reshaped).
     """
     z0 = _check_inputs(chain, z0, rng)
     depth = chain.depth
@@ -177,7 +180,8 @@ def checkpointed_cotangents(
     Args:
         chain: the chain; its ``forward_evaluations`` counter grows by
             ``L + (L - ceil(L/k))``.
-        z0: float64 input of shape ``(chain.width,)``; not modified.
+        z0: float64 input of shape ``(chain.width,)``, in any memory layout (C or
+            Fortran order, a strided view, read-only); not modified.
         block_size: ``k``, an integer (a Python ``int`` or a numpy integer)
             with ``1 <= k <= L``. ``k = 1`` retains every state and replays
             nothing; ``k = L`` replays ``L - 1`` layers.
@@ -258,8 +262,10 @@ def first_mismatch(saved: np.ndarray, replayed: np.ndarray) -> int | None:
 
     Args:
         saved, replayed: arrays of the same shape and dtype with at least one
-            dimension; rows are indexed by the first axis (for
-            :class:`ReplayRun` cotangents, row ``i`` is ``dL/dz_i``).
+            dimension, each in any memory layout (C or Fortran order, a
+            transposed or strided view, read-only); rows are indexed by the
+            first axis (for :class:`ReplayRun` cotangents, row ``i`` is
+            ``dL/dz_i``).
 
     Returns:
         the largest index ``i`` with ``saved[i]`` and ``replayed[i]``
@@ -268,7 +274,8 @@ def first_mismatch(saved: np.ndarray, replayed: np.ndarray) -> int | None:
         earns the same points.
 
     Raises:
-        ValueError: the shapes or dtypes differ, or the arrays are 0-d.
+        ValueError: the shapes or dtypes differ (two arrays of the same size
+            in different shapes too: they are not reshaped), or the arrays are 0-d.
     """
     a = np.asarray(saved)
     b = np.asarray(replayed)

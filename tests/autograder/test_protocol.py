@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from ch11_autograder import protocol
 from ch11_autograder.protocol import (
+    Laid,
     ProtocolError,
     Record,
     RngSeed,
@@ -24,6 +25,7 @@ from ch11_autograder.protocol import (
     parse_request,
     wire_equal,
 )
+from ch11_autograder.trusted.mismatch import pasteable
 from ch11_autograder.trusted.roundtrip import roundtrip
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -561,3 +563,128 @@ def test_protocol_package_imports_nothing_of_the_package():
     allowed = {"__future__", "base64", "binascii", "dataclasses", "json", "math", "re", "collections.abc"}
     allowed |= {"types", "typing", "numpy", "trainable_harness"}
     assert imports <= allowed, imports - allowed
+
+
+# --------------------------------------------------------------------------- array layouts (requests only)
+
+#: Every layout :class:`Laid` takes, the plain one excepted.
+LAYOUTS = [
+    (order, view, writeable)
+    for order in ("C", "F") for view in ("none", "transposed", "strided") for writeable in (True, False)
+    if (order, view, writeable) != ("C", "none", True)
+]
+
+
+def _flags(a: np.ndarray) -> tuple:
+    return (a.shape, a.dtype, a.strides, a.flags.c_contiguous, a.flags.f_contiguous, a.flags.writeable)
+
+
+@settings(max_examples=60, derandomize=True, database=None, deadline=None)
+@given(
+    values=hnp.arrays(
+        st.sampled_from([np.float64, np.float32, np.int64, np.int32, np.bool_]),
+        hnp.array_shapes(min_dims=2, max_dims=4, min_side=0, max_side=4),
+    ),
+    layout=st.sampled_from(LAYOUTS),
+)
+def test_a_laid_array_arrives_in_its_layout_with_its_elements(values, layout):
+    order, view, writeable = layout
+    laid = Laid(values, order, view, writeable)
+    back = through_wire(laid, request=True)
+    assert wire_equal(back, values)
+    # The worker builds what Laid.array() and the feedback's source build: same strides and flags.
+    assert _flags(back) == _flags(laid.array()) == _flags(eval(pasteable(laid), {"np": np}))
+    assert wire_equal(eval(pasteable(laid), {"np": np}), values)
+
+
+def test_each_layout_is_the_one_named():
+    values = np.arange(12.0).reshape(3, 4)
+    fortran = through_wire(Laid(values, "F"), request=True)
+    assert fortran.flags.f_contiguous and not fortran.flags.c_contiguous and fortran.base is None
+    transposed = through_wire(Laid(values, view="transposed"), request=True)
+    assert transposed.flags.f_contiguous and transposed.base is not None and transposed.base.flags.c_contiguous
+    strided = through_wire(Laid(values, view="strided"), request=True)
+    assert not (strided.flags.c_contiguous or strided.flags.f_contiguous)
+    assert strided.strides == (2 * 8 * 8, 2 * 8) and strided.base.size == 4 * values.size
+    read_only = through_wire(Laid(values, writeable=False), request=True)
+    assert read_only.flags.c_contiguous and not read_only.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        read_only[0, 0] = 1.0
+    one_d = through_wire(Laid(np.arange(5), view="strided"), request=True)
+    assert one_d.strides == (16,) and one_d.tolist() == [0, 1, 2, 3, 4]
+
+
+def test_a_plain_array_travels_as_before_without_a_layout():
+    # The common case costs what it did: the same four keys, the same bytes.
+    values = np.arange(6.0).reshape(2, 3)
+    assert set(encode_value(values, request=True)) == {"t", "dtype", "shape", "data"}
+    # A plain numpy array's own layout is not sent: it arrives C-ordered and writeable.
+    back = through_wire(np.asfortranarray(values), request=True)
+    assert back.flags.c_contiguous and back.flags.writeable
+
+
+def test_a_layout_only_travels_to_the_worker():
+    laid = Laid(np.arange(4.0).reshape(2, 2), "F")
+    with pytest.raises(UnencodableValue, match="only be sent to the worker"):
+        encode_value(laid)
+    wire = encode_value(laid, request=True)
+    with pytest.raises(ProtocolError) as info:
+        decode_value(wire)
+    assert info.value.path == "value.layout" and "only be sent to the worker" in info.value.problem
+
+
+def test_laid_refuses_a_layout_it_cannot_send():
+    with pytest.raises(ValueError, match="without a layout"):
+        Laid(np.zeros(2))
+    with pytest.raises(ValueError, match="two dimensions"):
+        Laid(np.zeros(3), view="transposed")
+    with pytest.raises(ValueError, match="order must be"):
+        Laid(np.zeros(3), order="K")
+    with pytest.raises(TypeError):
+        Laid([1.0, 2.0], order="F")  # type: ignore[arg-type]
+
+
+def _laid_wire(**layout):
+    wire = encode_value(Laid(np.arange(6.0).reshape(2, 3), "F"), request=True)
+    wire["layout"] = layout
+    return wire
+
+
+@pytest.mark.parametrize(
+    ("layout", "words"),
+    [
+        ({"order": "F", "view": "none"}, "missing writeable"),
+        ({"order": "F", "view": "none", "writeable": True, "strides": [8, 16]}, "unexpected strides"),
+        ({"order": "K", "view": "none", "writeable": True}, "order must be one of C, F"),
+        ({"order": ["F"], "view": "none", "writeable": True}, "order must be one of"),
+        ({"order": "C", "view": "diagonal", "writeable": True}, "view must be one of"),
+        ({"order": "C", "view": "none", "writeable": 0}, "writeable must be true or false"),
+        ({"order": "C", "view": "none", "writeable": True}, "sent without a layout"),
+    ],
+)
+def test_decoder_refuses_a_malformed_layout(layout, words):
+    with pytest.raises(ProtocolError) as info:
+        decode_value(_laid_wire(**layout), request=True)
+    assert info.value.path == "value.layout", info.value
+    assert words in str(info.value)
+
+
+def test_decoder_refuses_a_layout_that_does_not_fit_the_array():
+    wire = encode_value(np.arange(3.0), request=True)
+    for layout, words in [
+        ("F", "expected an object"),
+        (None, "expected an object"),
+        ({"order": "C", "view": "transposed", "writeable": True}, "two dimensions"),
+    ]:
+        with pytest.raises(ProtocolError) as info:
+            decode_value({**wire, "layout": layout}, request=True)
+        if layout is None:
+            # JSON null is no layout at all: the key is then an unexpected one.
+            assert "unexpected layout" in str(info.value)
+        else:
+            assert info.value.path == "value.layout" and words in str(info.value)
+    # 2**8 times the elements of an 8-dimensional array would be a buffer over the cap.
+    big = np.zeros((4,) * 8, dtype=np.bool_)
+    wire = encode_value(big, request=True)
+    with pytest.raises(ProtocolError, match="strided view's buffer"):
+        decode_value({**wire, "layout": {"order": "C", "view": "strided", "writeable": True}}, request=True)

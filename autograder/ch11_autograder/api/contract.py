@@ -6,6 +6,6 @@ not load the suite API (hypothesis, the worker client). See ``trusted/contract.p
 
 from __future__ import annotations
 
-from ..trusted.contract import Clause, Drawn, ends, scalars
+from ..trusted.contract import Clause, Drawn, ends, layouts, scalars
 
-__all__ = ["Clause", "Drawn", "ends", "scalars"]
+__all__ = ["Clause", "Drawn", "ends", "layouts", "scalars"]

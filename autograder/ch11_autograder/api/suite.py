@@ -32,13 +32,17 @@ Values as they come back over the wire:
     student's value reads after the wire), :func:`wire_equal` (exact equality of wire
     values), :func:`truncate`, :func:`with_article` (``an int``, ``a list``: a type named in a
     sentence); arguments with a wire form of their own: :class:`Once`
-    (a generator over items), :class:`RngSeed` (a fresh ``default_rng(seed)`` in the worker).
+    (a generator over items), :class:`RngSeed` (a fresh ``default_rng(seed)`` in the worker),
+    :class:`Laid` (an array in another memory layout: Fortran order, a transposed or strided view,
+    read-only; :func:`array_layouts` draws a layout kind for an array's shape, :func:`laid` wraps it,
+    :func:`layout_kind` reads the kind back).
     :data:`NOTHING` fills a :class:`Mismatch` field that has no value (no ``got``: the code raised).
 """
 
 from __future__ import annotations
 
-from ..protocol import Kept, Once, Record, RngSeed, truncate, wire_equal
+from ..protocol import Kept, Laid, Once, Record, RngSeed, truncate, wire_equal
+from ..trusted.array_layouts import array_layouts, laid, layout_kind
 from ..trusted.cell_suite import CellSuite, Property
 from ..trusted.differences import with_article
 from ..trusted.hypothesis_properties import MAX_EVIDENCE, hypothesis_property
@@ -57,6 +61,7 @@ __all__ = [
     "Call",
     "CellSuite",
     "Kept",
+    "Laid",
     "Misconception",
     "Mismatch",
     "NotDefined",
@@ -71,10 +76,13 @@ __all__ = [
     "StudentError",
     "Unencodable",
     "Watched",
+    "array_layouts",
     "call_statement",
     "expect_equal",
     "hypothesis_property",
     "in_process_student",
+    "laid",
+    "layout_kind",
     "pasteable",
     "register",
     "roundtrip",

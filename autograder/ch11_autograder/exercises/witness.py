@@ -20,7 +20,10 @@ omitted, an accepted type refused or converted, state kept between calls, an
 argument changed); the rest (bit-level rules, tie-breaks, tolerances) are
 written by hand in ``exercises/<key>/witnesses.py``.
 
-One kind is generated from the clause table alone (:func:`promise_witnesses`): every output
+Two kinds are generated from the clause table alone. :func:`layout_witnesses`: for every memory
+layout an array argument's accepts clause draws, an answer that raises on it (or writes into a
+read-only input), and for every same-size shape a raises clause refuses, an answer that reshapes it
+silently. :func:`promise_witnesses`: every output
 promise must hold for every input kind and range end the function's ``accepts`` clauses name
 (their ``drawn`` kinds), so for each such kind one witness breaks the function's type promise
 (its first ``returns`` clause) and one its value promise (its first ``tolerance`` clause, or its
@@ -53,6 +56,7 @@ __all__ = [
     "converted",
     "find_clause",
     "keeps_state",
+    "layout_witnesses",
     "mutates",
     "other_exception",
     "promise_witnesses",
@@ -125,14 +129,16 @@ class Witnesses:
             raise ValueError(f"witnesses of clauses not in the contract: {strangers}")
 
     def with_generated(self, reference: ModuleType) -> Witnesses:
-        """These witnesses and the generated ones (:func:`promise_witnesses`) of ``reference``'s functions.
+        """These witnesses and the generated ones (:func:`promise_witnesses`, :func:`layout_witnesses`) of
+        ``reference``'s functions.
 
         A function's answer cell is the one its hand-written witnesses use (every clause has one).
         """
         cells = {w.clause.function: w.answer_cell for w in self.witnesses}
         generated = [
             w for function, cell in cells.items() if hasattr(reference, function)
-            for w in promise_witnesses(self.contract, getattr(reference, function), cell)
+            for make in (promise_witnesses, layout_witnesses)
+            for w in make(self.contract, getattr(reference, function), cell)
         ]
         return Witnesses(self.contract, (*self.witnesses, *generated), self.readings)
 
@@ -376,6 +382,30 @@ def promise_witnesses(contract: Sequence[Clause], reference: Callable[..., Any],
                                  result=f"_spoiled(result, {how!r}) if _drawn else result", prelude=_SPOILED)
                 out.append(Witness(promise, f"{name}_{how}_broken_for_{accepts.argument}_{drawn.label}",
                                    answer_cell, source))
+    return out
+
+
+def layout_witnesses(contract: Sequence[Clause], reference: Callable[..., Any], answer_cell: str) -> list[Witness]:
+    """Per memory layout an accepts clause draws, and per shape a raises clause names, the answer mishandling it.
+
+    Per drawn layout (``contract.layouts``): an answer that raises on that layout alone, or (read-only)
+    writes its input's elements back into it, a witness of the accepts clause. Per raises clause with a
+    ``reshaped`` shape: an answer that quietly reshapes a same-size array of another shape to it and
+    answers, a witness of that clause. A property that never draws the layout or the shape passes it.
+    """
+    name = reference.__name__
+    out = []
+    for clause in (c for c in contract if c.function == name):
+        for drawn in clause.drawn:
+            if drawn.mishandled:
+                out.append(Witness(clause, f"{name}_{clause.argument}_mishandles_{drawn.label}", answer_cell,
+                                   wrapper(reference, drawn.mishandled)))
+        if clause.reshaped:
+            a, shape = clause.argument, clause.reshaped
+            before = (f"if isinstance({a}, np.ndarray) and {a}.shape != tuple({shape}) "
+                      f"and {a}.size == int(np.prod({shape})):\n    {a} = {a}.reshape({shape})")
+            out.append(Witness(clause, f"{name}_{a}_reshapes_silently_{clause.raises}", answer_cell,
+                               wrapper(reference, before, prelude="import numpy as np")))
     return out
 
 

@@ -53,6 +53,16 @@ Values (``encode_value`` / ``decode_value``)
     ``StochasticChain`` with the same weights, biases, random layer, noise
     scale and width. Replies carrying them are refused.
 
+    Also only in requests, an ``ndarray`` may carry a fourth key,
+    ``"layout":{"order":"C"|"F","view":"none"|"transposed"|"strided","writeable":b}``
+    (from :class:`Laid`): the worker builds the array in that memory layout
+    (``lay_out``: a Fortran-ordered buffer, a transposed view, every other element
+    of a buffer twice as long, a read-only view), so a student's function meets
+    every layout numpy gives. The data still travels in C order; a plain array
+    (C, no view, writeable) is sent without the key, which is refused there, and
+    an unknown order or view, a transposed view of fewer than two dimensions or a
+    strided buffer over the element cap are refused.
+
 Messages
     request   ``{"id":n,"op":"call","fn":name,"args":[...],"kwargs":{name: value}}``,
               optionally with ``"watch":true`` (reply with the arguments as the call left them)
@@ -122,6 +132,7 @@ from .values import (
     MAX_WARNING_CHARS,
     MAX_WARNINGS,
     Kept,
+    Laid,
     Once,
     ProtocolError,
     Record,
@@ -155,6 +166,7 @@ __all__ = [
     "HelloRequest",
     "KeepRequest",
     "Kept",
+    "Laid",
     "Once",
     "ProtocolError",
     "Record",

@@ -25,6 +25,8 @@ from .values import (
     ProtocolError,
     Record,
     _check_count,
+    lay_out,
+    layout_problem,
     truncate,
 )
 
@@ -202,8 +204,16 @@ def _decode_scalar(obj: dict[str, Any], request: bool, path: str, depth: int) ->
     return scalar
 
 
+_ARRAY_KEYS = frozenset({"t", "dtype", "shape", "data"})
+_LAID_ARRAY_KEYS = _ARRAY_KEYS | {"layout"}
+_LAYOUT_KEYS = frozenset({"order", "view", "writeable"})
+
+
 def _decode_array(obj: dict[str, Any], request: bool, path: str, depth: int) -> np.ndarray:
-    _expect_keys(obj, {"t", "dtype", "shape", "data"}, path)
+    layout = obj.get("layout")
+    if layout is not None and not request:
+        raise ProtocolError(f"{path}.layout", "an array layout may only be sent to the worker, not returned")
+    _expect_keys(obj, set(_ARRAY_KEYS if layout is None else _LAID_ARRAY_KEYS), path)
     name = obj["dtype"]
     if not isinstance(name, str) or name not in DTYPES:
         raise ProtocolError(
@@ -234,7 +244,17 @@ def _decode_array(obj: dict[str, Any], request: bool, path: str, depth: int) -> 
     if name == "bool" and raw.strip(b"\x00\x01"):
         raise ProtocolError(f"{path}.data", "boolean array bytes must be 0 or 1")
     flat = np.frombuffer(raw, dtype=wire)
-    return flat.astype(np.dtype(name), copy=True).reshape(tuple(shape))
+    values = flat.astype(np.dtype(name), copy=True).reshape(tuple(shape))
+    if layout is None:
+        return values
+    if not isinstance(layout, dict):
+        raise ProtocolError(f"{path}.layout", f"expected an object, got {_json_kind(layout)}")
+    _expect_keys(layout, set(_LAYOUT_KEYS), f"{path}.layout")
+    order, view, writeable = layout["order"], layout["view"], layout["writeable"]
+    problem = layout_problem(len(shape), size, order, view, writeable)
+    if problem:
+        raise ProtocolError(f"{path}.layout", problem)
+    return lay_out(values, order, view, writeable)
 
 
 def _decode_tape(obj: dict[str, Any], request: bool, path: str, depth: int) -> list[Any]:

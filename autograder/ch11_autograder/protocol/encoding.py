@@ -20,6 +20,7 @@ from .values import (
     MAX_INT_BITS,
     MAX_NAME_CHARS,
     MAX_STR_CHARS,
+    Laid,
     Once,
     ProtocolError,
     Record,
@@ -86,6 +87,12 @@ def encode_value(value: Any, *, request: bool = False, path: str = "value", _dep
         return str(value)
     if isinstance(value, np.ndarray):
         return _encode_array(value, path)
+    if isinstance(value, Laid):
+        if not request:
+            raise UnencodableValue(path, "an array layout can only be sent to the worker, not returned")
+        encoded = _encode_array(np.asarray(value.values), path)
+        encoded["layout"] = {"order": value.order, "view": value.view, "writeable": value.writeable}
+        return encoded
     if isinstance(value, range):
         return {
             "t": "range",

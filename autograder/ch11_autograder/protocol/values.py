@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -144,6 +144,109 @@ class Once:
 
     def __repr__(self) -> str:
         return f"iter({list(self.items)!r})"
+
+
+#: Buffer orders and views an array argument can be sent in (request-only, :class:`Laid`).
+LAYOUT_ORDERS = ("C", "F")
+LAYOUT_VIEWS = ("none", "transposed", "strided")
+
+
+def layout_problem(ndim: int, size: int, order: Any, view: Any, writeable: Any) -> str | None:
+    """Why ``(order, view, writeable)`` is not a layout an array of ``ndim`` dimensions and ``size`` elements can
+    be sent in, or None when it is one.
+
+    The plain layout (C order, no view, writeable) is not one: a plain array is sent without a layout,
+    so every array has one wire form.
+    """
+    if order not in LAYOUT_ORDERS:
+        return f"order must be one of {', '.join(LAYOUT_ORDERS)}"
+    if view not in LAYOUT_VIEWS:
+        return f"view must be one of {', '.join(LAYOUT_VIEWS)}"
+    if type(writeable) is not bool:
+        return "writeable must be true or false"
+    if (order, view, writeable) == ("C", "none", True):
+        return "a C-ordered writeable array without a view is sent without a layout"
+    if view == "transposed" and ndim < 2:
+        return "a transposed view needs at least two dimensions"
+    if view == "strided" and size << ndim > MAX_ARRAY_ELEMENTS:
+        return f"a strided view's buffer (2**ndim times the elements) would exceed {MAX_ARRAY_ELEMENTS} elements"
+    return None
+
+
+def lay_out(values: np.ndarray, order: str, view: str, writeable: bool) -> np.ndarray:
+    """``values`` (same dtype, shape and elements) in the memory layout ``(order, view, writeable)``.
+
+    ``order``: the order of the buffer holding the elements (``"F"``: ``np.array(values, order="F")``).
+    ``view``: ``"none"``, the buffer itself; ``"transposed"``, the transpose of a buffer that holds the
+    transpose; ``"strided"``, every other element, along every axis, of a buffer twice as long in each
+    dimension whose other elements are duplicates (``np.repeat``). ``writeable`` False: a read-only view
+    (``np.broadcast_to`` to its own shape), which numpy refuses to write into. :meth:`Laid.source` spells
+    the same steps as source. The caller checks the layout first (:func:`layout_problem`).
+    """
+    memory: Literal["C", "F"] = "F" if order == "F" else "C"
+    if view == "transposed":
+        out = np.array(values.T, order=memory).T
+    elif view == "strided":
+        buffer = values
+        for axis in range(values.ndim):
+            buffer = np.repeat(buffer, 2, axis=axis)
+        out = np.array(buffer, order=memory)[(slice(None, None, 2),) * values.ndim]
+    else:
+        out = np.array(values, order=memory)
+    return out if writeable else np.broadcast_to(out, out.shape)
+
+
+@dataclass(frozen=True, eq=False)
+class Laid:
+    """Request-only: the worker receives ``values`` in another memory layout (:func:`lay_out`).
+
+    An array argument a contract accepts is accepted in every layout numpy gives: Fortran order, a
+    transposed view, a strided view of a larger buffer, a read-only array. A plain ``numpy.ndarray``
+    argument always arrives C-ordered and writeable; a ``Laid`` one arrives as :meth:`array` builds it.
+
+    Attributes:
+        values: the elements (a numpy array of a dtype that travels; its own layout does not matter).
+        order, view, writeable: see :func:`lay_out`; not the plain layout (C, none, writeable).
+    """
+
+    values: np.ndarray
+    order: str = "C"
+    view: str = "none"
+    writeable: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.values, np.ndarray):
+            raise TypeError("Laid needs a numpy array")
+        problem = layout_problem(self.values.ndim, self.values.size, self.order, self.view, self.writeable)
+        if problem:
+            raise ValueError(problem)
+
+    def array(self) -> np.ndarray:
+        """The array the worker passes (built here as the worker builds it)."""
+        return lay_out(self.values, self.order, self.view, self.writeable)
+
+    def source(self, values: str) -> str:
+        """Source that builds this layout from ``values``, the source of a C-ordered array (numpy as ``np``).
+
+        An empty array's nested list does not say its shape, so ``values`` is then reshaped to it.
+        """
+        if self.values.size == 0:
+            values = f"{values}.reshape({tuple(self.values.shape)!r})"
+        order = f", order={self.order!r}" if self.order != "C" else ""
+        if self.view == "transposed":
+            # np.array's default order ("K") would keep the transpose's own order: C is spelt out.
+            text = f"np.array({values}.T, order={self.order!r}).T"
+        elif self.view == "strided":
+            buffer = values
+            for axis in range(self.values.ndim):
+                buffer = f"np.repeat({buffer}, 2, axis={axis})"
+            text = f"np.array({buffer}{order})[{', '.join(['::2'] * self.values.ndim)}]"
+        else:
+            text = f"np.array({values}{order})"
+        return text if self.writeable else f"np.broadcast_to({text}, {tuple(self.values.shape)!r})"
+
+    def __repr__(self) -> str:
+        return self.source(f"np.array({self.values.tolist()!r}, dtype=np.{self.values.dtype.name})")
 
 
 @dataclass(frozen=True)

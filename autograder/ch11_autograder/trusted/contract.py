@@ -26,7 +26,18 @@ if TYPE_CHECKING:
     # the suite API (hypothesis) with it.
     from .cell_suite import CellSuite
 
-__all__ = ["KINDS", "Clause", "ClauseKind", "Drawn", "ends", "missing_properties", "property_names", "scalars"]
+__all__ = [
+    "KINDS",
+    "LAYOUT_KINDS",
+    "Clause",
+    "ClauseKind",
+    "Drawn",
+    "ends",
+    "layouts",
+    "missing_properties",
+    "property_names",
+    "scalars",
+]
 
 ClauseKind = Literal["raises", "default", "accepts", "returns", "purity", "tie-break", "tolerance", "behaviour"]
 
@@ -54,10 +65,13 @@ class Drawn:
         label: a short identifier, e.g. ``"numpy_int64"`` or ``"k_149"``.
         guard: a Python expression over the function's parameters, true for this kind's inputs
             and evaluated before the call (it must not consume a one-shot iterable).
+        mishandled: for a memory layout (:func:`layouts`), a statement run before the call by an answer that
+            mishandles this layout alone (raises on it, writes into a read-only input); empty otherwise.
     """
 
     label: str
     guard: str
+    mishandled: str = ""
 
 
 @dataclass(frozen=True)
@@ -74,8 +88,12 @@ class Clause:
             ``accepts`` clauses name one; others may).
         raises: for ``raises`` clauses, the exception name the docstring promises.
         drawn: for ``accepts`` clauses, the input kinds (Python and numpy scalars of each
-            accepted kind) and range ends the clause names; every output promise of the
-            function must hold for each (``exercises.witness.promise_witnesses``).
+            accepted kind, memory layouts of an array) and range ends the clause names; every output
+            promise of the function must hold for each (``exercises.witness.promise_witnesses``).
+        reshaped: for a ``raises`` clause about an array argument, the shape it must have (an expression
+            over the parameters, e.g. ``"(chain.width,)"``) when an array of the right dtype and size but
+            another shape raises this clause's exception; its properties must send one
+            (``exercises.witness.layout_witnesses`` writes the answer that reshapes it silently).
     """
 
     function: str
@@ -85,6 +103,7 @@ class Clause:
     argument: str | None = None
     raises: str | None = None
     drawn: tuple[Drawn, ...] = ()
+    reshaped: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -99,6 +118,8 @@ class Clause:
             raise ValueError(f"clause {self.function}: only and every raises clause names its exception")
         if self.drawn and self.kind != "accepts":
             raise ValueError(f"clause {self.function}: only accepts clauses name drawn input kinds")
+        if self.reshaped and self.kind != "raises":
+            raise ValueError(f"clause {self.function}: only raises clauses name the shape a same-size array must have")
 
 
 #: Guards of the scalar kinds :func:`scalars` names (over ``{a}``, the argument; ``np`` is numpy).
@@ -122,6 +143,48 @@ def ends(argument: str, *values: int, high: str | None = None) -> tuple[Drawn, .
     integer = f"isinstance({argument}, (int, np.integer)) and not isinstance({argument}, bool)"
     out = tuple(Drawn(f"at_{v}", f"{integer} and {argument} == {v}") for v in values)
     return out + ((Drawn("at_high_end", f"{integer} and {argument} == {high}"),) if high else ())
+
+
+#: The memory layouts an accepted array argument is drawn in besides C order (``Laid`` in a suite):
+#: label -> (guard over ``{a}``, the statement of an answer that mishandles it). The guards tell the
+#: layouts apart as the worker builds them (``protocol.lay_out``); arrays with fewer than two elements
+#: along two axes (for Fortran order and transposed views) or fewer than two elements (strided) have
+#: no distinct layout and are drawn C-ordered.
+LAYOUT_KINDS: Mapping[str, tuple[str, str]] = {
+    "fortran": (
+        "isinstance({a}, np.ndarray) and {a}.base is None and {a}.flags.f_contiguous and not {a}.flags.c_contiguous",
+        "if {guard}:\n    raise ValueError('{a} must be C-contiguous')",
+    ),
+    "transposed": (
+        "isinstance({a}, np.ndarray) and {a}.base is not None and {a}.flags.writeable and {a}.flags.f_contiguous "
+        "and not {a}.flags.c_contiguous",
+        "if {guard}:\n    raise ValueError('{a} must be C-contiguous')",
+    ),
+    "strided": (
+        "isinstance({a}, np.ndarray) and not ({a}.flags.c_contiguous or {a}.flags.f_contiguous)",
+        "if {guard}:\n    raise ValueError('{a} must be contiguous')",
+    ),
+    # Writing the elements back unchanged: harmless on a writeable array, a ValueError on a read-only one.
+    "read_only": (
+        "isinstance({a}, np.ndarray) and not {a}.flags.writeable",
+        "if isinstance({a}, np.ndarray):\n    {a}[...] = {a}",
+    ),
+}
+
+
+def layouts(argument: str, *, ndim: int) -> tuple[Drawn, ...]:
+    """The drawn memory layouts of an array ``argument`` of up to ``ndim`` dimensions (:data:`LAYOUT_KINDS`).
+
+    One-dimensional arrays have no Fortran order or transposed view of their own; they are drawn
+    strided and read-only.
+    """
+    kinds = [k for k in LAYOUT_KINDS if ndim >= 2 or k in ("strided", "read_only")]
+    out = []
+    for kind in kinds:
+        guard, mishandled = LAYOUT_KINDS[kind]
+        guard = guard.format(a=argument)
+        out.append(Drawn(f"layout_{kind}", guard, mishandled.format(a=argument, guard=guard)))
+    return tuple(out)
 
 
 def property_names(suites: Iterable[CellSuite]) -> set[str]:

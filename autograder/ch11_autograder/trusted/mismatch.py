@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..protocol import Once, RngSeed, wire_equal
+from ..protocol import Laid, Once, RngSeed, wire_equal
 from .roundtrip import roundtrip
 
 __all__ = [
@@ -146,7 +146,9 @@ def pasteable(value: Any) -> str:
     numpy 2 writes its scalars as source already (``np.float32(0.75)``, ``np.True_``); what ``repr`` writes that
     does not run is spelt out: a non-finite float (``float('nan')``), an array (``np.array([...], dtype=...)``),
     a generator argument (:class:`~..protocol.Once`: ``iter([...])``), a generator made from a seed
-    (:class:`~..protocol.RngSeed`: ``np.random.default_rng(seed)``). A :class:`Source` is its own text.
+    (:class:`~..protocol.RngSeed`: ``np.random.default_rng(seed)``), an array in another layout
+    (:class:`~..protocol.Laid`: ``np.array(np.array([[1.0, 2.0]]), order='F')``). A :class:`Source` is its own
+    text.
     """
     if isinstance(value, Source):
         return value.text
@@ -154,6 +156,8 @@ def pasteable(value: Any) -> str:
         return repr(value)
     if isinstance(value, Once):
         return f"iter({pasteable(list(value.items))})"
+    if isinstance(value, Laid):
+        return value.source(pasteable(value.values))
     if isinstance(value, float) and not math.isfinite(value):
         return f"float({repr(value)!r})"
     if isinstance(value, np.floating) and not np.isfinite(value):

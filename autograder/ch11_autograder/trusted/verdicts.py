@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..protocol import Kept, Once, Record, RngSeed
+from ..protocol import Kept, Laid, Once, Record, RngSeed
 from ..textsafe import one_line
 from .differences import first_difference, focused_value
 from .pasted_calls import read_statements
@@ -610,6 +610,8 @@ def _format(value: Any, depth: int) -> str:
     if isinstance(value, range | Once | RngSeed):
         # range(16, 4097), iter([16, 64]), np.random.default_rng(7): as the student's code received it
         return repr(value)
+    if isinstance(value, Laid):
+        return value.source(_format(value.values, depth + 1))  # the layout the student's code received
     if isinstance(value, Kept):
         return repr(value)  # its label: the grader's name for a shared object, e.g. "chain"
     return f"<{type(value).__name__}>"

@@ -207,3 +207,16 @@ def test_every_mapped_property_fails_on_a_witness_of_its_clause(key):
         failed = set().union(*(failed_properties(key, w) for w in mine))
         unproven += [f"{clause.function}: {clause.text} -> {name}" for name in clause.checked_by if name not in failed]
     assert unproven == []
+
+
+def test_generated_witnesses_mishandle_every_drawn_layout_and_reshape_every_refused_shape():
+    for key in KEYS:
+        found = witnesses(key)
+        names = {(w.clause.function, w.name) for w in found.witnesses}
+        for clause in found.contract:
+            for drawn in (d for d in clause.drawn if d.mishandled):
+                name = f"{clause.function}_{clause.argument}_mishandles_{drawn.label}"
+                assert (clause.function, name) in names, (key, name)
+            if clause.reshaped:
+                name = f"{clause.function}_{clause.argument}_reshapes_silently_{clause.raises}"
+                assert (clause.function, name) in names, (key, name)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from ...api.contract import Clause, Drawn, ends, scalars
+from ...api.contract import Clause, Drawn, ends, layouts, scalars
 
 NOTEBOOK = "ex2_finite_difference"
 
@@ -82,6 +82,8 @@ _KS_DRAWN = (
     Drawn("numpy_array", "isinstance(ks, np.ndarray)"),
     Drawn("generator", "not isinstance(ks, (list, tuple, range, np.ndarray))"),
     _ks_hold("0"), _ks_hold("149"),
+    # sweep_at_generated_points also sends numpy arrays strided and read-only (api.suite.laid).
+    *layouts("ks", ndim=1),
 )
 
 #: Every clause of the four graded docstrings, in docstring order, with the properties that fail
@@ -164,7 +166,8 @@ CONTRACT: tuple[Clause, ...] = (
            argument="x", drawn=scalars("x", *_REALS)),
     Clause(_SWEEP, "accepts", "y: any real, rounded to float32", (_SG,),
            argument="y", drawn=scalars("y", *_REALS)),
-    Clause(_SWEEP, "accepts", "ks: any iterable read once: lists, tuples, ranges, generators, numpy arrays and ints",
+    Clause(_SWEEP, "accepts", "ks: any iterable read once: lists, tuples, ranges, generators, numpy arrays (one "
+           "dimension, any memory layout) and ints",
            (_SG, _SX), argument="ks", drawn=_KS_DRAWN),
     Clause(_SWEEP, "accepts", "scheme: 'forward' or 'central', by keyword too", (_SF, _SD), argument="scheme"),
     Clause(_SWEEP, "accepts", "wrt: 'x' or 'y', by position or keyword", (_SF, _SD), argument="wrt"),
@@ -177,7 +180,9 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_SWEEP, "raises", "as fd_estimate: y not finite in float32", (_SX,), argument="y", raises="ValueError"),
     Clause(_SWEEP, "raises", "as fd_estimate: bad scheme", (_SX,), argument="scheme", raises="ValueError"),
     Clause(_SWEEP, "raises", "as fd_estimate: wrt not one of the values", (_SX,), argument="wrt", raises="ValueError"),
-    Clause(_SWEEP, "raises", "as fd_estimate: a k not an integer", (_SX,), argument="ks", raises="TypeError"),
+    # sweep_rejects_bad_arguments sends (1, n) and (n, 1) integer arrays: refused, not flattened.
+    Clause(_SWEEP, "raises", "as fd_estimate: a k not an integer (the rows of a 2-D array are not ks)", (_SX,),
+           argument="ks", raises="TypeError", reshaped="(ks.size,)"),
     Clause(_SWEEP, "raises", "as fd_estimate: x not a real number", (_SX,), argument="x", raises="TypeError"),
     Clause(_SWEEP, "raises", "as fd_estimate: y not a real number", (_SX,), argument="y", raises="TypeError"),
     Clause(_SWEEP, "purity", "ks left unchanged (a list or numpy array); same arguments, same sweep, whatever was "

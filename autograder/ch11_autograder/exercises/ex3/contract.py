@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from ...api.contract import Clause, Drawn, ends, scalars
+from ...api.contract import Clause, Drawn, ends, layouts, scalars
 
 NOTEBOOK = "ex3_block_length"
 
@@ -91,16 +91,20 @@ CONTRACT: tuple[Clause, ...] = (
            (_T + "default_depths",), argument="depths"),
     # accepts_iterables draws each named kind (generators as Once, empty ones too, int64 and int32
     # arrays); order_and_repeats lists.
-    Clause("block_table", "accepts", "any iterable, read once, in order: list, tuple, range, generator, numpy ints",
+    # accepts_iterables also sends numpy arrays strided and read-only (api.suite.laid).
+    Clause("block_table", "accepts", "any iterable, read once, in order: list, tuple, range, generator, numpy ints "
+           "(a one-dimensional array, in any memory layout)",
            (_T + "accepts_iterables", _T + "order_and_repeats"), argument="depths",
            drawn=(Drawn("list", "type(depths) is list"), Drawn("tuple", "type(depths) is tuple"),
                   Drawn("range", "type(depths) is range"), Drawn("numpy_array", "isinstance(depths, np.ndarray)"),
                   Drawn("generator", "not isinstance(depths, (list, tuple, range, np.ndarray))"),
-                  _depths_hold(1), _depths_hold(GRADED_MAX_DEPTH))),
+                  _depths_hold(1), _depths_hold(GRADED_MAX_DEPTH), *layouts("depths", ndim=1))),
     Clause("block_table", "raises", "depths is not iterable (a lone depth)",
            (_T + "rejects_bad_depths",), argument="depths", raises="TypeError"),
-    Clause("block_table", "raises", "as best_block_length, for the first bad depth in the order given",
-           (_T + "rejects_bad_depths",), argument="depths", raises="TypeError"),
+    # rejects_bad_depths sends (1, n) and (n, 1) integer arrays: refused, not flattened.
+    Clause("block_table", "raises", "as best_block_length, for the first bad depth in the order given (the rows "
+           "of a 2-D array are not depths)",
+           (_T + "rejects_bad_depths",), argument="depths", raises="TypeError", reshaped="(depths.size,)"),
     Clause("block_table", "raises", "as best_block_length, for the first bad depth in the order given",
            (_T + "rejects_bad_depths",), argument="depths", raises="ValueError"),
 )

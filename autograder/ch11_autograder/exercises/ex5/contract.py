@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from ...api.contract import Clause, ends, scalars
+from ...api.contract import Clause, ends, layouts, scalars
 
 NOTEBOOK = "ex5_replay"
 
@@ -64,7 +64,9 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_SA, "tolerance", "derivatives within a relative 1e-10 of the reference", _s("store_all_derivatives")),
     Clause(_SA, "accepts", "any StochasticChain (one layer too)", _s("store_all_derivatives", "store_all_counts"),
            "chain"),
-    Clause(_SA, "accepts", "a float64 array of shape (width,)", _s("store_all_derivatives"), "z0"),
+    # The properties that check z0's accepted form send it C-ordered, strided or read-only (api.suite.laid).
+    Clause(_SA, "accepts", "a float64 array of shape (width,), in any memory layout", _s("store_all_derivatives"), "z0",
+           drawn=layouts("z0", ndim=1)),
     Clause(_SA, "accepts", "a numpy Generator (advanced by the draw)",
            _s("store_all_derivatives", "store_all_leaves_arguments"), "rng"),
     Clause(_SA, "returns", "ReplayRun: float64 (L+1, width) cotangents; counts L, 0, L + 1 as ints",
@@ -75,8 +77,8 @@ CONTRACT: tuple[Clause, ...] = (
            _s("store_all_leaves_arguments", "store_all_used_chain")),
     Clause(_SA, "raises", "not a StochasticChain", _s("store_all_refuses_bad_arguments"), "chain", "TypeError"),
     Clause(_SA, "raises", "rng is not a numpy Generator", _s("store_all_refuses_bad_arguments"), "rng", "TypeError"),
-    Clause(_SA, "raises", "z0 is not a float64 array of shape (width,)",
-           _s("store_all_form", "store_all_refuses_bad_arguments"), "z0", "ValueError"),
+    Clause(_SA, "raises", "z0 is not a float64 array of shape (width,): (1, width) and (width, 1) too",
+           _s("store_all_form", "store_all_refuses_bad_arguments"), "z0", "ValueError", reshaped="(chain.width,)"),
     Clause(_CC, "behaviour", "blocks of k from s = 0; replay m - 1 layers per block", _c("replay_counts")),
     Clause(_CC, "behaviour", "matched: replay from the block's snapshot", _c("matched_replay_is_store_all")),
     # checkpointed_default_and_integer_types holds a numpy block_size's run to the int's, bit for bit.
@@ -85,7 +87,8 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_CC, "behaviour", "unmatched: replay draws from rng as the forward pass left it", _c("unmatched_replay")),
     Clause(_CC, "behaviour", "peak ceil(L/k) + k, as uniform_checkpoint_cost", _c("replay_counts")),
     Clause(_CC, "accepts", "any StochasticChain", _c("matched_replay_is_store_all", "replay_counts"), "chain"),
-    Clause(_CC, "accepts", "a float64 array of shape (width,)", _c("matched_replay_is_store_all"), "z0"),
+    Clause(_CC, "accepts", "a float64 array of shape (width,), in any memory layout", _c("matched_replay_is_store_all"),
+           "z0", drawn=layouts("z0", ndim=1)),
     Clause(_CC, "accepts", "an int or numpy integer in [1, L]",
            _c("replay_counts", "checkpointed_default_and_integer_types"), "block_size", drawn=_BLOCK_SIZES),
     # Only checkpointed_used_generator meets a generator that drew before; the replay properties draw fresh ones.
@@ -105,24 +108,31 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_CC, "raises", "as store-all: rng", _c("checkpointed_refuses_bad_arguments"), "rng", "TypeError"),
     Clause(_CC, "raises", "block_size not an integer (bools, floats refused)",
            _c("checkpointed_refuses_bad_arguments"), "block_size", "TypeError"),
-    Clause(_CC, "raises", "as store-all: z0", _c("checkpointed_refuses_bad_arguments"), "z0", "ValueError"),
+    Clause(_CC, "raises", "as store-all: z0", _c("checkpointed_refuses_bad_arguments"), "z0", "ValueError",
+           reshaped="(chain.width,)"),
     Clause(_CC, "raises", "block_size not in [1, L]",
            _c("checkpointed_form", "checkpointed_refuses_bad_arguments"), "block_size", "ValueError"),
-    # bitwise_comparison draws signed zeros, identical NaNs and NaNs of other bits (sign bit, payload).
+    # bitwise_comparison draws signed zeros, identical NaNs and NaNs of other bits (sign bit, payload), each
+    # array in a drawn memory layout.
     Clause(_FM, "behaviour", "rows compared by bytes: 0.0 and -0.0 differ, same NaNs agree", _m("bitwise_comparison")),
     Clause(_FM, "behaviour", "scan from the last row: the largest differing index", _m("largest_differing_row")),
-    Clause(_FM, "accepts", "an array of at least one dimension (no rows too)", _m("largest_differing_row"), "saved"),
-    Clause(_FM, "accepts", "an array of the same shape and dtype", _m("largest_differing_row"), "replayed"),
+    # largest_differing_row sends each array in its own drawn layout (api.suite.laid).
+    Clause(_FM, "accepts", "an array of at least one dimension (no rows too), in any memory layout",
+           _m("largest_differing_row"), "saved", drawn=layouts("saved", ndim=2)),
+    Clause(_FM, "accepts", "an array of the same shape and dtype, in any memory layout", _m("largest_differing_row"),
+           "replayed", drawn=layouts("replayed", ndim=2)),
     Clause(_FM, "returns", "an int index (numpy integer accepted) or None", _m("largest_differing_row")),
     Clause(_FM, "purity", "same index swapped and repeated; arrays unmodified", _m("largest_differing_row")),
     Clause(_FM, "raises", "shapes or dtypes differ, or 0-d", _m("refuses_incomparable_arrays"), "saved", "ValueError"),
-    Clause(_FM, "raises", "shapes or dtypes differ", _m("refuses_incomparable_arrays"), "replayed", "ValueError"),
+    Clause(_FM, "raises", "shapes or dtypes differ (the same size in another shape too)",
+           _m("refuses_incomparable_arrays"), "replayed", "ValueError", reshaped="saved.shape"),
     # report_arguments holds a numpy block_size's report (np.int64, np.int32) to the int's.
     Clause(_RR, "behaviour", "each run its own default_rng(seed)",
            _r("report_runs", "report_first_mismatch", "report_arguments")),
     Clause(_RR, "behaviour", "work, peaks and first mismatch kept apart", _r("report_work", "report_peak")),
     Clause(_RR, "accepts", "any StochasticChain", _r("report_runs"), "chain"),
-    Clause(_RR, "accepts", "a float64 array of shape (width,)", _r("report_runs"), "z0"),
+    Clause(_RR, "accepts", "a float64 array of shape (width,), in any memory layout", _r("report_runs"), "z0",
+           drawn=layouts("z0", ndim=1)),
     Clause(_RR, "accepts", "an int or numpy integer in [1, L]", _r("report_work", "report_arguments"), "block_size",
            drawn=_BLOCK_SIZES),
     Clause(_RR, "accepts", "a non-negative int seed", _r("report_runs"), "seed", drawn=ends("seed", 0)),
@@ -135,5 +145,6 @@ CONTRACT: tuple[Clause, ...] = (
     Clause(_RR, "raises", "as checkpointed_cotangents", _r("report_arguments"), "block_size", "TypeError"),
     Clause(_RR, "raises", "as checkpointed_cotangents", _r("report_arguments"), "block_size", "ValueError"),
     Clause(_RR, "raises", "as checkpointed_cotangents: chain", _r("report_arguments"), "chain", "TypeError"),
-    Clause(_RR, "raises", "as checkpointed_cotangents: z0", _r("report_arguments"), "z0", "ValueError"),
+    Clause(_RR, "raises", "as checkpointed_cotangents: z0", _r("report_arguments"), "z0", "ValueError",
+           reshaped="(chain.width,)"),
 )  # fmt: skip

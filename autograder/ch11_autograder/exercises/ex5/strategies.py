@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
+from ...api.suite import array_layouts
+
 __all__ = [
     "CASE_KEYS",
     "CHAIN_FUNCTIONS",
@@ -32,9 +34,20 @@ CHAIN_FUNCTIONS = ("store_all_cotangents", "checkpointed_cotangents", "replay_re
 
 
 def make_case(
-    depth: int, random_layer: int, width: int, chain_seed: int, z0: Sequence[float], block_size: int, seed: int
+    depth: int,
+    random_layer: int,
+    width: int,
+    chain_seed: int,
+    z0: Sequence[float],
+    block_size: int,
+    seed: int,
+    z0_layout: str | None = None,
 ) -> dict[str, Any]:
-    """One case, keyed by :data:`CASE_KEYS`; ``z0`` becomes a float64 array."""
+    """One case, keyed by :data:`CASE_KEYS`; ``z0`` becomes a float64 array.
+
+    ``z0_layout`` (not a case key: the case's z0 is the same array in any layout) is the memory layout
+    the properties that check z0's accepted form send it in (``api.suite.laid``; None: C order).
+    """
     return {
         "depth": depth,
         "random_layer": random_layer,
@@ -43,6 +56,7 @@ def make_case(
         "z0": np.array(z0, dtype=np.float64),
         "block_size": block_size,
         "seed": seed,
+        "z0_layout": z0_layout,
     }
 
 
@@ -63,6 +77,8 @@ def chain_cases(draw: st.DrawFn, max_depth: int = 24) -> dict[str, Any]:
         z0=z0,
         block_size=draw(st.integers(1, depth)),
         seed=draw(st.integers(0, 2**63 - 1)),
+        # Drawn last, so the draws before it are what they were.
+        z0_layout=draw(array_layouts((width,))),
     )
 
 
@@ -70,7 +86,8 @@ def chain_cases(draw: st.DrawFn, max_depth: int = 24) -> dict[str, Any]:
 def array_pairs(draw: st.DrawFn) -> dict[str, Any]:
     """Two arrays of one shape (rows; rows x columns; rows x 2 x 2) differing in a drawn set of rows.
 
-    A differing row changes one entry, by one ulp or by a large step.
+    A differing row changes one entry, by one ulp or by a large step. ``saved_layout`` and
+    ``replayed_layout`` are the memory layouts each is sent in (None: C order).
     """
     rows = draw(st.integers(1, 10))
     cols: int | tuple[int, int] | None = draw(st.sampled_from([None, 1, 2, 3, (2, 2)]))
@@ -86,7 +103,13 @@ def array_pairs(draw: st.DrawFn) -> dict[str, Any]:
             flat[row, col] = np.nextafter(flat[row, col], dtype(np.inf))
         else:
             flat[row, col] = flat[row, col] + dtype(1.0)
-    return {"saved": saved, "replayed": replayed}
+    # Each array in a memory layout of its own (api.suite.laid), drawn last.
+    return {
+        "saved": saved,
+        "replayed": replayed,
+        "saved_layout": draw(array_layouts(shape)),
+        "replayed_layout": draw(array_layouts(shape)),
+    }
 
 
 @st.composite
@@ -112,7 +135,13 @@ def special_pairs(draw: st.DrawFn) -> dict[str, Any]:
     other = draw(st.sets(st.sampled_from(nans), max_size=len(nans))) if nans else set()
     for index in other:
         flat[index] = _OTHER_NANS[index % len(_OTHER_NANS)]
-    return {"saved": saved, "replayed": replayed}
+    # Each array in a memory layout of its own, as array_pairs draws them.
+    return {
+        "saved": saved,
+        "replayed": replayed,
+        "saved_layout": draw(array_layouts(saved.shape)),
+        "replayed_layout": draw(array_layouts(saved.shape)),
+    }
 
 
 #: NaNs whose bits differ from ``np.nan``'s (0x7ff8000000000000): the sign bit set, and another payload.

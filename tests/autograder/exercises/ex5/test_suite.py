@@ -15,7 +15,7 @@ import copy
 
 import numpy as np
 import pytest
-from ch11_autograder.api.suite import Mismatch, in_process_student
+from ch11_autograder.api.suite import Mismatch, StudentError, in_process_student
 from ch11_autograder.exercises.catalogue import WrongAnswer, catalogue
 from ch11_autograder.exercises.ex5 import strategies
 from ch11_autograder.exercises.ex5 import suite as suites
@@ -366,7 +366,8 @@ STATE_JUDGES = (
 STATE_ENTRIES = {
     "counts_read_off_chain": {"judge_store_all_used_chain", "judge_report_used_chain"},
     "snapshot_restored_into_callers_rng": {"judge_checkpointed_left_arguments"},
-    "z0_updated_in_place": {"judge_checkpointed_left_arguments"},
+    # Writing into z0 also raises where z0 is drawn read-only (the used-generator judge's cases).
+    "z0_updated_in_place": {"judge_checkpointed_left_arguments", "judge_checkpointed_used_generator"},
     "rewound_from_seed_sequence": {"judge_checkpointed_used_generator"},
 }
 
@@ -381,7 +382,8 @@ def failing_state_judges(entry: WrongAnswer | None, examples: int = 15) -> set[s
         def run(drawn):
             try:
                 judge(suites._local_student(entry), drawn)
-            except Mismatch:
+            except (Mismatch, StudentError):
+                # A StudentError fails the property too: an answer that writes into z0 raises on a read-only one.
                 failed.add(judge.__name__)
 
         run()

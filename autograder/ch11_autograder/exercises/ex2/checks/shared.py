@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from ....api.suite import (
     Call,
+    Laid,
     Misconception,
     Mismatch,
     Once,
@@ -39,7 +40,10 @@ _G = ref.GENERIC_POINT
 
 
 def _as_sent(value: Any) -> Any:
-    """``value`` as the worker passes it to the student's function: a fresh generator where a ``Once`` was sent."""
+    """``value`` as the worker passes it to the student's function: a fresh generator where a ``Once`` was sent,
+    the array in its memory layout where a ``Laid`` was."""
+    if isinstance(value, Laid):
+        return value.array()
     return iter(value.items) if isinstance(value, Once) else value
 
 

@@ -21,6 +21,7 @@ from trainable_harness import opening_objective_exact
 from ....api.suite import (
     Call,
     CellSuite,
+    Laid,
     Mismatch,
     Once,
     Property,
@@ -28,6 +29,7 @@ from ....api.suite import (
     Student,
     Watched,
     hypothesis_property,
+    laid,
     pasteable,
     roundtrip,
     wire_equal,
@@ -224,12 +226,15 @@ _KS_FORMS: dict[str, Callable[[list[int]], Any]] = {
     "generator": lambda ks: Once(tuple(ks)),
     # The range spanning the drawn ks (a range is the default's own form).
     "range": lambda ks: range(min(ks), max(ks) + 1),
+    # The other memory layouts of a one-dimensional array (api.suite.laid).
+    "strided int64 array": lambda ks: laid(np.array(ks, dtype=np.int64), "strided"),
+    "read-only int32 array": lambda ks: laid(np.array(ks, dtype=np.int32), "read_only"),
 }
 
 
 def _ks_values(ks: Any) -> list[int]:
     """The exponents a form of ks stands for, in order."""
-    return [int(k) for k in (ks.items if isinstance(ks, Once) else ks)]
+    return [int(k) for k in (ks.items if isinstance(ks, Once) else ks.values if isinstance(ks, Laid) else ks)]
 
 
 def _sweep_inputs(x: Any, y: Any, ks: Sequence[int], scheme: str, wrt: str) -> dict[str, Any]:
@@ -292,6 +297,8 @@ sweep_full = _fixed_property(
         {**_sweep_inputs(2.5, 3.0, [149, 0, 12], "forward", "x"), "ks_form": "list"},
         {**_sweep_inputs(3.5, 1.5, [0, 149], "central", "x"), "ks_form": "int64 array"},
         {**_sweep_inputs(2.5, 3.0, [9, 4, 9], "forward", "y"), "ks_form": "list of numpy ints"},
+        {**_sweep_inputs(np.float32(1.3), 2.0, [6, 11, 6], "central", "x"), "ks_form": "strided int64 array"},
+        {**_sweep_inputs(3.0, np.float32(0.9), [3, 8], "forward", "y"), "ks_form": "read-only int32 array"},
     ],
     misconceptions=_SWEEP_WRONG,
     matches=_same_sweep,
@@ -347,6 +354,8 @@ _SWEEP_VALID = {"x": 2.5, "y": 3.0, "ks": [3, 5], "scheme": "central", "wrt": "y
 _BAD_KS: tuple[tuple[Any, str], ...] = (
     ([], V), ((), V), (np.array([], dtype=np.int64), V), ([1, 150], V), ([-1], V), ([1, True], T),
     ([2.5], T), ([np.float64(2.0)], T), (["3"], T), ([3, None], T),
+    # Integer arrays of the right size in two dimensions: their rows are arrays, not ks (refused, not flattened).
+    (np.array([[4, 7]], dtype=np.int64), T), (np.array([[4], [7]], dtype=np.int64), T),
 )
 sweep_rejects = _raises_property(
     "sweep_rejects_bad_arguments",

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from ....api.suite import (
     Call,
     CellSuite,
+    Laid,
     Misconception,
     Mismatch,
     Once,
@@ -23,6 +24,7 @@ from ....api.suite import (
     Student,
     call_statement,
     hypothesis_property,
+    laid,
     roundtrip,
 )
 from ...catalogue import fails_of, misconception, seen_through
@@ -137,7 +139,8 @@ def matches_best_block_length(student: Student, depths: list[int]) -> None:
 
 #: (depths, exception the contract names), tried in order: the first bad depth decides, a later bad
 #: depth of the other kind must not (a list validated type-first would raise TypeError for [0, 17.0]);
-#: then tuples and numpy arrays, whose elements are numpy scalars; then a lone depth, which is not
+#: then tuples and numpy arrays, whose elements are numpy scalars, and two-dimensional ones, whose rows
+#: are not depths (refused, not flattened); then a lone depth, which is not
 #: iterable. No None: a block_table that reads None as "use the default" would compute the whole
 #: default range, longer than one call may take.
 _BAD_TABLES: tuple[tuple[Any, str], ...] = (
@@ -151,6 +154,9 @@ _BAD_TABLES: tuple[tuple[Any, str], ...] = (
     (np.array([16, 0], dtype=np.int64), "ValueError"),
     (np.array([16.0, 32.0]), "TypeError"),
     (np.array([16.0, 32.0], dtype=np.float32), "TypeError"),
+    # Two-dimensional integer arrays of the right size: their rows are arrays, not depths.
+    (np.array([[16, 64]], dtype=np.int64), "TypeError"),
+    (np.array([[16], [64]], dtype=np.int64), "TypeError"),
     (16, "TypeError"),
 )
 
@@ -198,12 +204,16 @@ _OTHER_ITERABLES: tuple[Any, ...] = (
     Once(()),
     np.array([], dtype=np.int64),
     np.array([17, 17, 5000, 16], dtype=np.int64),
+    # numpy arrays in the other memory layouts a one-dimensional array has (api.suite.laid).
+    laid(np.array([4096, 16, 1000, 64], dtype=np.int64), "strided"),
+    laid(np.array([64, 1000], dtype=np.int32), "read_only"),
 )
 
 
 def _items(depths: Any) -> list[int]:
     """The depths an iterable of :data:`_OTHER_ITERABLES` holds, as a list of Python ints."""
-    return [int(depth) for depth in (depths.items if isinstance(depths, Once) else depths)]
+    items = depths.items if isinstance(depths, Once) else depths.values if isinstance(depths, Laid) else depths
+    return [int(depth) for depth in items]
 
 
 def _iterable_fetch(student: Student, depths: Any) -> tuple[Any, Any]:
@@ -223,10 +233,13 @@ def _same_table(as_list: Any, got: Any) -> bool:
 
 
 def _live(misconceptions: Sequence[Misconception]) -> tuple[Misconception, ...]:
-    """``misconceptions`` run on what the worker passes: a fresh generator where a ``Once`` was sent."""
+    """``misconceptions`` run on what the worker passes: a fresh generator where a ``Once`` was sent, the
+    array in its layout where a ``Laid`` was."""
 
     def live(implementation: Callable[..., Any]) -> Callable[..., Any]:
         def run(depths: Any) -> Any:
+            if isinstance(depths, Laid):
+                return implementation(depths=depths.array())
             return implementation(depths=iter(depths.items) if isinstance(depths, Once) else depths)
 
         return run

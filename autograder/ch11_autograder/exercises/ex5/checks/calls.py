@@ -69,7 +69,9 @@ _NOT_A_GENERATOR: tuple[Any, ...] = (7, None, 1.5, "rng")
 
 def _bad_z0s(case: Mapping[str, Any]) -> tuple[Any, ...]:
     z0 = case["z0"]
-    return (list(map(float, z0)), None, z0.astype(np.float32), z0.astype(np.int64), z0[None, :], np.zeros(z0.size + 1))
+    # z0[None, :] and z0[:, None]: the right dtype and size in another shape, refused too.
+    return (list(map(float, z0)), None, z0.astype(np.float32), z0.astype(np.int64), z0[None, :], z0[:, None],
+            np.zeros(z0.size + 1))
 
 
 def _bad_block_sizes(case: Mapping[str, Any]) -> tuple[tuple[Any, str], ...]:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from ch11_solutions import ex5_replay as ref
 
-from ....api.suite import Call, CellSuite, Mismatch, Student
+from ....api.suite import Call, CellSuite, Mismatch, Student, laid
 from ..contract import MISMATCH_TESTS, POINTS
 from ..strategies import array_pairs, special_pairs
 from .calls import _judge_refusal
@@ -25,6 +25,8 @@ def _first_mismatch_judge(student: Student, pair: Mapping[str, Any], note: str, 
     """
     saved, replayed = pair["saved"], pair["replayed"]
     want = ref.first_mismatch(saved, replayed)
+    # Each array in its drawn memory layout (read-only, strided, ...): the index is the same.
+    saved, replayed = laid(saved, pair.get("saved_layout")), laid(replayed, pair.get("replayed_layout"))
     orders = ((saved, replayed), (replayed, saved), (saved, replayed))
     calls = [Call("first_mismatch", order) for order in orders]
     if watch:
@@ -35,7 +37,7 @@ def _first_mismatch_judge(student: Student, pair: Mapping[str, Any], note: str, 
         if got is None and want is None:
             continue
         if not (_is_count(got) and got == want):
-            shown = dict(pair) if call == 0 else {"saved": a, "replayed": b, "call": call + 1}
+            shown = {"saved": a, "replayed": b} if call == 0 else {"saved": a, "replayed": b, "call": call + 1}
             raise Mismatch(shown, want, got, note)
     return next(outcomes) if watch else None
 
@@ -50,7 +52,8 @@ def judge_first_mismatch(student: Student, pair: Mapping[str, Any]) -> None:
         isinstance(a, np.ndarray) and _bits_equal(a, b) for a, b in zip(left, (saved, replayed), strict=True)
     )
     if not kept:
-        raise Mismatch(dict(pair), {"arrays after the call": (saved, replayed)}, {"arrays after the call": left},
+        shown = {name: laid(pair[name], pair.get(f"{name}_layout")) for name in ("saved", "replayed")}
+        raise Mismatch(shown, {"arrays after the call": (saved, replayed)}, {"arrays after the call": left},
                        "first_mismatch compares the arrays; it leaves both as they were given.")
 
 
@@ -65,7 +68,9 @@ def _first_mismatch_errors(student: Any, pair: Mapping[str, Any]) -> None:
     shorter = saved[:-1] if saved.shape[0] > 1 else saved[:, None]
     retyped = saved.astype(np.float64 if saved.dtype == np.float32 else np.float32)
     scalar = np.float64(1.0)
-    pairs = ((saved, shorter), (saved, retyped), (scalar, scalar))
+    # The same dtype and size in another shape: a (rows,) array against (rows, 1), an n-d one against its ravel.
+    reshaped = saved.reshape(-1, 1) if saved.ndim == 1 else saved.reshape(-1)
+    pairs = ((saved, shorter), (saved, retyped), (scalar, scalar), (saved, reshaped))
     calls = [Call("first_mismatch", arrays) for arrays in pairs]
     outcomes = student.batch(calls, stop_on_error=False, return_errors=True)
     for (a, b), outcome in zip(pairs, outcomes, strict=True):

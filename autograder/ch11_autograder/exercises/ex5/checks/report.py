@@ -28,6 +28,7 @@ from .shared import (
     _form_problem,
     _is_count,
     _property,
+    _sent_z0,
     _shown,
     _Spec,
     _unpack_pair,
@@ -48,7 +49,7 @@ def judge_report_used_chain(student: Student, sequence: Mapping[str, Any]) -> No
 def _report_call(case: Mapping[str, Any], matched: bool, block_size: Any = None) -> Call:
     """``replay_report`` on ``case`` (with ``block_size`` in place of the case's, if given)."""
     k = case["block_size"] if block_size is None else block_size
-    return Call("replay_report", (_chain(case), case["z0"], k, case["seed"]), {"matched": matched})
+    return Call("replay_report", (_chain(case), _sent_z0(case), k, case["seed"]), {"matched": matched})
 
 
 def _checked_report(case: Mapping[str, Any], matched: bool, report: Any) -> Record:
@@ -168,8 +169,9 @@ def judge_report_arguments(student: Student, case: Mapping[str, Any]) -> None:
     fields = ("block_size", "extra_forward_evaluations", "saved_peak_states", "replayed_peak_states", "first_mismatch")
     case = {**case, "block_size": int(case["block_size"])}  # a counterexample shows the numpy k
     k = case["block_size"]
-    good = {"chain": _chain(case), "z0": case["z0"], "block_size": k, "seed": case["seed"]}
-    bad = [("chain", None, "TypeError"), ("z0", list(map(float, case["z0"])), "ValueError")]
+    good = {"chain": _chain(case), "z0": _sent_z0(case), "block_size": k, "seed": case["seed"]}
+    bad = [("chain", None, "TypeError"), ("z0", list(map(float, case["z0"])), "ValueError"),
+           ("z0", case["z0"][None, :], "ValueError")]  # the right dtype and size, shape (1, width)
     bad += [("block_size", value, kind) for value, kind in _bad_block_sizes(case)]
     # Every call in one exchange: for each stream the int k, np.int64(k) and np.int32(k), then the refusals.
     numpy_sizes = (np.int64(k), np.int32(k))

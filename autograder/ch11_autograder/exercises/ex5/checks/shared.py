@@ -14,6 +14,8 @@ from trainable_harness import make_chain
 
 from ....api.suite import (
     Call,
+    Kept,
+    Laid,
     Misconception,
     Mismatch,
     Property,
@@ -22,8 +24,11 @@ from ....api.suite import (
     Source,
     Student,
     StudentError,
+    call_statement,
     hypothesis_property,
     in_process_student,
+    laid,
+    layout_kind,
 )
 from ...catalogue import WrongAnswer, catalogue, fails_of
 from ..contract import COTANGENT_RTOL
@@ -84,16 +89,28 @@ def _chain_source(case: Mapping[str, Any]) -> Source:
 def _shown(case: Mapping[str, Any], *, block_size: bool = True, **extra: Any) -> dict[str, Any]:
     """The counterexample as the student reads it (and as a misconception implementation receives it)."""
     shown = {key: case[key] for key in CASE_KEYS if block_size or key != "block_size"}
+    shown["z0"] = _sent_z0(case)  # as it was sent: the feedback's call rebuilds its memory layout
     shown.update(extra)
     return shown
 
 
 def _from_shown(shown: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Inverse of :func:`_shown`: the case and the extra entries."""
+    """Inverse of :func:`_shown`: the case and the extra entries.
+
+    A z0 shown in a memory layout of its own becomes the case's z0 and z0_layout.
+    """
     case = {key: value for key, value in shown.items() if key in CASE_KEYS}
     case.setdefault("block_size", 1)
+    case["z0_layout"] = None
+    if isinstance(case.get("z0"), Laid):
+        case["z0"], case["z0_layout"] = case["z0"].values, layout_kind(case["z0"])
     extra = {key: value for key, value in shown.items() if key not in CASE_KEYS}
     return case, extra
+
+
+def _sent_z0(case: Mapping[str, Any]) -> np.ndarray | Laid:
+    """z0 as the properties that check its accepted forms send it: in the case's drawn memory layout."""
+    return laid(case["z0"], case.get("z0_layout"))
 
 
 # --------------------------------------------------------------------------- callers
@@ -231,7 +248,55 @@ def _reference_replayed(case: Mapping[str, Any], matched: bool) -> ref.ReplayRun
 def _checkpointed_call(case: Mapping[str, Any], matched: bool, block_size: Any = None) -> Call:
     """``checkpointed_cotangents`` on ``case`` (with ``block_size`` in place of the case's, if given)."""
     k = case["block_size"] if block_size is None else block_size
-    return Call("checkpointed_cotangents", (_chain(case), case["z0"], k, RngSeed(case["seed"])), {"matched": matched})
+    args = (_chain(case), _sent_z0(case), k, RngSeed(case["seed"]))
+    return Call("checkpointed_cotangents", args, {"matched": matched})
+
+
+# --------------------------------------------------------------------------- a write into a read-only z0
+
+#: numpy's words when code writes into a read-only array.
+_READ_ONLY_WRITE = "assignment destination is read-only"
+_READ_ONLY_NOTE = (
+    "z0 was given read-only and your code wrote into it: the caller's array must not be modified "
+    "(update a copy, not z0 in place)."
+)
+
+
+def _judge_case(judge: Callable[[Student, Any], None], student: Student, case: Any) -> None:
+    """``judge(student, case)``, where a write into a z0 sent read-only fails as a z0 left changed fails.
+
+    The contract accepts z0 in any memory layout and leaves it as it was given. numpy refusing the
+    write into a read-only z0 is that promise broken, seen on the one layout where numpy stops it: the
+    failure is a :class:`Mismatch` on the case, with the call to paste and the note of the changed z0,
+    so the catalogue entry that writes into z0 (run through this same function) explains it and is
+    named, as it is where checkpointed_leaves_arguments finds a writeable z0 changed. Any other
+    exception, and this one on a writeable z0, is the student's error as raised.
+    """
+    try:
+        judge(student, case)
+        return
+    except StudentError as error:
+        if not _wrote_into_read_only_z0(case, error):
+            raise
+        got = f"{error.type}: {error.message}"
+    # Raised outside the handler, with no exception as its context: hypothesis tells failures apart by
+    # their chain, which differs between a batched call and the same call made alone while it shrinks.
+    made = student.made
+    calls: tuple[str, ...] = ()
+    if made is not None and not any(isinstance(a, Kept) for a in (*made[1], *made[2].values())):
+        fn, args, kwargs = made
+        calls = (call_statement(fn, (_chain_source(case), *args[1:]), kwargs),)
+    shown = _shown(case, block_size=made is None or made[0] != "store_all_cotangents")
+    raise Mismatch(shown, "z0 read, never written", got, _READ_ONLY_NOTE, calls=calls)
+
+
+def _wrote_into_read_only_z0(case: Any, error: StudentError) -> bool:
+    """Whether ``error`` is numpy's refusal to write into a read-only array, in a call given ``case``'s
+    z0 read-only (a case of the chain cases, with its drawn ``z0_layout``)."""
+    return (
+        isinstance(case, Mapping) and case.get("z0_layout") == "read_only" and error.type == "ValueError"
+        and error.message == _READ_ONLY_WRITE and all(key in case for key in CASE_KEYS)
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------------------- misconceptions
@@ -265,7 +330,7 @@ def _misconceptions(grade_id: str, judge: Callable[[Student, Any], None], unpack
 
         def implementation(_entry: WrongAnswer = entry, **shown: Any) -> Any:
             try:
-                judge(_local_student(_entry), unpack(shown))
+                _judge_case(judge, _local_student(_entry), unpack(shown))
             except Mismatch as mismatch:
                 return mismatch
             raise _NoReport(_entry.name)
@@ -282,7 +347,11 @@ def _unpack_case(shown: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _unpack_pair(shown: Mapping[str, Any]) -> dict[str, Any]:
-    return dict(shown)
+    pair = dict(shown)
+    for name in ("saved", "replayed"):
+        if isinstance(pair.get(name), Laid):
+            pair[name], pair[f"{name}_layout"] = pair[name].values, layout_kind(pair[name])
+    return pair
 
 
 @dataclass(frozen=True)
@@ -308,7 +377,7 @@ def _property(grade_id: str, spec: _Spec) -> Property:
         misconceptions=misconceptions,
     )
     def check(student: Any, case: Any) -> None:
-        spec.judge(student, case)
+        _judge_case(spec.judge, student, case)
 
     return check
 
