@@ -48,10 +48,10 @@ import nbformat
 import pytest
 from ch11_autograder.batch import init_course
 from ch11_autograder.course_layout import GRADEBOOK
+from ch11_autograder.exchange.api import feedback_name
 from ch11_autograder.nbgrader_cli import nbgrader_env
 from ch11_autograder.paths import ASSIGNMENT, COURSE_CONFIG, DEMO_CLASS_DIR, SOURCE_DIR
 from ch11_autograder.serve.policy import ServePolicy, ServeSettings
-from ch11_autograder.serve.publish import feedback_name
 from ch11_autograder.serve.service import Service
 from ch11_autograder.serve.status import feedback_page
 from nbgrader.api import Gradebook

@@ -49,10 +49,10 @@ from ..batch import BatchError
 from ..batch.course import STATE_DIR as BATCH_STATE_DIR
 from ..batch.guards import BatchLock
 from ..batch.ledger import Ledger
+from ..exchange.api import Feedback
 from ..textsafe import escape
 from ..trusted import verdict_cache
 from .policy import ServeSettings, load_config
-from .publish import Feedback
 from .queue import STATES, Queue, Submission
 from .status import pages_digest
 

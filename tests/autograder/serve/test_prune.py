@@ -26,10 +26,10 @@ from pathlib import Path
 import pytest
 from ch11_autograder.batch import init_course
 from ch11_autograder.batch.ledger import Ledger, LedgerEntry
+from ch11_autograder.exchange.api import feedback_name
 from ch11_autograder.paths import COURSE_CONFIG, SOURCE_DIR
 from ch11_autograder.serve.policy import ServePolicy, ServeSettings
 from ch11_autograder.serve.prune import LEFT, PRUNED, Pruner, kept_pages, prune
-from ch11_autograder.serve.publish import feedback_name
 from ch11_autograder.serve.queue import STATES, Submission
 from ch11_autograder.serve.service import Service
 from ch11_autograder.serve.status import pages_digest

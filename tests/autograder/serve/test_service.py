@@ -25,11 +25,11 @@ from pathlib import Path
 
 import pytest
 from ch11_autograder.batch import init_course
+from ch11_autograder.exchange.api import feedback_name
 from ch11_autograder.nbgrader_cli import nbgrader_env
 from ch11_autograder.paths import COURSE_CONFIG, DEMO_CLASS_DIR, SOURCE_DIR
 from ch11_autograder.serve.extend import set_extension
 from ch11_autograder.serve.policy import ServePolicy, ServeSettings
-from ch11_autograder.serve.publish import feedback_name
 from ch11_autograder.serve.service import REFUSAL_PAGES, Service
 from nbgrader.api import Gradebook
 from support import process_leaks

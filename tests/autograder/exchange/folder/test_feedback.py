@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from ch11_autograder.serve.publish import Publisher, feedback_name
+from ch11_autograder.exchange.api import Publisher, feedback_name
 
 STAMP = "2026-12-02 10:00:00.000000 UTC"
 SECRET = "0123456789abcdef" * 8
