@@ -54,7 +54,6 @@ import asyncio
 import datetime as dt
 import json
 import os
-import re
 import sys
 import tempfile
 import urllib.parse
@@ -71,7 +70,7 @@ from .archive import BadArchive, Limits, unpack
 from .identity import Hub, caller_for, token_of
 from .names import BadName, checked
 from .packing import packed
-from .storage import Storage, StorageError, Submission, submission_key
+from .storage import KEY_PATTERN, Storage, StorageError, Submission, submission_key
 
 __all__ = ["main", "make_app"]
 
@@ -79,7 +78,6 @@ T = TypeVar("T")
 _CHUNK = 1 << 16
 #: The most submissions one listing answers (the caller asks again with the cursor for the rest).
 LIST_LIMIT = 200
-_KEY = re.compile(r"[0-9]{8}T[0-9]{6}\.[0-9]{6}Z")
 
 
 def _feedback_name(secret: str, notebook_id: str) -> str:
@@ -151,7 +149,7 @@ class _View(_Base):
             if student:
                 student = checked("student name", student)
             key = self.arg("key")
-            if key and not _KEY.fullmatch(key):
+            if key and not KEY_PATTERN.fullmatch(key):
                 raise Refused(400, f"the submission key {key!r} is not of the form YYYYmmddTHHMMSS.ffffffZ")
             if role == "student":
                 if "inbound" in parts:
@@ -211,7 +209,7 @@ class _Listing(_Base):
             course = course_of(course)
             instructor_of(self.caller, course)
             after = self.arg("after")
-            if after and not _KEY.fullmatch(after):
+            if after and not KEY_PATTERN.fullmatch(after):
                 raise Refused(400, f"the cursor {after!r} is not a submission key (YYYYmmddTHHMMSS.ffffffZ)")
             limit = self.arg("limit") or str(LIST_LIMIT)
             if not limit.isdigit() or not 0 < int(limit) <= LIST_LIMIT:

@@ -44,6 +44,7 @@ from typing import Any
 from ..errors import Unreachable
 from .client import ServiceClient, ServiceError, quoted
 from .names import BadName, checked
+from .storage import KEY_PATTERN, fsync_path, fsync_tree
 
 __all__ = ["HubCopy"]
 
@@ -53,17 +54,8 @@ TIMEOUT = 60
 PER_STUDENT = 10
 #: The HTTP statuses that mean the service is not there now (the hub's proxy answers 503 for a stopped service).
 _AWAY = {None, 502, 503, 504}
-_KEY = re.compile(r"[0-9]{8}T[0-9]{6}\.[0-9]{6}Z")
 _TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6} UTC")
 log = logging.getLogger(__name__)
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -79,7 +71,7 @@ def _write(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
-    _fsync(path.parent)
+    fsync_path(path.parent)
 
 
 def _index(secret: str) -> str:
@@ -146,7 +138,7 @@ class HubCopy:
             answer = self._call(self.client.submissions_since, self.course, end)
             listed += answer["submissions"]
             end = str(answer["cursor"])
-            if not _KEY.fullmatch(end):
+            if not KEY_PATTERN.fullmatch(end):
                 raise Unreachable(f"the exchange service answered a cursor that is not a key: {end!r}")
             if not answer["more"]:
                 break
@@ -175,7 +167,7 @@ class HubCopy:
             checked("assignment id", assignment)
         except BadName as err:
             raise Unreachable(f"the exchange service listed a submission this grader refuses: {err}") from None
-        if not _KEY.fullmatch(key) or not _TIMESTAMP.fullmatch(timestamp):
+        if not KEY_PATTERN.fullmatch(key) or not _TIMESTAMP.fullmatch(timestamp):
             raise Unreachable(f"the exchange service listed a submission with the key {key!r} and the timestamp "
                               f"{timestamp!r}, not of nbgrader's form")
         return f"{student}+{assignment}+{timestamp}+{key}"
@@ -198,12 +190,9 @@ class HubCopy:
             secret = secret_file.read_text("ascii").strip()
             # Indexed before the folder is in place: a folder in inbound/ always has its secret's index.
             _write(self.root / "secrets" / _index(secret), name.encode("utf-8"))
-            for folder, _dirs, files in os.walk(got):
-                for file in files:
-                    _fsync(Path(folder, file))
-                _fsync(Path(folder))
+            fsync_tree(got)
             os.rename(got, self.inbound / name)
-            _fsync(self.inbound)
+            fsync_path(self.inbound)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         return 1

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -42,11 +43,14 @@ from pathlib import Path
 
 from .names import checked
 
-__all__ = ["Feedback", "Released", "Storage", "StorageError", "Submission", "nbgrader_timestamp", "submission_key"]
+__all__ = ["KEY_PATTERN", "Feedback", "Released", "Storage", "StorageError", "Submission", "fsync_path", "fsync_tree",
+           "nbgrader_timestamp", "submission_key"]
 
 #: nbgrader's ``Exchange.timestamp_format`` default, with its default timezone (UTC).
 NBGRADER_TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f %Z"
 _KEY_FORMAT = "%Y%m%dT%H%M%S.%fZ"
+#: A submission key as :data:`_KEY_FORMAT` writes it (the service's listing cursor is one too).
+KEY_PATTERN = re.compile(r"[0-9]{8}T[0-9]{6}\.[0-9]{6}Z")
 
 
 class StorageError(RuntimeError):
@@ -101,7 +105,7 @@ def nbgrader_timestamp(when: dt.datetime) -> str:
     return _utc(when).strftime(NBGRADER_TIMESTAMP_FORMAT)
 
 
-def _fsync_path(path: Path) -> None:
+def fsync_path(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     try:
         os.fsync(fd)
@@ -109,11 +113,11 @@ def _fsync_path(path: Path) -> None:
         os.close(fd)
 
 
-def _fsync_tree(top: Path) -> None:
+def fsync_tree(top: Path) -> None:
     for folder, _dirs, files in os.walk(top):
         for name in files:
-            _fsync_path(Path(folder, name))
-        _fsync_path(Path(folder))
+            fsync_path(Path(folder, name))
+        fsync_path(Path(folder))
 
 
 def _private_folders(path: Path, root: Path) -> None:
@@ -126,7 +130,7 @@ def _private_folders(path: Path, root: Path) -> None:
             os.mkdir(here, 0o700)
         except FileExistsError:
             continue
-        _fsync_path(here.parent)
+        fsync_path(here.parent)
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -177,7 +181,7 @@ class Storage:
         for folder in (store._tmp, store._courses):
             os.makedirs(folder, 0o700, exist_ok=True)
         store._tighten()
-        _fsync_path(root)
+        fsync_path(root)
         return store
 
     def _tighten(self) -> None:
@@ -217,14 +221,14 @@ class Storage:
 
     def _commit(self, staged: Path, final: Path, *, replace: bool) -> None:
         staged = self._staged(staged)
-        _fsync_tree(staged)
+        fsync_tree(staged)
         _private_folders(final.parent, self.root)
         if os.path.lexists(final):
             if not replace:
                 raise StorageError(f"{str(final.relative_to(self.root))!r} exists already")
             os.rename(final, staged.parent / "replaced")
         os.rename(staged, final)
-        _fsync_path(final.parent)
+        fsync_path(final.parent)
         shutil.rmtree(staged.parent, ignore_errors=True)
 
     def _course(self, course: str) -> Path:
