@@ -32,7 +32,7 @@ MARK = "# planted by tests/test_hermetic.py for the length of one test; remove i
 PLANTED = MARK + ('c = get_config()\nc.Exchange.root = "/nonexistent/planted-exchange"\n'
                   'c.CourseDirectory.course_id = "planted-course"\n')
 #: Tests whose outcome a leaking config changes (shown by the run without isolation).
-SELECTION = ["tests/autograder/serve/test_policy.py", "tests/autograder/serve/test_publish.py"]
+SELECTION = ["tests/autograder/serve/test_policy.py", "tests/autograder/exchange/folder/test_feedback.py"]
 
 
 @contextmanager
@@ -60,6 +60,8 @@ def _pytest(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 def test_planted_system_user_and_environment_config_change_no_outcome(tmp_path: Path) -> None:
+    moved = [path for path in SELECTION if not (REPO_ROOT / path).is_file()]
+    assert not moved, f"SELECTION names test files that are not there (moved or renamed?): {moved}"
     home, planted = tmp_path / "home", tmp_path / "planted"
     for folder in (home / ".jupyter", planted):
         folder.mkdir(parents=True)

@@ -52,7 +52,8 @@ VARIABLES: tuple[EnvVar, ...] = (
            ("untrusted/backends/cgroups.py",), "the administrator"),
     EnvVar("CH11_EXCHANGE_URL", "URL of the hub exchange service (``<hub>/services/<name>/``) the hub exchange's "
            "nbgrader plug-in calls with the user's JUPYTERHUB_API_TOKEN", "unset: c.HubExchange.service_url, else "
-           "every exchange command stops naming both", ("exchange/hub/plugin.py",),
+           "every exchange command stops naming both (and ch11-serve with c.ServePolicy.exchange = \"hub\")",
+           ("exchange/hub/plugin.py", "serve/policy.py"),
            "the hub's Spawner.environment (docs/course.md, \"Exchange through the hub\")"),
     EnvVar("CH11_EXECUTION_REPORT", "file where an nbgrader run writes how much of each submission's "
            "notebook-execution budget it used (JSON, trusted/budget.py)", "unset: nothing is written",

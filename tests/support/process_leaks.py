@@ -236,20 +236,38 @@ class Descendants:
 
     def __init__(self, roots: list[int]) -> None:
         self.roots = roots
-        self.seen: dict[int, psutil.Process] = {}
-        self.commands: dict[int, str] = {}  # pid -> command line when first seen
+        # The poller thread adds to these while a test reads them: every read goes through a copy under the lock.
+        self._lock = threading.Lock()
+        self._seen: dict[int, psutil.Process] = {}
+        self._commands: dict[int, str] = {}  # pid -> command line when first seen
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
         self._thread.start()
+
+    @property
+    def seen(self) -> dict[int, psutil.Process]:
+        """A copy of what was seen so far, pid to process (safe to iterate while the poller runs)."""
+        with self._lock:
+            return dict(self._seen)
+
+    @property
+    def commands(self) -> dict[int, str]:
+        """A copy of each seen process's command line when first seen, by pid."""
+        with self._lock:
+            return dict(self._commands)
 
     def look(self) -> None:
         for root in self.roots:
             with contextlib.suppress(psutil.Error):
                 for child in psutil.Process(root).children(recursive=True):
-                    if child.pid not in self.seen:
-                        self.seen[child.pid] = child
-                        with contextlib.suppress(psutil.Error):
-                            self.commands[child.pid] = " ".join(child.cmdline())
+                    with self._lock:
+                        if child.pid in self._seen:
+                            continue
+                        self._seen[child.pid] = child
+                    with contextlib.suppress(psutil.Error):
+                        command = " ".join(child.cmdline())
+                        with self._lock:
+                            self._commands[child.pid] = command
 
     def _poll(self) -> None:
         while not self._stop.wait(0.1):

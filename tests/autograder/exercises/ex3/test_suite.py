@@ -33,7 +33,7 @@ from ch11_autograder.exercises.ex3.suite import (
     TABLE_SUITE,
     same_output,
 )
-from ch11_autograder.protocol import Once, Record, wire_equal
+from ch11_autograder.protocol import Laid, Once, Record, wire_equal
 from ch11_autograder.trusted.cell_suite import Property
 from ch11_autograder.trusted.misconception_naming import name_misconception
 from ch11_autograder.trusted.mismatch import Mismatch
@@ -139,7 +139,10 @@ def test_the_suites_bad_inputs_are_bad_for_the_reference():
             ref.block_table(depths)
         assert type(caught.value).__name__ == wanted, depths
     for depths in suite_module._OTHER_ITERABLES:
-        table = ref.block_table(iter(depths.items) if isinstance(depths, Once) else depths)
+        # What the worker passes: a generator for Once, the laid-out array for Laid.
+        passed = (iter(depths.items) if isinstance(depths, Once)
+                  else depths.array() if isinstance(depths, Laid) else depths)
+        table = ref.block_table(passed)
         assert isinstance(table, list) and all(type(c.peak_states) is int for c in table)
         assert len(table) <= TABLE_MAX_DEPTHS
         assert table == ref.block_table(suite_module._items(depths))  # what the property compares with
