@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 import secrets
+import shutil
 import signal
 import textwrap
 import urllib.error
@@ -195,3 +196,107 @@ def _wait_for_service(running: ExchangeHub, timeout: float = hub_support.HUB_STA
         time.sleep(0.5)
     raise RuntimeError(f"the exchange service did not answer at {running.service_url}:\n"
                        f"{running.hub.log_text()[-4000:]}")
+
+
+# --------------------------------------------------------------------------- a hub whose users share one uid
+
+#: docs/course.md's blocks of "Exchange through the hub", by the text that marks each: the hub's (the service,
+#: its role, the users' scopes, the plug-in's URL) and the users' ``nbgrader_config.py`` lines.
+EXCHANGE_BLOCK_MARK = "exchange_service = {"
+PLUGIN_BLOCK_MARK = "setattr(c.ExchangeFactory"
+
+
+def page_exchange_blocks(storage: Path, grader_python: Path, service_port: int, public_port: int) -> dict[str, str]:
+    """The page's two blocks of :data:`EXCHANGE_BLOCK_MARK` and :data:`PLUGIN_BLOCK_MARK`, with the page's paths and
+    ports replaced by this machine's; each replaced text must be found, so a page that changes them fails here."""
+    blocks = hub_support.page_blocks(marks=(EXCHANGE_BLOCK_MARK, PLUGIN_BLOCK_MARK))
+    text = blocks[EXCHANGE_BLOCK_MARK]
+    for old, new in [("/opt/ch11/grader/bin/python", str(grader_python)), ("/var/lib/nbgrader-exchange", str(storage)),
+                     ("http://127.0.0.1:8010", f"http://127.0.0.1:{service_port}"),
+                     ("http://127.0.0.1:8000", f"http://127.0.0.1:{public_port}")]:
+        assert old in text, f"the page's exchange block no longer holds {old!r}: update tests/support/hub_exchange.py"
+        text = text.replace(old, new)
+    return {EXCHANGE_BLOCK_MARK: text, PLUGIN_BLOCK_MARK: blocks[PLUGIN_BLOCK_MARK]}
+
+
+@dataclass(frozen=True)
+class SharedUidPlaces:
+    """What :func:`shared_uid_config` puts where: the shared unix user, the users' homes (``<homes>/<hub name>``),
+    the students' environment, the plug-in's and the package's copies, the folder in Jupyter's config path."""
+
+    unix_user: str
+    homes: Path
+    student_venv: Path
+    grader_venv: Path
+    plugin: Path
+    package: Path
+    jupyter_config: Path
+    storage: Path
+
+
+def shared_uid_config(state: Path, ports: dict[str, int], places: SharedUidPlaces, admin_token: str,
+                      password: str) -> str:
+    """The ``jupyterhub_config.py`` of a hub whose users' servers all run as one unix user (see the module of
+    ``tests/hub/test_hub_exchange_term.py``): the hub's own settings, then the page's exchange block as written."""
+    blocks = page_exchange_blocks(places.storage, places.grader_venv / "bin" / "python", ports["service"],
+                                  ports["public"])
+    return textwrap.dedent(f"""
+        import os
+
+        from jupyterhub.spawner import SimpleLocalProcessSpawner, set_user_setuid
+
+
+        class SharedUidSpawner(SimpleLocalProcessSpawner):
+            \"\"\"Every user's server as the one unix user {places.unix_user!r} (Zero to JupyterHub's
+            singleuser.uid), each in a home of its own (the template's); HOME and USER are the hub user's.\"\"\"
+
+            def make_preexec_fn(self, name):
+                become, home = set_user_setuid({places.unix_user!r}, chdir=False), self.home_dir
+
+                def preexec():
+                    become()
+                    os.makedirs(home, 0o700, exist_ok=True)
+                    os.chdir(home)
+
+                return preexec
+
+
+        c.JupyterHub.authenticator_class = "dummy"
+        c.DummyAuthenticator.password = {password!r}
+        c.JupyterHub.ip = "127.0.0.1"
+        c.JupyterHub.port = {ports['public']}
+        c.JupyterHub.hub_ip = "127.0.0.1"
+        c.JupyterHub.hub_port = {ports['hub']}
+        c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{ports['proxy_api']}"
+        c.ConfigurableHTTPProxy.pid_file = {str(state / 'proxy.pid')!r}
+        c.JupyterHub.db_url = {f'sqlite:///{state / "jupyterhub.sqlite"}'!r}
+        c.JupyterHub.cookie_secret_file = {str(state / 'cookie_secret')!r}
+        c.JupyterHub.pid_file = {str(state / 'hub.pid')!r}
+        c.JupyterHub.spawner_class = SharedUidSpawner
+        c.SimpleLocalProcessSpawner.home_dir_template = {str(places.homes / '{username}')!r}
+        c.Spawner.cmd = [{str(places.student_venv / 'bin' / 'jupyterhub-singleuser')!r}]
+        c.Spawner.default_url = "/lab"
+        c.Spawner.http_timeout = 180
+        c.Spawner.start_timeout = 180
+        # The students' image: their environment, the plug-in's three paths alone, the config every pod mounts.
+        c.Spawner.environment = {{"PYTHONPATH": {str(places.plugin)!r},
+                                 "JUPYTER_CONFIG_PATH": {str(places.jupyter_config)!r}}}
+        c.JupyterHub.services = [{{"name": "test-admin", "api_token": {admin_token!r}}}]
+        """) + f"# From course.md, \"Exchange through the hub\":\n{blocks[EXCHANGE_BLOCK_MARK]}\n" \
+        + textwrap.dedent(f"""
+        exchange_service["environment"] = {{"PYTHONPATH": {str(places.package)!r}}}
+        c.JupyterHub.services.append(exchange_service)
+        c.JupyterHub.load_roles.append({{"name": "admin", "services": ["test-admin"]}})
+        """)
+
+
+def plugin_copy(package: Path, dest: Path) -> Path:
+    """The plug-in's three paths of ``package`` (a copy of the grading package's folder's parent) under ``dest``, as
+    docs/course.md puts them in the students' image; ``dest``."""
+    (dest / "ch11_autograder" / "exchange").mkdir(parents=True)
+    shutil.copy(package / "ch11_autograder" / "__init__.py", dest / "ch11_autograder" / "__init__.py")
+    shutil.copy(package / "ch11_autograder" / "exchange" / "__init__.py",
+                dest / "ch11_autograder" / "exchange" / "__init__.py")
+    shutil.copytree(package / "ch11_autograder" / "exchange" / "hub", dest / "ch11_autograder" / "exchange" / "hub",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
