@@ -14,6 +14,7 @@ formgrader as a grader's named server.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import types
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from support import hub as hub_support
+from support import hub_exchange
 from support.course_users import User
 from support.hub import HubPlaces
 
@@ -152,3 +154,66 @@ def test_two_service_blocks_are_refused(tmp_path):
     page.write_text(text + "\n```python\nc.JupyterHub.services = []\n```\n")
     with pytest.raises(AssertionError, match="2 blocks"):
         hub_support.page_config(places(tmp_path), page)
+
+
+# --------------------------------------------------------------------------- the shared-uid hub of the hub exchange
+
+
+def shared_places(tmp_path: Path) -> hub_exchange.SharedUidPlaces:
+    return hub_exchange.SharedUidPlaces("c11zshared", tmp_path / "users", Path("/venvs/student"), Path("/venvs/grader"),
+                                        tmp_path / "plugin", tmp_path / "lib", tmp_path / "etc-jupyter",
+                                        tmp_path / "storage")
+
+
+@pytest.fixture
+def jupyterhub_spawner(monkeypatch) -> list[str]:
+    """``jupyterhub.spawner`` as the shared-uid config imports it; the names ``set_user_setuid`` was given."""
+    became: list[str] = []
+    fake = types.ModuleType("jupyterhub.spawner")
+    fake.SimpleLocalProcessSpawner = type("SimpleLocalProcessSpawner", (), {"home_dir": "/users/ada"})
+    fake.set_user_setuid = lambda name, chdir=True: became.append(name) or (lambda: None)
+    monkeypatch.setitem(sys.modules, "jupyterhub", types.ModuleType("jupyterhub"))
+    monkeypatch.setitem(sys.modules, "jupyterhub.spawner", fake)
+    return became
+
+
+def test_the_shared_uid_hub_runs_the_page_s_exchange_block_and_every_server_as_one_user(tmp_path, jupyterhub_spawner):
+    places = shared_places(tmp_path)
+    ports = {"public": 18100, "hub": 18101, "proxy_api": 18102, "service": 18103}
+    config = run_config(hub_exchange.shared_uid_config(tmp_path, ports, places, "admin-token", "pw"))
+    [admin, service] = config.JupyterHub.services
+    assert admin["name"] == "test-admin"
+    assert service["name"] == "nbgrader-exchange" and service["url"] == "http://127.0.0.1:18103"
+    assert service["command"] == ["/venvs/grader/bin/python", "-m", "ch11_autograder.exchange.hub.service",
+                                  "--storage", str(places.storage), "--upload-cap", "52428800"]
+    assert service["environment"] == {"PYTHONPATH": str(places.package)}
+    assert config.JupyterHub.extra_user_scopes == [hub_exchange.ACCESS_SCOPE]
+    assert config.Spawner.environment == {
+        "PYTHONPATH": str(places.plugin), "JUPYTER_CONFIG_PATH": str(places.jupyter_config),
+        "CH11_EXCHANGE_URL": "http://127.0.0.1:18100/services/nbgrader-exchange/"}
+    assert config.SimpleLocalProcessSpawner.home_dir_template == f"{places.homes}/{{username}}"
+    config.JupyterHub.spawner_class().make_preexec_fn("ada")
+    assert jupyterhub_spawner == ["c11zshared"], "a server started as another user than the shared one"
+
+
+def test_a_page_whose_exchange_block_drifts_fails_here(tmp_path):
+    page = tmp_path / "course.md"
+    page.write_text(hub_support.COURSE_PAGE.read_text().replace("/var/lib/nbgrader-exchange", "/srv/exchange"))
+    with pytest.raises(AssertionError, match="no longer holds '/var/lib/nbgrader-exchange'"):
+        hub_exchange.page_exchange_blocks(tmp_path / "s", Path("/py"), 1, 2, page)
+
+
+def test_the_plugin_s_three_paths_import_without_the_grading_package(tmp_path):
+    """docs/course.md, "Zero to JupyterHub": the students' image holds the plug-in's paths, not the package."""
+    import ch11_autograder
+
+    package = Path(ch11_autograder.__file__).parent.parent
+    copy = hub_exchange.plugin_copy(package, tmp_path / "plugin")
+    done = subprocess.run([sys.executable, "-c", "import json, sys, ch11_autograder.exchange.hub.plugin as p; "
+                           "print(p.__file__); print(json.dumps([m for m in sys.modules if m.startswith('ch11_')]))"],
+                          env={"PYTHONPATH": str(copy), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    where, modules = done.stdout.splitlines()
+    assert where.startswith(str(copy)), where
+    assert all(m.startswith("ch11_autograder.exchange") or m == "ch11_autograder" for m in json.loads(modules)), modules

@@ -206,10 +206,11 @@ EXCHANGE_BLOCK_MARK = "exchange_service = {"
 PLUGIN_BLOCK_MARK = "setattr(c.ExchangeFactory"
 
 
-def page_exchange_blocks(storage: Path, grader_python: Path, service_port: int, public_port: int) -> dict[str, str]:
+def page_exchange_blocks(storage: Path, grader_python: Path, service_port: int, public_port: int,
+                         page: Path = hub_support.COURSE_PAGE) -> dict[str, str]:
     """The page's two blocks of :data:`EXCHANGE_BLOCK_MARK` and :data:`PLUGIN_BLOCK_MARK`, with the page's paths and
     ports replaced by this machine's; each replaced text must be found, so a page that changes them fails here."""
-    blocks = hub_support.page_blocks(marks=(EXCHANGE_BLOCK_MARK, PLUGIN_BLOCK_MARK))
+    blocks = hub_support.page_blocks(page, (EXCHANGE_BLOCK_MARK, PLUGIN_BLOCK_MARK))
     text = blocks[EXCHANGE_BLOCK_MARK]
     for old, new in [("/opt/ch11/grader/bin/python", str(grader_python)), ("/var/lib/nbgrader-exchange", str(storage)),
                      ("http://127.0.0.1:8010", f"http://127.0.0.1:{service_port}"),
