@@ -23,10 +23,11 @@ instructor collects, autogrades, generates and releases feedback; both fetch it.
 token of his own, asks the service for ``ada``'s submission and feedback: refused.
 
 One hub start for the module. Wall time of ``nice -n 19 .venv/bin/python -m pytest -m hub -s
-tests/hub/test_hub_exchange_term.py`` on the shared 2-core machine at a load average of about 4 to 5
-(not idle): 3 min 15 s (pytest's 191 s: 9 s until the hub and the service answer, 45 s more to generate and
-release, 35 s for both students to fetch and submit, 35 s until both practice pages are fetched, 40 s to
-collect, autograde, generate and release feedback, 1 s to fetch it; 11 s to stop the hub and clean up).
+tests/hub/test_hub_exchange_term.py`` on the shared 2-core machine, not idle: 3 min 52 s at a load
+average of 5.4 to 6.6 (pytest's 225 s); 3 min 15 s at about 4 to 5 (pytest's 191 s: 9 s until the hub
+and the service answer, 45 s more to generate and release, 35 s for both students to fetch and submit,
+35 s until both practice pages are fetched, 40 s to collect, autograde, generate and release feedback,
+1 s to fetch it; 11 s to stop the hub and clean up). Not measured on an idle machine.
 Screenshots, the hub's log and the grading service's go to ``build/hub-exchange/``.
 """
 
