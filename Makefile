@@ -37,8 +37,8 @@ lint: $(STAMP)
 # Chromium for the browser and hub tiers (installed when missing: .ci/browser.sh) and Debian's
 # configurable-http-proxy for the hub tier (.ci/hub.sh). The dask, slurm, page and readers tiers are
 # opt-in (`make test-dask`, `make test-slurm`, `make test-page`, `make test-readers`): they keep CI under 60 minutes.
-# Three lanes at once (.ci/lanes.py): the hub tier, the behaviour/exchange/hostile/readers tiers, the rest;
-# most of the suite's time is waiting on hubs, services, kernels and containers.
+# Three tracks at once (.ci/lanes.py): the hub tier then the batch tests; the serve/behaviour/exchange/
+# hostile/readers tiers; the rest. Each lane's wall and CPU seconds are printed when it ends.
 test: lint bytecode docker-engine browser hub
 	$(PY) .ci/lanes.py -m "not slurm and not dask and not page and not readers"
 

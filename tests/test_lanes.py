@@ -96,12 +96,13 @@ def test_the_lanes_split_make_test_s_selection_without_loss_or_overlap(tmp_path)
     assert len(whole) > 3000
     assert sum(len(part) for part in parts) == len(whole), "a test is in two lanes"
     assert set().union(*parts) == whole
-    hub_tests, after_hub, side_tests, _main_tests = parts
+    hub_tests, after_hub, late_tests, side_tests, _main_tests = parts
     assert hub_tests and all(t.startswith(("tests/hub/", "tests/autograder/exchange/hub/")) for t in hub_tests)
     assert {t.split("::")[0] for t in after_hub} == set(lanes.AFTER_HUB)
-    assert all(_under(t, list(lanes.SIDE)) for t in side_tests)
-    assert {path for path in lanes.SIDE if any(_under(t, [path]) for t in side_tests)} == set(lanes.SIDE), \
-        "a side folder has no test"
+    for folders, tests_of in ((lanes.LATE, late_tests), (lanes.SIDE, side_tests)):
+        assert all(_under(t, list(folders)) for t in tests_of)
+        assert {path for path in folders if any(_under(t, [path]) for t in tests_of)} == set(folders), \
+            f"a folder of {folders} has no test"
 
 
 @pytest.mark.parametrize(("codes", "expected"), [([0, 0, 0], 0), ([0, 5, 0], 5), ([1, 0, 0], 1), ([0, 0, 2], 2),
@@ -121,5 +122,6 @@ def test_a_lane_that_runs_no_test_is_named(tmp_path, capsys, monkeypatch):
     ended = lanes._run(lanes.Lane("empty", ("-p", "no:cacheprovider", "test_nothing.py"), tmp_path / "empty.log"))
     assert ended.status == lanes.NO_TESTS
     assert "empty lane ended: exit 5 (it ran no test)" in capsys.readouterr().out
+    assert ended.cpu > 0, "the lane's pytest process used no CPU time: os.wait4's usage was not read"
     assert lanes.status([0, ended.status]) == lanes.NO_TESTS
     assert Path(tmp_path / "empty.log").is_file()
