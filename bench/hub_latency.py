@@ -32,8 +32,8 @@ import sys
 import time
 from pathlib import Path
 
+from ch11_autograder.exchange.api import feedback_name
 from ch11_autograder.paths import ASSIGNMENT, DEMO_CLASS_DIR, REPO_ROOT
-from ch11_autograder.serve.publish import feedback_name
 
 sys.path.insert(0, str(REPO_ROOT / "tests"))  # the hub tier's machinery: one implementation of the hub
 from support import browser, course_users

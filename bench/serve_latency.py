@@ -43,8 +43,8 @@ import time
 from pathlib import Path
 
 from ch11_autograder.batch import init_course
+from ch11_autograder.exchange.api import feedback_name
 from ch11_autograder.paths import ASSIGNMENT, COURSE_CONFIG, DEMO_CLASS_DIR, REPO_ROOT, SOURCE_DIR
-from ch11_autograder.serve.publish import feedback_name
 
 RESULTS = REPO_ROOT / "bench" / "results"
 SCRATCH = REPO_ROOT / "build" / "bench" / "serve"

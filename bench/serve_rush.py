@@ -58,8 +58,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from ch11_autograder.exchange.api import feedback_name
 from ch11_autograder.paths import ASSIGNMENT, BUILD_DIR
-from ch11_autograder.serve.publish import feedback_name
 from common import RESULTS, fresh_copy, load, machine, write_json
 
 SCRATCH = BUILD_DIR / "bench" / "serve-rush"
