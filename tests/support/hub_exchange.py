@@ -98,9 +98,10 @@ ACCESS_SCOPE = f"access:services!service={SERVICE}"
 SERVER_TOKEN_SCOPES = ["users:activity!user", "access:servers!server", ACCESS_SCOPE]
 
 
-def hub_config(state: Path, ports: dict[str, int], python: Path, package: Path, admin_token: str,
-               storage: Path) -> str:
-    """The hub's ``jupyterhub_config.py`` (see the module)."""
+def local_hub_settings(state: Path, ports: dict[str, int]) -> str:
+    """The settings every hub of this module shares: JupyterHub's dummy authenticator, the hub, its proxy and its
+    public port on 127.0.0.1 (``ports``: ``public``, ``hub``, ``proxy_api``), its database, cookie secret and pid
+    files under ``state``."""
     return textwrap.dedent(f"""
         c.JupyterHub.authenticator_class = "dummy"
         c.JupyterHub.ip = "127.0.0.1"
@@ -112,6 +113,13 @@ def hub_config(state: Path, ports: dict[str, int], python: Path, package: Path, 
         c.JupyterHub.db_url = {f'sqlite:///{state / "jupyterhub.sqlite"}'!r}
         c.JupyterHub.cookie_secret_file = {str(state / 'cookie_secret')!r}
         c.JupyterHub.pid_file = {str(state / 'hub.pid')!r}
+        """)
+
+
+def hub_config(state: Path, ports: dict[str, int], python: Path, package: Path, admin_token: str,
+               storage: Path) -> str:
+    """The hub's ``jupyterhub_config.py`` (see the module)."""
+    return local_hub_settings(state, ports) + textwrap.dedent(f"""
         c.JupyterHub.extra_user_scopes = [{ACCESS_SCOPE!r}]
         c.Spawner.server_token_scopes = {SERVER_TOKEN_SCOPES!r}
         c.JupyterHub.services = [
@@ -262,17 +270,8 @@ def shared_uid_config(state: Path, ports: dict[str, int], places: SharedUidPlace
                 return preexec
 
 
-        c.JupyterHub.authenticator_class = "dummy"
+        """) + local_hub_settings(state, ports) + textwrap.dedent(f"""
         c.DummyAuthenticator.password = {password!r}
-        c.JupyterHub.ip = "127.0.0.1"
-        c.JupyterHub.port = {ports['public']}
-        c.JupyterHub.hub_ip = "127.0.0.1"
-        c.JupyterHub.hub_port = {ports['hub']}
-        c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{ports['proxy_api']}"
-        c.ConfigurableHTTPProxy.pid_file = {str(state / 'proxy.pid')!r}
-        c.JupyterHub.db_url = {f'sqlite:///{state / "jupyterhub.sqlite"}'!r}
-        c.JupyterHub.cookie_secret_file = {str(state / 'cookie_secret')!r}
-        c.JupyterHub.pid_file = {str(state / 'hub.pid')!r}
         c.JupyterHub.spawner_class = SharedUidSpawner
         c.SimpleLocalProcessSpawner.home_dir_template = {str(places.homes / '{username}')!r}
         c.Spawner.cmd = [{str(places.student_venv / 'bin' / 'jupyterhub-singleuser')!r}]
